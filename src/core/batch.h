@@ -1,0 +1,18 @@
+// A batch of examples as the data module produces it and the models consume it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace stepscope {
+
+struct Batch {
+  int size = 0;                  // examples in the batch (B)
+  std::vector<float> inputs;     // images: (B, C, H, W) row-major, normalised; empty for text
+  std::vector<int32_t> tokens;   // text: (B, T) input bytes; empty for images
+  std::vector<int32_t> targets;  // images: (B) class labels; text: (B, T) next bytes
+  int64_t epoch = 0;             // epoch this batch belongs to
+  int64_t index = 0;             // batch number within the epoch on this rank
+};
+
+}  // namespace stepscope

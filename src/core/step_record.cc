@@ -1,0 +1,137 @@
+#include "core/step_record.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace stepscope {
+namespace {
+
+using nlohmann::json;
+
+json CollectiveToJson(const CollectiveRecord& c) {
+  return json{{"index", c.index}, {"bytes", c.bytes}, {"ready", c.ready},
+              {"start", c.start}, {"end", c.end},     {"busbw_gbps", c.busbw_gbps}};
+}
+
+// Reads field `key` of `obj` into `out`; a missing or mistyped field is an error naming it.
+template <typename T>
+Status Field(const json& obj, const char* key, T* out, const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end()) {
+    return Status::Error(where + ": missing field '" + key + "'");
+  }
+  try {
+    *out = it->get<T>();
+  } catch (const json::exception&) {
+    return Status::Error(where + ": field '" + key + "' has the wrong type (" + it->dump() + ")");
+  }
+  return Status::Ok();
+}
+
+// Like Field, but leaves `out` untouched when the field is absent.
+template <typename T>
+Status OptionalField(const json& obj, const char* key, T* out, const std::string& where) {
+  if (!obj.contains(key)) return Status::Ok();
+  return Field(obj, key, out, where);
+}
+
+}  // namespace
+
+std::string StepRecordToJson(const StepRecord& r) {
+  json collectives = json::array();
+  for (const auto& c : r.collectives) collectives.push_back(CollectiveToJson(c));
+  json j{{"rank", r.rank},
+         {"step", r.step},
+         {"epoch", r.epoch},
+         {"warmup", r.warmup},
+         {"samples", r.samples},
+         {"micro_batches", r.micro_batches},
+         {"start", r.start},
+         {"end", r.end},
+         {"input_wait", r.input_wait},
+         {"forward", r.forward},
+         {"backward", r.backward},
+         {"optimizer", r.optimizer},
+         {"compute", r.compute},
+         {"exposed_comm", r.exposed_comm},
+         {"comm_busy", r.comm_busy},
+         {"loss", r.loss},
+         {"local_grad_sq", r.local_grad_sq},
+         {"global_grad_sq", r.global_grad_sq},
+         {"collectives", std::move(collectives)}};
+  return j.dump();
+}
+
+Result<StepRecord> StepRecordFromJson(const std::string& line, const std::string& where) {
+  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return Status::Error(where + ": not a JSON object (is the file truncated?)");
+  }
+  StepRecord r;
+  STEPSCOPE_RETURN_IF_ERROR(Field(j, "rank", &r.rank, where));
+  STEPSCOPE_RETURN_IF_ERROR(Field(j, "step", &r.step, where));
+  STEPSCOPE_RETURN_IF_ERROR(Field(j, "start", &r.start, where));
+  STEPSCOPE_RETURN_IF_ERROR(Field(j, "end", &r.end, where));
+  STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "epoch", &r.epoch, where));
+  STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "warmup", &r.warmup, where));
+  STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "samples", &r.samples, where));
+  STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "micro_batches", &r.micro_batches, where));
+  STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "input_wait", &r.input_wait, where));
+  STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "forward", &r.forward, where));
+  STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "backward", &r.backward, where));
+  STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "optimizer", &r.optimizer, where));
+  STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "compute", &r.compute, where));
+  STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "exposed_comm", &r.exposed_comm, where));
+  STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "comm_busy", &r.comm_busy, where));
+  STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "loss", &r.loss, where));
+  STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "local_grad_sq", &r.local_grad_sq, where));
+  STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "global_grad_sq", &r.global_grad_sq, where));
+  if (r.end < r.start) {
+    return Status::Error(where + ": field 'end' (" + std::to_string(r.end) +
+                         ") is before 'start' (" + std::to_string(r.start) + ")");
+  }
+  if (auto it = j.find("collectives"); it != j.end()) {
+    if (!it->is_array()) return Status::Error(where + ": field 'collectives' must be an array");
+    for (size_t i = 0; i < it->size(); ++i) {
+      const json& cj = (*it)[i];
+      const std::string cwhere = where + ": collectives[" + std::to_string(i) + "]";
+      if (!cj.is_object()) return Status::Error(cwhere + ": not an object");
+      CollectiveRecord c;
+      STEPSCOPE_RETURN_IF_ERROR(Field(cj, "ready", &c.ready, cwhere));
+      STEPSCOPE_RETURN_IF_ERROR(Field(cj, "start", &c.start, cwhere));
+      STEPSCOPE_RETURN_IF_ERROR(Field(cj, "end", &c.end, cwhere));
+      STEPSCOPE_RETURN_IF_ERROR(OptionalField(cj, "index", &c.index, cwhere));
+      STEPSCOPE_RETURN_IF_ERROR(OptionalField(cj, "bytes", &c.bytes, cwhere));
+      STEPSCOPE_RETURN_IF_ERROR(OptionalField(cj, "busbw_gbps", &c.busbw_gbps, cwhere));
+      r.collectives.push_back(c);
+    }
+  }
+  return r;
+}
+
+Result<std::vector<StepRecord>> ReadStepRecords(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::Error(path + ": cannot open step records (does the run directory exist?)");
+  std::vector<StepRecord> records;
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    auto r = StepRecordFromJson(line, path + ":" + std::to_string(line_no));
+    if (!r.ok()) return r.status();
+    records.push_back(std::move(r.value()));
+  }
+  return records;
+}
+
+Status WriteStepRecords(const std::string& path, const std::vector<StepRecord>& records) {
+  std::ofstream out(path);
+  if (!out) return Status::Error(path + ": cannot write step records (is the directory writable?)");
+  for (const auto& r : records) out << StepRecordToJson(r) << '\n';
+  out.flush();
+  if (!out) return Status::Error(path + ": write failed (disk full?)");
+  return Status::Ok();
+}
+
+}  // namespace stepscope
