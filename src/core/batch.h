@@ -13,6 +13,10 @@ struct Batch {
   std::vector<int32_t> targets;  // images: (B) class labels; text: (B, T) next bytes
   int64_t epoch = 0;             // epoch this batch belongs to
   int64_t index = 0;             // batch number within the epoch on this rank
+  // When a loader worker started and finished producing this batch, in seconds of
+  // std::chrono::steady_clock (0 when unknown, e.g. synthetic input).
+  double load_begin = 0;
+  double load_end = 0;
 };
 
 }  // namespace stepscope
