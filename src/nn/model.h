@@ -30,16 +30,16 @@ struct ModelConfig {
 // What --print-model shows and what the analysis needs to reason about scaling.
 struct ModelStats {
   int64_t parameters = 0;
-  int64_t gradient_bytes = 0;           // fp32 gradient bytes (parameters * 4)
-  double flops_per_sample = 0;          // forward + backward (about 3x forward)
+  int64_t gradient_bytes = 0;               // fp32 gradient bytes (parameters * 4)
+  double flops_per_sample = 0;              // forward + backward (about 3x forward)
   int64_t activation_bytes_per_sample = 0;  // saved for backward
 };
 
 // Result of evaluating one held-out batch.
 struct EvalResult {
-  double loss_sum = 0;   // summed over examples (text: over predicted bytes), natural log
-  int64_t correct = 0;   // images: correctly classified examples
-  int64_t count = 0;     // examples (images) or predicted bytes (text)
+  double loss_sum = 0;  // summed over examples (text: over predicted bytes), natural log
+  int64_t correct = 0;  // images: correctly classified examples
+  int64_t count = 0;    // examples (images) or predicted bytes (text)
 };
 
 // Called during backward as soon as the gradients of parameters [offset, offset + count)
@@ -67,5 +67,12 @@ class Model {
 };
 
 Result<std::unique_ptr<Model>> MakeModel(const ModelConfig& config);
+
+// "5.8 M", "269.3 k" or "950": a parameter count for Describe().
+std::string FormatParameterCount(int64_t parameters);
+
+// Checks that `batch` holds `batch.size` images of shape (C,H,W) and labels in [0, classes);
+// the error names the field that is wrong.
+Status CheckImageBatch(const Batch& batch, int C, int H, int W, int classes);
 
 }  // namespace stepscope::nn

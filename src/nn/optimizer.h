@@ -25,8 +25,16 @@ class Optimizer {
   virtual ~Optimizer() = default;
   // One update of `params` from `grads` (same length as at construction).
   virtual void Step(std::span<float> params, std::span<const float> grads) = 0;
+  // Learning rate used by the next Step (for schedules); starts at OptimizerConfig::lr. The
+  // optimizers MakeOptimizer returns implement both; the defaults are for test doubles.
+  virtual void set_lr(float lr) {}
+  virtual float lr() const { return 0.0f; }
 };
 
+// sgd:   g = grad + weight_decay * p;  v = momentum * v + g;  p -= lr * v   (v starts at 0)
+// adamw: t += 1;  p -= lr * weight_decay * p;  m = beta1 m + (1-beta1) g;
+//        v = beta2 v + (1-beta2) g^2;  p -= lr * (m / (1-beta1^t)) / (sqrt(v / (1-beta2^t)) + eps)
+// Step updates min(params.size(), grads.size(), num_params) entries.
 std::unique_ptr<Optimizer> MakeOptimizer(const OptimizerConfig& config, size_t num_params);
 
 }  // namespace stepscope::nn
