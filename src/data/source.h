@@ -38,27 +38,61 @@ Result<Split> LoadFashionMnist(const std::string& dir);
 Result<Split> LoadText(const std::string& path, int context, double heldout_fraction = 0.1);
 
 struct LoaderOptions {
-  int batch = 32;               // per-replica micro-batch
-  int workers = 1;              // decode/augment threads
-  int prefetch = 4;             // bounded queue depth, in batches
-  uint64_t seed = 1;            // shuffling and augmentation
-  int rank = 0;                 // this replica's shard
-  int world = 1;                // number of shards
+  int batch = 32;     // per-replica micro-batch
+  int workers = 1;    // decode/augment threads
+  int prefetch = 4;   // bounded queue depth, in batches
+  uint64_t seed = 1;  // shuffling and augmentation
+  int rank = 0;       // this replica's shard
+  int world = 1;      // number of shards
   bool augment = false;
-  bool synthetic = false;       // serve one prepared batch over and over (ablation)
-  double input_delay_ms = 0;    // fault injection: extra delay per batch in the workers
+  bool synthetic = false;     // serve one prepared batch over and over (ablation)
+  double input_delay_ms = 0;  // fault injection: extra delay per batch in the workers
   bool drop_last = true;
 };
 
+// Checks `options` against the dataset: batch > 0, world >= 1, 0 <= rank < world,
+// batch * world <= dataset size, workers >= 1, prefetch >= 1, input_delay_ms >= 0. The error
+// names the command-line option, e.g. "--batch 0: must be positive".
+Status ValidateLoaderOptions(const Dataset& dataset, const LoaderOptions& options);
+
 // Per-rank disjoint shards of a permutation reshuffled each epoch from `seed`; batches are
 // decoded by `workers` threads into a bounded queue. Workers sleep when the queue is full.
+//
+// Order and sharding: see data/sampler.h. Rank r's batch j of epoch e holds the elements
+// [(j * world + r) * batch, +batch) of epoch e's permutation, so at step j the ranks together
+// hold exactly what one replica at batch world * batch would get: N replicas at micro-batch b
+// train on the same examples per step as one replica at N * b. Augmentation is drawn per
+// example from (seed, epoch, j, example index), so that equivalence holds with augmentation on.
+// Every rank gets the same batches_per_epoch(), and epochs roll over automatically
+// (Batch::epoch, Batch::index).
+//
+// Pipeline: each worker claims the next batch number, decodes (and augments) it, sleeps
+// input_delay_ms when fault injection asks for it, then places it in a reorder buffer of
+// `prefetch` slots keyed by batch number; Next() hands batches out strictly in order. A worker
+// whose batch is `prefetch` or more ahead of the consumer blocks on a condition variable until
+// the consumer catches up (no spinning). So at most `prefetch` finished batches wait and each
+// worker holds one more; since the delay is spent inside the workers, W workers overlap W
+// delays, and more workers or a deeper prefetch hide a slow input pipeline just as they would
+// a slow decoder. The result does not depend on `workers`: the same options give the same
+// batches with 1 or 8 workers.
+//
+// synthetic: one batch (batch 0 of epoch 0 for this rank) is decoded once at creation and
+// every Next() returns a copy of it at once, with no workers and no input delay: the input
+// pipeline's cost removed, for the ablation.
+//
+// The loader keeps a reference to `dataset`, which must outlive it. Next() and Recycle() must
+// be called from one consumer thread. Destruction stops and joins the workers, also when they
+// are blocked on a full queue or sleeping in an injected delay.
 class Loader {
  public:
-  static Result<std::unique_ptr<Loader>> Create(const Dataset& dataset, const LoaderOptions& options);
+  static Result<std::unique_ptr<Loader>> Create(const Dataset& dataset,
+                                                const LoaderOptions& options);
   virtual ~Loader() = default;
   // Blocks until the next batch is ready. Batches come in order (epoch, index).
   virtual Batch Next() = 0;
   virtual int64_t batches_per_epoch() const = 0;
+  // Optionally hands a consumed batch back so that a worker can reuse its buffers.
+  virtual void Recycle(Batch batch) {}
 };
 
 }  // namespace stepscope::data
