@@ -1,0 +1,86 @@
+// Importers: turn a trace file into per-rank, per-step records. One common output for every
+// format (PyTorch Kineto GPU, Kineto CPU-only/gloo, PyTorch legacy profiler, stepscope's own
+// step records); see docs/formats.md for the fields read from each.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/step_record.h"
+
+namespace stepscope::trace {
+
+enum class TraceFormat { kKinetoGpu, kKinetoCpu, kLegacy, kStepscopeSteps };
+const char* TraceFormatName(TraceFormat format);
+
+// How a file's timestamps relate to other files' timestamps.
+enum class ClockKind {
+  kEpoch,      // wall clock (Unix epoch): comparable across hosts up to clock sync
+  kMonotonic,  // a host's monotonic clock: comparable between processes of one host
+  kUnaligned,  // each process counts from its own zero (legacy profiler)
+  kAligned,    // stepscope's clock, aligned across ranks by the trainer
+};
+const char* ClockKindName(ClockKind kind);
+
+struct ImportedCollective {
+  std::string name;    // e.g. "allreduce", "gloo:all_reduce", an NCCL kernel name
+  std::string group;   // process group name; "" when the trace does not say
+  int64_t bytes = -1;  // payload bytes per rank, -1 when unknown
+  int64_t seq = -1;    // sequence number from the trace's metadata, -1 when absent
+  double start = 0;    // seconds: when this rank arrived (launched it)
+  double end = 0;      // seconds
+};
+
+struct ImportedStep {
+  int64_t step = 0;  // from "ProfilerStep#N" (or the record's step)
+  double start = 0;  // seconds, on the file's clock
+  double end = 0;
+  double compute = 0;       // union of compute intervals within the step
+  double comm_busy = 0;     // union of communication intervals within the step
+  double overlap = 0;       // |comm ∩ compute|: communication hidden behind compute
+  double exposed_comm = 0;  // comm_busy - overlap
+  double idle = 0;          // step time with neither compute nor communication
+  double input_wait = 0;    // DataLoader annotations within the step
+  bool host_bound = false;  // device traces: the device was idle more than it computed
+  std::vector<ImportedCollective> collectives;  // in start order
+  double step_time() const { return end - start; }
+};
+
+struct ImportedTrace {
+  std::string path;
+  TraceFormat format = TraceFormat::kKinetoGpu;
+  int rank = 0;
+  int world_size = -1;  // -1: unknown
+  ClockKind clock = ClockKind::kMonotonic;
+  bool rank_from_metadata = false;  // false: from the file name or the options
+  uint64_t bytes = 0;               // uncompressed bytes read
+  uint64_t events = 0;
+  uint64_t warnings = 0;
+  std::vector<std::string> warning_messages;
+  std::vector<ImportedStep> steps;  // in step order
+
+  // The shared per-step vocabulary (compute, exposed_comm, input_wait, comm_busy, collectives
+  // with ready = arrival).
+  std::vector<StepRecord> ToStepRecords() const;
+};
+
+struct ImportOptions {
+  std::optional<int> rank;        // overrides the trace's metadata and the file name
+  std::optional<int> world_size;  // overrides the trace's metadata
+  // Device traces: a step is host-bound when device idle time exceeds this fraction of it.
+  double host_bound_idle_fraction = 0.5;
+};
+
+// Imports one file; the format is detected from its content (and ".jsonl" for step records).
+Result<ImportedTrace> ImportTrace(const std::string& path, const ImportOptions& options = {});
+// The same over an in-memory Chrome trace (plain or gzip); `name` is used in messages.
+Result<ImportedTrace> ImportTraceBuffer(std::string_view data, const std::string& name,
+                                        const ImportOptions& options = {});
+
+// Rank from a file name: "rank-3", "rank3", "_rank_3", "rank.3" (last match wins); nullopt if none.
+std::optional<int> RankFromFileName(const std::string& path);
+
+}  // namespace stepscope::trace

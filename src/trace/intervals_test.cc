@@ -1,0 +1,36 @@
+#include "trace/intervals.h"
+
+#include <gtest/gtest.h>
+
+namespace stepscope::trace {
+namespace {
+
+TEST(Intervals, UnionMergesNestedOverlappingAndTouching) {
+  // [0,10) contains [2,3); [8,12) overlaps; [12,15) touches; [20,21) separate; [5,5) empty.
+  auto u = Union({{8, 12}, {0, 10}, {2, 3}, {12, 15}, {20, 21}, {5, 5}, {7, 6}});
+  ASSERT_EQ(u.size(), 2u);
+  EXPECT_DOUBLE_EQ(u[0].begin, 0);
+  EXPECT_DOUBLE_EQ(u[0].end, 15);
+  EXPECT_DOUBLE_EQ(u[1].begin, 20);
+  EXPECT_DOUBLE_EQ(Measure(u), 16);
+}
+
+TEST(Intervals, IntersectionOfUnions) {
+  auto a = Union({{0, 4}, {6, 10}});
+  auto b = Union({{3, 7}, {9, 20}});
+  auto c = Intersect(a, b);  // [3,4) [6,7) [9,10)
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_DOUBLE_EQ(Measure(c), 3);
+  EXPECT_TRUE(Intersect(a, {}).empty());
+}
+
+TEST(Intervals, MeasureWithinWindow) {
+  auto a = Union({{0, 4}, {6, 10}, {12, 13}});
+  EXPECT_DOUBLE_EQ(MeasureWithin(a, 2, 7), 3);  // [2,4) + [6,7)
+  EXPECT_DOUBLE_EQ(MeasureWithin(a, 4, 6), 0);
+  EXPECT_DOUBLE_EQ(MeasureWithin(a, -5, 100), 9);
+  EXPECT_DOUBLE_EQ(MeasureWithin(a, 12.5, 12.75), 0.25);
+}
+
+}  // namespace
+}  // namespace stepscope::trace

@@ -1,0 +1,300 @@
+// Importer for Chrome traces written by PyTorch's profilers (Kineto GPU, Kineto CPU-only with
+// gloo, the legacy autograd profiler) and other Chrome traces with "ProfilerStep#N" steps.
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <string>
+
+#include "trace/importer.h"
+#include "trace/intervals.h"
+#include "trace/reader.h"
+
+namespace stepscope::trace {
+namespace {
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+int DtypeBytes(std::string_view dtype) {
+  if (dtype == "Float" || dtype == "Int" || dtype == "float" || dtype == "int") return 4;
+  if (dtype == "Double" || dtype == "Long" || dtype == "double" || dtype == "long") return 8;
+  if (dtype == "Half" || dtype == "BFloat16" || dtype == "Short") return 2;
+  if (dtype == "Byte" || dtype == "Char" || dtype == "Bool" || dtype == "int8") return 1;
+  return 0;
+}
+
+struct StepMark {
+  int64_t step;
+  double begin, end;  // microseconds
+};
+
+struct RawCollective {
+  std::string name, group;
+  int64_t bytes = -1, seq = -1;
+  double begin = 0, end = 0;  // microseconds
+};
+
+// Gathers the intervals the per-step numbers need; everything else is dropped as it streams.
+class Collector {
+ public:
+  void Visit(const TraceEvent& e) {
+    if (e.ph != 'X') return;  // only complete events carry durations we use
+    if (!e.has_ts) {
+      Warn(e, "event without \"ts\"; dropped");
+      return;
+    }
+    if (!e.has_dur || !(e.dur > 0)) {
+      if (e.has_dur && e.dur < 0) Warn(e, "negative duration; dropped");
+      ++zero_or_missing_dur_;
+      return;
+    }
+    ++used_;
+    first_ts_ = std::min(first_ts_, e.ts);
+    Interval iv{e.ts, e.ts + e.dur};
+    std::string_view name = e.name;
+    if (StartsWith(name, "ProfilerStep#")) {
+      if (e.cat == "gpu_user_annotation") return;  // the GPU-side copy of the annotation
+      int64_t n = 0;
+      auto digits = name.substr(13);
+      auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+      if (ec != std::errc()) {
+        Warn(e, "step annotation without a number; dropped");
+        return;
+      }
+      steps_.push_back({n, iv.begin, iv.end});
+      return;
+    }
+    if (StartsWith(name, "enumerate(DataLoader)")) {
+      input_.push_back(iv);
+      return;
+    }
+    const std::string_view cat = e.cat;
+    if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
+      has_device_ = true;
+      bool comm = cat == "kernel" && (StartsWith(name, "nccl") || !e.collective_name.empty());
+      if (comm) {
+        device_comm_.push_back(iv);
+        AddCollective(e, iv, &device_collectives_);
+      } else {
+        device_compute_.push_back(iv);
+      }
+      return;
+    }
+    if (cat == "gpu_user_annotation" || cat == "cuda_runtime" || cat == "cuda_driver" ||
+        cat == "Trace" || cat == "python_function" || cat == "cuda_sync") {
+      return;
+    }
+    uint64_t thread = ThreadKey(e);
+    if (StartsWith(name, "gloo:")) {
+      comm_threads_[thread] = true;
+      host_comm_.push_back(iv);
+      AddCollective(e, iv, &host_collectives_);
+      return;
+    }
+    if (name == "record_param_comms" && !e.collective_name.empty()) {
+      param_comms_.push_back(iv);
+      AddCollective(e, iv, &param_collectives_);
+      return;
+    }
+    if (StartsWith(name, "c10d::") || name.find("wait") != std::string_view::npos) return;
+    if (cat.empty() || cat == "cpu_op" || cat == "user_annotation") {
+      host_ops_[thread].push_back(iv);
+    }
+  }
+
+  void Finish(ImportedTrace* out, const ImportOptions& opt) {
+    out->format = has_device_ ? TraceFormat::kKinetoGpu : out->format;
+    if (zero_or_missing_dur_ > 0) {
+      ++out->warnings;
+      if (out->warning_messages.size() < 20) {
+        out->warning_messages.push_back(out->path + ": " + std::to_string(zero_or_missing_dur_) +
+                                        " complete events with zero, negative or missing "
+                                        "duration dropped");
+      }
+    }
+    out->warnings += warnings_;
+    for (auto& m : warnings_text_) {
+      if (out->warning_messages.size() < 20) out->warning_messages.push_back(std::move(m));
+    }
+
+    std::vector<Interval> compute, comm;
+    std::vector<RawCollective>* collectives;
+    if (has_device_) {
+      compute = Union(std::move(device_compute_));
+      comm = Union(std::move(device_comm_));
+      collectives = &device_collectives_;
+    } else {
+      std::vector<Interval> host;
+      for (auto& [thread, ivs] : host_ops_) {
+        if (comm_threads_.count(thread)) continue;
+        host.insert(host.end(), ivs.begin(), ivs.end());
+      }
+      compute = Union(std::move(host));
+      if (!host_comm_.empty()) {
+        comm = Union(std::move(host_comm_));
+        collectives = &host_collectives_;
+      } else {
+        comm = Union(std::move(param_comms_));
+        collectives = &param_collectives_;
+      }
+    }
+    std::vector<Interval> busy_both = Intersect(compute, comm);
+    std::vector<Interval> input = Union(std::move(input_));
+    std::vector<Interval> any;
+    {
+      std::vector<Interval> all = compute;
+      all.insert(all.end(), comm.begin(), comm.end());
+      any = Union(std::move(all));
+    }
+    std::sort(collectives->begin(), collectives->end(),
+              [](const RawCollective& a, const RawCollective& b) { return a.begin < b.begin; });
+
+    // Steps in order; a repeated step number keeps its first annotation.
+    std::stable_sort(steps_.begin(), steps_.end(),
+                     [](const StepMark& a, const StepMark& b) { return a.step < b.step; });
+    size_t c = 0;
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const StepMark& m = steps_[i];
+      if (i > 0 && steps_[i - 1].step == m.step) {
+        ++out->warnings;
+        continue;
+      }
+      ImportedStep s;
+      s.step = m.step;
+      s.start = m.begin * 1e-6;
+      s.end = m.end * 1e-6;
+      double t = m.end - m.begin;
+      s.compute = MeasureWithin(compute, m.begin, m.end) * 1e-6;
+      s.comm_busy = MeasureWithin(comm, m.begin, m.end) * 1e-6;
+      s.overlap = MeasureWithin(busy_both, m.begin, m.end) * 1e-6;
+      s.exposed_comm = s.comm_busy - s.overlap;
+      s.idle = (t - MeasureWithin(any, m.begin, m.end)) * 1e-6;
+      s.input_wait = MeasureWithin(input, m.begin, m.end) * 1e-6;
+      s.host_bound = has_device_ && s.idle > opt.host_bound_idle_fraction * t * 1e-6;
+      // Collectives arriving within the step (steps do not overlap in a sane trace).
+      c = std::lower_bound(collectives->begin(), collectives->end(), m.begin,
+                           [](const RawCollective& r, double t0) { return r.begin < t0; }) -
+          collectives->begin();
+      for (; c < collectives->size() && (*collectives)[c].begin < m.end; ++c) {
+        const RawCollective& r = (*collectives)[c];
+        s.collectives.push_back({r.name, r.group, r.bytes, r.seq, r.begin * 1e-6, r.end * 1e-6});
+      }
+      out->steps.push_back(std::move(s));
+    }
+  }
+
+  bool has_device() const { return has_device_; }
+  double first_ts() const { return first_ts_; }
+  void set_name(const std::string& name) { name_ = name; }
+
+ private:
+  static uint64_t ThreadKey(const TraceEvent& e) {
+    uint64_t p =
+        e.pid_str.empty() ? static_cast<uint64_t>(e.pid) : std::hash<std::string_view>()(e.pid_str);
+    uint64_t t =
+        e.tid_str.empty() ? static_cast<uint64_t>(e.tid) : std::hash<std::string_view>()(e.tid_str);
+    return p * 0x9E3779B97F4A7C15ull ^ t;
+  }
+  void Warn(const TraceEvent& e, const std::string& what) {
+    ++warnings_;
+    if (warnings_text_.size() < 10) {
+      warnings_text_.push_back(name_ + ": byte " + std::to_string(e.byte_offset) + ": " + what);
+    }
+  }
+  void AddCollective(const TraceEvent& e, const Interval& iv, std::vector<RawCollective>* out) {
+    RawCollective r;
+    if (!e.collective_name.empty()) {
+      r.name = std::string(e.collective_name);
+    } else {
+      std::string_view n = e.name;
+      r.name = std::string(n.substr(0, n.find('(')));
+    }
+    r.group = std::string(e.process_group);
+    int db = DtypeBytes(e.dtype);
+    if (e.in_msg_nelems >= 0 && db > 0) r.bytes = e.in_msg_nelems * db;
+    r.seq = e.seq;
+    r.begin = iv.begin;
+    r.end = iv.end;
+    out->push_back(std::move(r));
+  }
+
+  std::string name_;
+  bool has_device_ = false;
+  double first_ts_ = 1e300;
+  uint64_t used_ = 0;
+  uint64_t zero_or_missing_dur_ = 0;
+  uint64_t warnings_ = 0;
+  std::vector<std::string> warnings_text_;
+  std::vector<StepMark> steps_;
+  std::vector<Interval> input_, device_compute_, device_comm_, host_comm_, param_comms_;
+  std::vector<RawCollective> device_collectives_, host_collectives_, param_collectives_;
+  std::map<uint64_t, std::vector<Interval>> host_ops_;
+  std::map<uint64_t, bool> comm_threads_;
+};
+
+Result<ImportedTrace> Finish(Result<ReadStats> stats, Collector& col, ImportedTrace out,
+                             const ImportOptions& opt) {
+  if (!stats.ok()) return stats.status();
+  out.bytes = stats->bytes;
+  out.events = stats->events;
+  out.warnings = stats->warnings;
+  out.warning_messages = stats->warning_messages;
+  const nlohmann::json& meta = stats->metadata;
+  out.format = stats->array_form ? TraceFormat::kLegacy : TraceFormat::kKinetoCpu;
+  if (stats->array_form) {
+    out.clock = ClockKind::kUnaligned;
+  } else {
+    out.clock =
+        col.first_ts() > 1e15 && col.first_ts() < 1e300 ? ClockKind::kEpoch : ClockKind::kMonotonic;
+  }
+  std::optional<int> rank, world;
+  if (meta.contains("distributedInfo") && meta["distributedInfo"].is_object()) {
+    const auto& di = meta["distributedInfo"];
+    if (di.contains("rank") && di["rank"].is_number_integer()) rank = di["rank"].get<int>();
+    if (di.contains("world_size") && di["world_size"].is_number_integer()) {
+      world = di["world_size"].get<int>();
+    }
+  }
+  out.rank_from_metadata = rank.has_value() && !opt.rank;
+  if (opt.rank) rank = opt.rank;
+  if (!rank) rank = RankFromFileName(out.path);
+  if (!rank) {
+    rank = 0;
+    ++out.warnings;
+    out.warning_messages.push_back(out.path +
+                                   ": no rank in distributedInfo or the file name; assuming 0 "
+                                   "(pass the rank explicitly to override)");
+  }
+  out.rank = *rank;
+  out.world_size = opt.world_size ? *opt.world_size : world.value_or(-1);
+  col.Finish(&out, opt);
+  if (out.steps.empty()) {
+    ++out.warnings;
+    out.warning_messages.push_back(out.path +
+                                   ": no \"ProfilerStep#N\" annotations, so no steps; profile with "
+                                   "torch.profiler.schedule and call prof.step() each iteration");
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<ImportedTrace> ImportChromeTrace(const std::string& path, const ImportOptions& options) {
+  Collector col;
+  col.set_name(path);
+  ImportedTrace out;
+  out.path = path;
+  auto stats = ReadChromeTrace(path, [&](const TraceEvent& e) { col.Visit(e); });
+  return Finish(std::move(stats), col, std::move(out), options);
+}
+
+Result<ImportedTrace> ImportTraceBuffer(std::string_view data, const std::string& name,
+                                        const ImportOptions& options) {
+  Collector col;
+  col.set_name(name);
+  ImportedTrace out;
+  out.path = name;
+  auto stats = ReadChromeTraceBuffer(data, name, [&](const TraceEvent& e) { col.Visit(e); });
+  return Finish(std::move(stats), col, std::move(out), options);
+}
+
+}  // namespace stepscope::trace
