@@ -1,0 +1,195 @@
+#include "trace/importer.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "trace/test_util.h"
+
+namespace stepscope::trace {
+namespace {
+
+// A Kineto-like GPU trace, times in microseconds, one step [0, 100):
+//   compute kernels: [10,30) [20,40) (overlapping) and [50,60), memcpy [90,95)
+//   nccl kernel:     [35,70)  -> comm busy 35, overlap with compute [35,40)+[50,60) = 15
+//   DataLoader:      [0,8)
+//   compute union = [10,40)+[50,60)+[90,95) = 45; any = [10,70)+[90,95) = 65; idle = 35
+// Events deliberately unsorted; one zero and one negative duration event are dropped.
+const char kGpu[] = R"J({"distributedInfo":{"rank":1,"world_size":2},"traceEvents":[
+ {"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)","pid":0,"tid":7,
+  "ts":35,"dur":35,"args":{"stream":7,"Collective name":"allreduce","In msg nelems":1000,
+  "dtype":"Float","Process Group Name":"0"}},
+ {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":20,"dur":20},
+ {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":10,"dur":20},
+ {"ph":"X","cat":"user_annotation","name":"ProfilerStep#4","pid":1,"tid":1,"ts":0,"dur":100},
+ {"ph":"X","cat":"kernel","name":"relu","pid":0,"tid":8,"ts":50,"dur":10},
+ {"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD","pid":0,"tid":8,"ts":90,"dur":5},
+ {"ph":"X","cat":"kernel","name":"zero","pid":0,"tid":8,"ts":96,"dur":0},
+ {"ph":"X","cat":"kernel","name":"neg","pid":0,"tid":8,"ts":97,"dur":-3},
+ {"ph":"X","cat":"user_annotation","name":"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+  "pid":1,"tid":1,"ts":0,"dur":8},
+ {"ph":"Q","name":"unknown phase"}
+]})J";
+
+void ExpectGpuNumbers(const ImportedTrace& t) {
+  EXPECT_EQ(t.format, TraceFormat::kKinetoGpu);
+  EXPECT_EQ(t.rank, 1);
+  EXPECT_EQ(t.world_size, 2);
+  ASSERT_EQ(t.steps.size(), 1u);
+  const ImportedStep& s = t.steps[0];
+  EXPECT_EQ(s.step, 4);
+  EXPECT_NEAR(s.step_time(), 100e-6, 1e-12);
+  EXPECT_NEAR(s.compute, 45e-6, 1e-12);
+  EXPECT_NEAR(s.comm_busy, 35e-6, 1e-12);
+  EXPECT_NEAR(s.overlap, 15e-6, 1e-12);
+  EXPECT_NEAR(s.exposed_comm, 20e-6, 1e-12);
+  EXPECT_NEAR(s.idle, 35e-6, 1e-12);
+  EXPECT_NEAR(s.input_wait, 8e-6, 1e-12);
+  EXPECT_FALSE(s.host_bound);  // idle 35% < 50%
+  ASSERT_EQ(s.collectives.size(), 1u);
+  EXPECT_EQ(s.collectives[0].name, "allreduce");
+  EXPECT_EQ(s.collectives[0].group, "0");
+  EXPECT_EQ(s.collectives[0].bytes, 4000);
+  EXPECT_GE(t.warnings, 1u);  // zero/negative durations
+}
+
+TEST(Importer, KinetoGpuHandBuilt) {
+  auto t = ImportTraceBuffer(kGpu, "gpu.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ExpectGpuNumbers(*t);
+  auto gz = ImportTraceBuffer(testing::Gzip(kGpu), "gpu.json.gz");
+  ASSERT_TRUE(gz.ok());
+  ExpectGpuNumbers(*gz);
+  auto records = t->ToStepRecords();
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].rank, 1);
+  EXPECT_NEAR(records[0].compute, 45e-6, 1e-12);
+  EXPECT_NEAR(records[0].exposed_comm, 20e-6, 1e-12);
+  EXPECT_NEAR(records[0].collectives[0].ready, 35e-6, 1e-12);
+}
+
+// Legacy CPU trace: main thread tid 1 with two steps; gloo worker threads 2 and 3.
+//   step 0 [0,100): ops [0,50) nested [10,20), [60,70); gloo [40,80) on tid 2 -> compute 60,
+//     comm 40, overlap [40,50)+[60,70) = 20, exposed 20, idle [80,100) = 20
+//   step 1 [100,200): op [100,150); gloo [150,160) tid 3 and [155,170) tid 2 -> comm [150,170)
+//     = 20, overlap 0, idle 30
+const char kLegacy[] = R"([
+ {"name":"ProfilerStep#1","ph":"X","ts":100,"dur":100,"tid":1,"pid":"CPU functions"},
+ {"name":"ProfilerStep#0","ph":"X","ts":0,"dur":100,"tid":1,"pid":"CPU functions"},
+ {"name":"aten::mm","ph":"X","ts":0,"dur":50,"tid":1,"pid":"CPU functions"},
+ {"name":"aten::add","ph":"X","ts":10,"dur":10,"tid":1,"pid":"CPU functions"},
+ {"name":"aten::relu","ph":"X","ts":60,"dur":10,"tid":1,"pid":"CPU functions"},
+ {"name":"gloo:all_reduce","ph":"X","ts":40,"dur":40,"tid":2,"pid":"CPU functions"},
+ {"name":"aten::mm","ph":"X","ts":100,"dur":50,"tid":1,"pid":"CPU functions"},
+ {"name":"gloo:all_reduce","ph":"X","ts":150,"dur":10,"tid":3,"pid":"CPU functions"},
+ {"name":"gloo:all_reduce","ph":"X","ts":155,"dur":15,"tid":2,"pid":"CPU functions"},
+ {"name":"aten::copy_","ph":"X","ts":156,"dur":2,"tid":2,"pid":"CPU functions"}
+])";
+
+TEST(Importer, LegacyCpuHandBuilt) {
+  ImportOptions opt;
+  opt.rank = 5;
+  auto t = ImportTraceBuffer(kLegacy, "legacy.json", opt);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->format, TraceFormat::kLegacy);
+  EXPECT_EQ(t->clock, ClockKind::kUnaligned);
+  EXPECT_EQ(t->rank, 5);
+  ASSERT_EQ(t->steps.size(), 2u);
+  const ImportedStep& a = t->steps[0];
+  EXPECT_EQ(a.step, 0);
+  EXPECT_NEAR(a.compute, 60e-6, 1e-12);
+  EXPECT_NEAR(a.comm_busy, 40e-6, 1e-12);
+  EXPECT_NEAR(a.overlap, 20e-6, 1e-12);
+  EXPECT_NEAR(a.exposed_comm, 20e-6, 1e-12);
+  EXPECT_NEAR(a.idle, 20e-6, 1e-12);
+  const ImportedStep& b = t->steps[1];
+  EXPECT_NEAR(b.compute, 50e-6, 1e-12);  // aten::copy_ on the gloo thread is not compute
+  EXPECT_NEAR(b.comm_busy, 20e-6, 1e-12);
+  EXPECT_NEAR(b.overlap, 0, 1e-12);
+  EXPECT_NEAR(b.idle, 30e-6, 1e-12);
+  EXPECT_EQ(b.collectives.size(), 2u);
+}
+
+TEST(Importer, RankFromFileName) {
+  EXPECT_EQ(RankFromFileName("/x/trace_rank-3.json.gz"), 3);
+  EXPECT_EQ(RankFromFileName("ddp_mlp_rank1.pt.trace.json"), 1);
+  EXPECT_EQ(RankFromFileName("a/b_rank_12.json"), 12);
+  EXPECT_EQ(RankFromFileName("a/b.json"), std::nullopt);
+}
+
+TEST(Importer, MissingFileAndEmptyFileAreErrors) {
+  auto missing = ImportTrace("/nonexistent/trace.json");
+  ASSERT_FALSE(missing.ok());
+  std::string path = testing::WriteTemp("empty.json", "");
+  auto empty = ImportTrace(path);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find(path), std::string::npos);
+  std::filesystem::remove(path);
+}
+
+TEST(Importer, StepscopeStepRecords) {
+  StepRecord r;
+  r.rank = 2;
+  r.step = 7;
+  r.start = 1.0;
+  r.end = 1.5;
+  r.compute = 0.3;
+  r.comm_busy = 0.2;
+  r.exposed_comm = 0.05;
+  r.input_wait = 0.1;
+  r.collectives.push_back({0, 4096, 1.2, 1.25, 1.4, 1.0});
+  std::string path = testing::WriteTemp("rank-2.steps.jsonl", "");
+  ASSERT_TRUE(WriteStepRecords(path, {r}).ok());
+  auto t = ImportTrace(path);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->format, TraceFormat::kStepscopeSteps);
+  EXPECT_EQ(t->rank, 2);
+  ASSERT_EQ(t->steps.size(), 1u);
+  EXPECT_NEAR(t->steps[0].overlap, 0.15, 1e-12);
+  EXPECT_NEAR(t->steps[0].idle, 0.05, 1e-12);
+  auto back = t->ToStepRecords();
+  EXPECT_NEAR(back[0].compute, 0.3, 1e-12);
+  EXPECT_NEAR(back[0].collectives[0].ready, 1.2, 1e-12);
+  std::filesystem::remove(path);
+}
+
+#ifdef STEPSCOPE_TRACE_DATA_DIR
+TEST(Importer, EverySharedTraceImports) {
+  std::string dir = STEPSCOPE_TRACE_DATA_DIR;
+  if (!std::filesystem::exists(dir)) GTEST_SKIP() << dir << " not present";
+  int files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    std::string p = entry.path().string();
+    if (!entry.is_regular_file() || p.find(".json") == std::string::npos) continue;
+    ++files;
+    auto t = ImportTrace(p);
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    EXPECT_GT(t->events, 0u) << p;
+    EXPECT_GE(t->rank, 0) << p;
+    EXPECT_TRUE(t->world_size == -1 || t->world_size > t->rank) << p;
+    double sum_step = 0;
+    for (const ImportedStep& s : t->steps) {
+      sum_step += s.step_time();
+      EXPECT_GE(s.compute, 0);
+      EXPECT_LE(s.compute, s.step_time() + 1e-9) << p;
+      EXPECT_LE(s.overlap, s.comm_busy + 1e-9) << p;
+      EXPECT_GE(s.idle, -1e-9) << p;
+    }
+    std::printf(
+        "%-80s %-18s rank %3d/%4d clock %-14s steps %zu events %llu warnings %llu "
+        "mean step %.3f ms\n",
+        entry.path().filename().c_str(), TraceFormatName(t->format), t->rank, t->world_size,
+        ClockKindName(t->clock), t->steps.size(), static_cast<unsigned long long>(t->events),
+        static_cast<unsigned long long>(t->warnings),
+        t->steps.empty() ? 0.0 : 1e3 * sum_step / t->steps.size());
+    if (p.find("legacy") != std::string::npos) {
+      EXPECT_EQ(t->format, TraceFormat::kLegacy);
+      EXPECT_EQ(t->steps.size(), 3u);
+    }
+  }
+  EXPECT_GE(files, 10);
+}
+#endif
+
+}  // namespace
+}  // namespace stepscope::trace
