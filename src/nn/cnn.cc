@@ -38,7 +38,7 @@ class Cnn final : public Model {
     InitRng rng(config.seed);
     for (int l = 0; l < kLayers; ++l) {
       const float bound =
-          l + 1 < kLayers ? HeUniformBound(fan_in[l]) : LecunUniformBound(fan_in[l]);
+          l + 1 < kLayers ? HeUniformBound(fan_in[l]) : LogitsUniformBound(fan_in[l]);
       UniformInit(params_.data() + w_[l], sizes[l][0], bound, rng);
     }
   }

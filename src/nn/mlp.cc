@@ -36,7 +36,7 @@ class Mlp final : public Model {
     // weights ~ U(-bound, bound), He bound before a ReLU; biases start at zero
     InitRng rng(config.seed);
     for (int l = 0; l < L; ++l) {
-      const float bound = l + 1 < L ? HeUniformBound(dims_[l]) : LecunUniformBound(dims_[l]);
+      const float bound = l + 1 < L ? HeUniformBound(dims_[l]) : LogitsUniformBound(dims_[l]);
       UniformInit(params_.data() + weight_offset_[l], static_cast<size_t>(dims_[l]) * dims_[l + 1],
                   bound, rng);
     }

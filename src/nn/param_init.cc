@@ -22,6 +22,6 @@ void UniformInit(float* w, size_t n, float bound, InitRng& rng) {
 }
 
 float HeUniformBound(int fan_in) { return std::sqrt(6.0f / static_cast<float>(fan_in)); }
-float LecunUniformBound(int fan_in) { return std::sqrt(3.0f / static_cast<float>(fan_in)); }
+float LogitsUniformBound(int fan_in) { return 1.0f / std::sqrt(static_cast<float>(fan_in)); }
 
 }  // namespace stepscope::nn

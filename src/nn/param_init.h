@@ -23,7 +23,8 @@ void UniformInit(float* w, size_t n, float bound, InitRng& rng);
 
 // He (Kaiming) uniform bound for a layer followed by ReLU: sqrt(6 / fan_in), variance 2/fan_in.
 float HeUniformBound(int fan_in);
-// Bound for a layer not followed by ReLU (the logits): sqrt(3 / fan_in), variance 1/fan_in.
-float LecunUniformBound(int fan_in);
+// Bound for the layer that produces the logits: 1 / sqrt(fan_in), variance 1/(3 fan_in), so
+// the initial loss starts near log(classes).
+float LogitsUniformBound(int fan_in);
 
 }  // namespace stepscope::nn
