@@ -1,0 +1,196 @@
+// kShm: every rank of the host maps one shared window holding a slot per rank.
+//
+// For each block of the buffer (ShmOptions::block_elements), with the window's two slot sets
+// used alternately so that no trailing barrier is needed:
+//   1. copy in:  rank r writes its block, converted to the wire precision, into its slot.
+//   2. barrier   (all slots written).
+//   3. reduce:   rank r owns slice r of the block (1/N of it); it sums that slice across all N
+//                slots in float, in rank order, and writes the result (at wire precision) into
+//                the same slice of its own slot.
+//   4. barrier   (all slices reduced).
+//   5. copy out: rank r reads slice j of the block from slot j, for every j, into its buffer.
+// A rank writes a slot set again only two blocks later, after a barrier every rank passes
+// only once it finished reading that set. Waiting is MPI_Barrier on the node communicator,
+// which yields the CPU when mpi_yield_when_idle is set (scripts/mpirun-local.sh sets it).
+#include "comm/shm_allreduce.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "comm/mpi_status.h"
+#include "comm/wire_dtype.h"
+
+namespace stepscope::comm {
+namespace {
+
+constexpr size_t kTile = 2048;  // float accumulator tile, stays in L1
+
+class ShmAllreducer final : public Allreducer {
+ public:
+  ShmAllreducer(MPI_Comm node, int rank, int size, size_t block, MPI_Win win,
+                std::vector<std::byte*> slots)
+      : node_(node), rank_(rank), size_(size), block_(block), win_(win), slots_(std::move(slots)) {}
+  ~ShmAllreducer() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return;
+    MPI_Win_unlock_all(win_);
+    MPI_Win_free(&win_);
+    MPI_Comm_free(&node_);
+  }
+
+  Status Allreduce(std::span<float> data, WireDtype dtype, ReduceOp op) override {
+    const size_t n = data.size();
+    if (n == 0) return Status::Ok();
+    const float inv = 1.0f / static_cast<float>(size_);
+    if (dtype == WireDtype::kFp16 && op == ReduceOp::kMean) Scale(data.data(), inv, n);
+    for (size_t begin = 0; begin < n; begin += block_) {
+      const size_t length = std::min(block_, n - begin);
+      STEPSCOPE_RETURN_IF_ERROR(Block(data.data() + begin, length, dtype));
+      ++blocks_done_;
+    }
+    if (dtype != WireDtype::kFp16 && op == ReduceOp::kMean) Scale(data.data(), inv, n);
+    return Status::Ok();
+  }
+
+  AllreduceAlgorithm algorithm() const override { return AllreduceAlgorithm::kShm; }
+
+ private:
+  // Slot of rank j in the slot set used by the current block.
+  std::byte* Slot(int j) const { return slots_[j] + (blocks_done_ % 2) * block_ * sizeof(float); }
+
+  Status Sync() {
+    MPI_Win_sync(win_);
+    STEPSCOPE_RETURN_IF_ERROR(
+        MpiStatus(MPI_Barrier(node_), "kShm MPI_Barrier on the node communicator", rank_));
+    MPI_Win_sync(win_);
+    return Status::Ok();
+  }
+
+  Status Block(float* data, size_t length, WireDtype dtype) {
+    const size_t width = dtype == WireDtype::kFp32 ? 4 : 2;
+    // 1. copy in
+    std::byte* mine = Slot(rank_);
+    switch (dtype) {
+      case WireDtype::kFp32:
+        std::memcpy(mine, data, length * sizeof(float));
+        break;
+      case WireDtype::kBf16:
+        FloatToBf16(data, reinterpret_cast<Bf16Bits*>(mine), length);
+        break;
+      case WireDtype::kFp16:
+        FloatToFp16(data, reinterpret_cast<Fp16Bits*>(mine), length);
+        break;
+    }
+    STEPSCOPE_RETURN_IF_ERROR(Sync());
+    // 3. reduce my slice in float tiles
+    const size_t base = length / size_, extra = length % size_;
+    auto slice_begin = [&](int j) { return j * base + std::min<size_t>(j, extra); };
+    auto slice_length = [&](int j) { return base + (static_cast<size_t>(j) < extra ? 1 : 0); };
+    const size_t my_begin = slice_begin(rank_), my_length = slice_length(rank_);
+    float acc[kTile];
+    for (size_t t = 0; t < my_length; t += kTile) {
+      const size_t m = std::min(kTile, my_length - t);
+      const size_t at = (my_begin + t) * width;
+      for (int j = 0; j < size_; ++j) {
+        const std::byte* src = Slot(j) + at;
+        switch (dtype) {
+          case WireDtype::kFp32:
+            if (j == 0) {
+              std::memcpy(acc, src, m * sizeof(float));
+            } else {
+              AccumulateFp32(acc, reinterpret_cast<const float*>(src), m);
+            }
+            break;
+          case WireDtype::kBf16:
+            if (j == 0) std::fill(acc, acc + m, 0.0f);
+            AddBf16ToFloat(reinterpret_cast<const Bf16Bits*>(src), acc, m);
+            break;
+          case WireDtype::kFp16:
+            if (j == 0) std::fill(acc, acc + m, 0.0f);
+            AddFp16ToFloat(reinterpret_cast<const Fp16Bits*>(src), acc, m);
+            break;
+        }
+      }
+      switch (dtype) {
+        case WireDtype::kFp32:
+          std::memcpy(mine + at, acc, m * sizeof(float));
+          break;
+        case WireDtype::kBf16:
+          FloatToBf16(acc, reinterpret_cast<Bf16Bits*>(mine + at), m);
+          break;
+        case WireDtype::kFp16:
+          FloatToFp16(acc, reinterpret_cast<Fp16Bits*>(mine + at), m);
+          break;
+      }
+    }
+    STEPSCOPE_RETURN_IF_ERROR(Sync());
+    // 5. copy out every slice from its owner's slot
+    for (int j = 0; j < size_; ++j) {
+      const std::byte* src = Slot(j) + slice_begin(j) * width;
+      float* dst = data + slice_begin(j);
+      const size_t m = slice_length(j);
+      switch (dtype) {
+        case WireDtype::kFp32:
+          std::memcpy(dst, src, m * sizeof(float));
+          break;
+        case WireDtype::kBf16:
+          Bf16ToFloat(reinterpret_cast<const Bf16Bits*>(src), dst, m);
+          break;
+        case WireDtype::kFp16:
+          Fp16ToFloat(reinterpret_cast<const Fp16Bits*>(src), dst, m);
+          break;
+      }
+    }
+    return Status::Ok();
+  }
+
+  MPI_Comm node_;
+  int rank_, size_;
+  size_t block_;
+  MPI_Win win_;
+  std::vector<std::byte*> slots_;  // base of each local rank's part of the window
+  uint64_t blocks_done_ = 0;       // selects the slot set (parity)
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Allreducer>> MakeShmAllreducer(const Communicator& comm, size_t max_elements,
+                                                      const ShmOptions& options) {
+  if (comm.local_size() != comm.size()) {
+    return Status::Error("kShm needs all ranks on one host, but this world of " +
+                         std::to_string(comm.size()) + " ranks spans " +
+                         std::to_string(comm.num_hosts()) + " hosts (use kRing)");
+  }
+  if (options.block_elements == 0) return Status::Error("kShm: block_elements must be > 0");
+  // No bigger than needed: small buffers get a small window.
+  const size_t block = std::min(options.block_elements, std::max<size_t>(max_elements, 1));
+  const int rank = comm.local_rank();
+  MPI_Comm node = MPI_COMM_NULL;
+  STEPSCOPE_RETURN_IF_ERROR(
+      MpiStatus(MPI_Comm_dup(comm.node(), &node), "MPI_Comm_dup for kShm", comm.rank()));
+  MPI_Win win = MPI_WIN_NULL;
+  void* base = nullptr;
+  const MPI_Aint bytes = static_cast<MPI_Aint>(2 * block * sizeof(float));
+  Status st = MpiStatus(MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, node, &base, &win),
+                        "MPI_Win_allocate_shared (" + std::to_string(bytes) + " bytes) for kShm",
+                        comm.rank());
+  if (!st.ok()) {
+    MPI_Comm_free(&node);
+    return st;
+  }
+  std::vector<std::byte*> slots(comm.local_size());
+  for (int j = 0; j < comm.local_size(); ++j) {
+    MPI_Aint size = 0;
+    int disp = 0;
+    void* ptr = nullptr;
+    MPI_Win_shared_query(win, j, &size, &disp, &ptr);
+    slots[j] = static_cast<std::byte*>(ptr);
+  }
+  MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+  return std::unique_ptr<Allreducer>(
+      new ShmAllreducer(node, rank, comm.local_size(), block, win, std::move(slots)));
+}
+
+}  // namespace stepscope::comm
