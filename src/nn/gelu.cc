@@ -1,0 +1,32 @@
+#include "nn/gelu.h"
+
+#include <cmath>
+#include <numbers>
+
+namespace stepscope::nn {
+
+namespace {
+const float kSqrt2OverPi = static_cast<float>(std::sqrt(2.0 / std::numbers::pi));
+constexpr float kCubic = 0.044715f;
+}  // namespace
+
+void GeluForward(float* out, const float* inp, size_t N) {
+  for (size_t i = 0; i < N; ++i) {
+    const float x = inp[i];
+    out[i] = 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x)));
+  }
+}
+
+void GeluBackward(float* dinp, const float* inp, const float* dout, size_t N) {
+  // out = 0.5 x (1 + tanh(u)), u = k (x + a x^3)  =>
+  //   dout/dx = 0.5 (1 + tanh(u)) + 0.5 x (1 - tanh(u)^2) k (1 + 3 a x^2)
+  for (size_t i = 0; i < N; ++i) {
+    const float x = inp[i];
+    const float th = std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x));
+    const float du_dx = kSqrt2OverPi * (1.0f + 3.0f * kCubic * x * x);
+    const float local = 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du_dx;
+    dinp[i] += local * dout[i];
+  }
+}
+
+}  // namespace stepscope::nn

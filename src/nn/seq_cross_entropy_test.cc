@@ -1,0 +1,59 @@
+#include "nn/seq_cross_entropy.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "nn/gpt_testing.h"
+
+namespace stepscope::nn {
+namespace {
+
+using gpt_testing::AllIndices;
+using gpt_testing::Dot;
+using gpt_testing::MaxRelativeError;
+using gpt_testing::RandomVector;
+
+TEST(SeqCrossEntropyTest, UniformLogitsCostLogV) {
+  const int N = 3, V = 256;
+  const std::vector<float> logits(N * V, 0.7f);
+  const std::vector<int32_t> targets = {0, 255, 17};
+  std::vector<float> probs(N * V), losses(N);
+  const double sum =
+      SeqCrossEntropyForward(probs.data(), losses.data(), logits.data(), targets.data(), N, V);
+  EXPECT_NEAR(sum, N * std::log(256.0), 1e-4);
+  for (float p : probs) EXPECT_NEAR(p, 1.0 / 256, 1e-7);
+}
+
+TEST(SeqCrossEntropyTest, InPlaceMatchesOutOfPlace) {
+  const int N = 4, V = 7;
+  const std::vector<float> logits = RandomVector(N * V, 11, 5.0f);
+  const std::vector<int32_t> targets = {6, 0, 3, 3};
+  std::vector<float> probs(N * V), losses(N), losses2(N);
+  SeqCrossEntropyForward(probs.data(), losses.data(), logits.data(), targets.data(), N, V);
+  std::vector<float> inplace = logits;
+  SeqCrossEntropyForward(inplace.data(), losses2.data(), inplace.data(), targets.data(), N, V);
+  EXPECT_EQ(probs, inplace);
+  EXPECT_EQ(losses, losses2);
+}
+
+TEST(SeqCrossEntropyTest, GradientMatchesFiniteDifferences) {
+  const int N = 5, V = 6;
+  std::vector<float> logits = RandomVector(N * V, 12, 3.0f);
+  const std::vector<int32_t> targets = {1, 5, 0, 2, 2};
+  const std::vector<float> dlosses = RandomVector(N, 13);
+  std::vector<float> probs(N * V), losses(N);
+  auto objective = [&] {
+    SeqCrossEntropyForward(probs.data(), losses.data(), logits.data(), targets.data(), N, V);
+    return Dot(losses.data(), dlosses);
+  };
+  objective();
+  std::vector<float> dlogits(N * V, 0.0f);
+  SeqCrossEntropyBackward(dlogits.data(), probs.data(), targets.data(), dlosses.data(), N, V);
+  EXPECT_LT(
+      MaxRelativeError(objective, logits.data(), dlogits.data(), AllIndices(N * V), 1e-3f, 1e-2),
+      1e-2);
+}
+
+}  // namespace
+}  // namespace stepscope::nn
