@@ -1,0 +1,150 @@
+"""End-to-end tests of `stepscope train`: equivalence, learning, outputs, errors, faults."""
+import math
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import TempDirTest, read_floats, read_json, read_jsonl, run  # noqa: E402
+
+SMALL_MLP = ["train", "--model", "mlp", "--hidden", "64,32", "--quiet", "--no-eval", "--seed", "7",
+             "--warmup-steps", "0"]
+
+
+def max_rel_diff(a, b):
+    assert len(a) == len(b), (len(a), len(b))
+    scale = max(abs(x) for x in a) or 1.0
+    return max(abs(x - y) for x, y in zip(a, b)) / scale
+
+
+class Equivalence(TempDirTest):
+    """N replicas at micro-batch b == 1 replica at batch N*b == 1 replica with --accum N."""
+
+    def test_two_replicas_equal_one_at_double_batch_and_accumulation(self):
+        common = SMALL_MLP + ["--steps", "12", "--lr", "0.05"]
+        run(common + ["--batch", "16", "--save-params", self.path("two.f32")], np=2)
+        run(common + ["--batch", "32", "--save-params", self.path("one.f32")])
+        run(common + ["--batch", "16", "--accum", "2", "--save-params", self.path("acc.f32")])
+        two, one, acc = (read_floats(self.path(n)) for n in ("two.f32", "one.f32", "acc.f32"))
+        initial = run(common + ["--steps", "1", "--lr", "1e-9", "--batch", "32",
+                                "--save-params", self.path("init.f32")])
+        moved = max_rel_diff(one, read_floats(self.path("init.f32")))
+        self.assertGreater(moved, 1e-3, "training did not move the parameters")
+        self.assertLess(max_rel_diff(two, one), 1e-4)
+        self.assertLess(max_rel_diff(acc, one), 1e-4)
+
+    def test_every_allreduce_algorithm_agrees(self):
+        common = SMALL_MLP + ["--steps", "8", "--batch", "16", "--bucket-mb", "0.01"]
+        results = {}
+        for algo in ("mpi", "ring", "shm"):
+            run(common + ["--allreduce", algo, "--save-params", self.path(algo)], np=3)
+            results[algo] = read_floats(self.path(algo))
+        self.assertLess(max_rel_diff(results["ring"], results["mpi"]), 1e-5)
+        self.assertLess(max_rel_diff(results["shm"], results["mpi"]), 1e-5)
+
+
+class Outputs(TempDirTest):
+    """run.json, rank-R.steps.jsonl and rank-R.trace.json follow docs/train-output.md."""
+
+    def test_files_follow_schema(self):
+        out = self.path("run")
+        run(SMALL_MLP + ["--steps", "20", "--batch", "32", "--bucket-mb", "0.01", "--out", out,
+                         "--warmup-steps", "3"], np=2)
+        info = read_json(os.path.join(out, "run.json"))
+        for key in ("config", "model", "replicas", "samples_per_s", "final_loss",
+                    "gradient_noise", "emulation", "software", "hosts", "clock"):
+            self.assertIn(key, info)
+        self.assertEqual(info["replicas"], 2)
+        self.assertGreater(info["samples_per_s"], 0)
+        self.assertEqual(info["steady_steps"], 17)
+        self.assertFalse(info["emulation"]["emulated"])
+        self.assertEqual(info["model"]["gradient_bytes"], 4 * info["model"]["parameters"])
+        for rank in (0, 1):
+            steps = read_jsonl(os.path.join(out, f"rank-{rank}.steps.jsonl"))
+            self.assertEqual(len(steps), 20)
+            self.assertEqual([s["step"] for s in steps], list(range(20)))
+            for s in steps:
+                self.assertEqual(s["rank"], rank)
+                self.assertGreaterEqual(s["end"], s["start"])
+                parts = s["input_wait"] + s["compute"] + s["exposed_comm"]
+                self.assertLessEqual(parts, s["end"] - s["start"] + 1e-6)
+                self.assertAlmostEqual(s["compute"], s["forward"] + s["backward"] + s["optimizer"],
+                                       places=9)
+                self.assertGreater(len(s["collectives"]), 1, "bucket cap should split gradients")
+                for c in s["collectives"]:
+                    self.assertLessEqual(c["ready"], c["start"] + 1e-6)
+                    self.assertLessEqual(c["start"], c["end"])
+                    self.assertGreater(c["bytes"], 0)
+                self.assertGreater(s["local_grad_sq"], 0)
+                self.assertGreater(s["global_grad_sq"], 0)
+            trace = read_json(os.path.join(out, f"rank-{rank}.trace.json"))
+            events = trace["traceEvents"]
+            threads = {e["args"]["name"] for e in events
+                       if e.get("ph") == "M" and e.get("name") == "thread_name"}
+            self.assertEqual(threads, {"main (compute)", "communication", "loader"})
+            names = {e.get("name", "") for e in events if e.get("ph") == "X"}
+            self.assertIn("forward", names)
+            self.assertTrue(any(n.startswith("all-reduce bucket") for n in names))
+            self.assertIn("load batch", names)
+
+    def test_bucket_count_follows_cap(self):
+        out = self.path("run")
+        # 784*64+64 + 64*32+32 + 32*10+10 parameters; a cap above the total is one bucket.
+        run(SMALL_MLP + ["--steps", "2", "--batch", "8", "--bucket-mb", "100", "--out", out])
+        steps = read_jsonl(os.path.join(out, "rank-0.steps.jsonl"))
+        self.assertEqual(len(steps[-1]["collectives"]), 1)
+        self.assertEqual(steps[-1]["collectives"][0]["bytes"],
+                         4 * (784 * 64 + 64 + 64 * 32 + 32 + 32 * 10 + 10))
+
+    def test_no_reduce_lets_replicas_drift(self):
+        out = self.path("run")
+        run(SMALL_MLP + ["--steps", "5", "--batch", "16", "--no-reduce", "--out", out], np=2)
+        steps = read_jsonl(os.path.join(out, "rank-0.steps.jsonl"))
+        self.assertEqual(steps[-1]["global_grad_sq"], -1)
+        self.assertTrue(all(c["busbw_gbps"] == 0 for c in steps[-1]["collectives"]))
+
+
+class Errors(TempDirTest):
+    def test_invalid_option_fails_before_work(self):
+        proc = run(["train", "--batch", "0"], check=False)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--batch", proc.stderr)
+
+    def test_unknown_model_named(self):
+        proc = run(["train", "--model", "resnet"], check=False)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("resnet", proc.stderr)
+
+    def test_missing_data_names_the_file(self):
+        proc = run(SMALL_MLP + ["--data", self.path("nowhere"), "--steps", "1"], check=False)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("nowhere", proc.stderr)
+
+    def test_straggler_rank_must_exist(self):
+        proc = run(SMALL_MLP + ["--inject-straggler", "5:2"], np=2, check=False)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("--inject-straggler", proc.stderr)
+
+
+class Faults(TempDirTest):
+    """A rank that stalls or dies ends the whole job with a message naming it."""
+
+    def test_stalled_rank_is_named(self):
+        out = self.path("run")
+        proc = run(SMALL_MLP + ["--steps", "30", "--batch", "16", "--inject-hang", "1:5",
+                                "--stall-timeout", "4", "--out", out], np=3, check=False,
+                   timeout=120)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("rank 1 stopped at step 5", proc.stderr)
+        # What was measured before the stall is kept.
+        self.assertEqual(len(read_jsonl(os.path.join(out, "rank-0.steps.jsonl"))), 5)
+
+    def test_dead_rank_is_named(self):
+        proc = run(SMALL_MLP + ["--steps", "30", "--batch", "16", "--inject-crash", "1:3",
+                                "--stall-timeout", "10"], np=2, check=False, timeout=120)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertRegex(proc.stderr + proc.stdout, r"rank 1")
+
+
+if __name__ == "__main__":
+    unittest.main()

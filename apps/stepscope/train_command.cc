@@ -1,0 +1,264 @@
+#include "apps/stepscope/train_command.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <sstream>
+
+#include "comm/communicator.h"
+#include "nn/model.h"
+#include "train/run_info.h"
+#include "train/trainer.h"
+
+namespace stepscope::app {
+namespace {
+
+Result<std::vector<int>> ParseWidths(const std::string& text) {
+  std::vector<int> widths;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    try {
+      size_t used = 0;
+      int w = std::stoi(item, &used);
+      if (used != item.size() || w <= 0) throw std::invalid_argument(item);
+      widths.push_back(w);
+    } catch (const std::exception&) {
+      return Status::Error("option --hidden: '" + item +
+                           "' is not a positive width; write widths like 2048,2048");
+    }
+  }
+  if (widths.empty()) return Status::Error("option --hidden: needs at least one width");
+  return widths;
+}
+
+// "A,B" -> (A, B) with B optional.
+Status ParsePair(const std::string& text, char sep, const std::string& flag, double* a, double* b,
+                 bool b_required) {
+  const auto pos = text.find(sep);
+  try {
+    *a = std::stod(text.substr(0, pos));
+    if (pos != std::string::npos) {
+      *b = std::stod(text.substr(pos + 1));
+    } else if (b_required) {
+      throw std::invalid_argument(text);
+    }
+  } catch (const std::exception&) {
+    return Status::Error("option " + flag + ": cannot read '" + text + "'");
+  }
+  return Status::Ok();
+}
+
+Status ParseRankStep(const std::string& text, const std::string& flag, int* rank,
+                     int64_t* step) {
+  if (text.empty()) return Status::Ok();
+  double r = -1, s = -1;
+  STEPSCOPE_RETURN_IF_ERROR(ParsePair(text, ':', flag, &r, &s, true));
+  if (r < 0 || s < 0 || r != static_cast<int>(r) || s != static_cast<int64_t>(s)) {
+    return Status::Error("option " + flag + ": write RANK:STEP with whole numbers, e.g. 1:10");
+  }
+  *rank = static_cast<int>(r);
+  *step = static_cast<int64_t>(s);
+  return Status::Ok();
+}
+
+int PrintModel(const train::TrainOptions& o) {
+  auto model = nn::MakeModel(o.model);
+  if (!model.ok()) {
+    std::fprintf(stderr, "stepscope: %s\n", model.status().message().c_str());
+    return 2;
+  }
+  const nn::ModelStats s = model.value()->Stats();
+  fmt::print("model                       {}\n", model.value()->Describe());
+  fmt::print("parameters                  {}\n", s.parameters);
+  fmt::print("gradient bytes (fp32)       {} ({:.2f} MiB)\n", s.gradient_bytes,
+             s.gradient_bytes / kMiB);
+  fmt::print("FLOPs per sample (fwd+bwd)  {:.4g}\n", s.flops_per_sample);
+  fmt::print("activation bytes per sample {}\n", s.activation_bytes_per_sample);
+  fmt::print("gradient bytes per FLOP at micro-batch {}: {:.4g}\n", o.batch,
+             s.gradient_bytes / (s.flops_per_sample * o.batch));
+  return 0;
+}
+
+}  // namespace
+
+void AddTrainOptions(CLI::App* cmd, TrainFlags* f) {
+  auto& o = f->options;
+  cmd->add_option("--model", f->model, "Model: mlp, cnn (Fashion-MNIST) or gpt (text)")
+      ->capture_default_str();
+  cmd->add_option("--hidden", f->hidden, "mlp hidden widths, comma separated")
+      ->capture_default_str();
+  cmd->add_option("--channels", o.model.cnn_channels, "cnn channels of the first convolution")
+      ->capture_default_str();
+  cmd->add_option("--layers", o.model.gpt_layers, "gpt transformer blocks")->capture_default_str();
+  cmd->add_option("--width", o.model.gpt_width, "gpt embedding width")->capture_default_str();
+  cmd->add_option("--heads", o.model.gpt_heads, "gpt attention heads")->capture_default_str();
+  cmd->add_option("--context", o.model.gpt_context, "gpt context length in bytes")
+      ->capture_default_str();
+  cmd->add_option("--batch", o.batch, "Per-replica micro-batch")->capture_default_str();
+  cmd->add_option("--accum", o.accum, "Micro-batches per step (gradient accumulation)")
+      ->capture_default_str();
+  cmd->add_option("--steps", o.steps, "Steps to run (0: run --epochs)")->capture_default_str();
+  cmd->add_option("--epochs", o.epochs, "Epochs to run when --steps is 0")->capture_default_str();
+  cmd->add_option("--warmup-steps", o.warmup_steps, "Steps excluded from steady-state figures")
+      ->capture_default_str();
+  cmd->add_option("--optimizer", f->optimizer, "sgd (with momentum) or adamw")
+      ->capture_default_str();
+  cmd->add_option("--lr", f->lr, "Learning rate (default: 0.05 for sgd, 0.001 for adamw)");
+  cmd->add_option("--momentum", f->momentum, "SGD momentum")->capture_default_str();
+  cmd->add_option("--weight-decay", f->weight_decay, "Weight decay")->capture_default_str();
+  cmd->add_option("--seed", o.seed, "Seed for initialisation, shuffling and augmentation")
+      ->capture_default_str();
+  cmd->add_option("--data", o.data_dir, "Fashion-MNIST directory (gzip'd IDX files)")
+      ->capture_default_str();
+  cmd->add_option("--text", o.text, "Text file or directory for gpt")->capture_default_str();
+  cmd->add_option("--loader-workers", o.loader_workers, "Loader threads per replica")
+      ->capture_default_str();
+  cmd->add_option("--prefetch", o.prefetch, "Batches the loader may prepare ahead")
+      ->capture_default_str();
+  cmd->add_flag("--augment", o.augment, "Random crop with padding and horizontal flip");
+  cmd->add_flag("--synthetic-input", o.synthetic_input,
+                "Serve one prepared in-memory batch (ablation: removes the input pipeline)");
+  cmd->add_flag("--no-eval", f->no_eval, "Skip held-out evaluation at the end");
+  cmd->add_option("--eval-limit", o.eval_limit, "Held-out examples to evaluate (0: all)")
+      ->capture_default_str();
+  cmd->add_option("--bucket-mb", o.reducer.bucket_mb, "Gradient bucket cap in MiB")
+      ->capture_default_str();
+  cmd->add_flag("--no-overlap", f->no_overlap, "Reduce only after backward finishes");
+  cmd->add_flag("--no-reduce", f->no_reduce,
+                "Skip gradient reduction (ablation: replicas drift apart, timings stay valid)");
+  cmd->add_option("--reduce-dtype", f->reduce_dtype, "Wire precision: fp32, bf16 or fp16")
+      ->capture_default_str();
+  cmd->add_option("--allreduce", f->allreduce,
+                  "All-reduce: auto (shm on one host, ring across hosts), mpi, ring or shm")
+      ->capture_default_str();
+  cmd->add_option("--checksum-every", o.checksum_every,
+                  "Steps between replica parameter agreement checks (0: never)")
+      ->capture_default_str();
+  cmd->add_option("--stall-timeout", o.stall_timeout_s,
+                  "Seconds a rank may make no progress before the job is ended")
+      ->capture_default_str();
+  cmd->add_option("--emulate-device-speed", o.emulation.device_speed,
+                  "Emulate a device computing at F of a core (0: off)")
+      ->capture_default_str();
+  cmd->add_option("--emulate-link", f->emulate_link,
+                  "Emulate an interconnect: GBPS[,LATENCY_US] per link (ring cost model)");
+  cmd->add_option("--inject-straggler", f->inject_straggler,
+                  "Fault injection RANK:FACTOR: that rank computes FACTOR times slower");
+  cmd->add_option("--inject-input-delay", o.injection.input_delay_ms,
+                  "Fault injection: extra milliseconds per batch in the loader")
+      ->capture_default_str();
+  cmd->add_option("--inject-hang", f->inject_hang,
+                  "Fault injection RANK:STEP: that rank stops making progress at STEP");
+  cmd->add_option("--inject-crash", f->inject_crash,
+                  "Fault injection RANK:STEP: that rank dies at STEP");
+  cmd->add_option("--out", o.out, "Directory for run.json, rank-R.steps.jsonl, rank-R.trace.json");
+  cmd->add_option("--save-params", o.save_params,
+                  "Rank 0 writes the final parameters here (raw float32)");
+  cmd->add_flag("--quiet", f->quiet, "No progress line");
+}
+
+Status FinishTrainOptions(TrainFlags* f) {
+  auto& o = f->options;
+  auto kind = train::ParseModelKind(f->model);
+  if (!kind.ok()) return kind.status();
+  o.model.kind = kind.value();
+  auto widths = ParseWidths(f->hidden);
+  if (!widths.ok()) return widths.status();
+  o.model.hidden = widths.value();
+  o.model.seed = o.seed;
+  if (f->optimizer == "sgd") {
+    o.optimizer.kind = nn::OptimizerKind::kSgd;
+    o.optimizer.lr = 0.05f;
+  } else if (f->optimizer == "adamw") {
+    o.optimizer.kind = nn::OptimizerKind::kAdamW;
+    o.optimizer.lr = 1e-3f;
+  } else {
+    return Status::Error("option --optimizer: unknown '" + f->optimizer + "'; choose sgd or adamw");
+  }
+  if (f->lr != -1) o.optimizer.lr = static_cast<float>(f->lr);
+  o.optimizer.momentum = static_cast<float>(f->momentum);
+  o.optimizer.weight_decay = static_cast<float>(f->weight_decay);
+  auto dtype = comm::ParseWireDtype(f->reduce_dtype);
+  if (!dtype.ok()) return dtype.status().WithContext("option --reduce-dtype");
+  o.reducer.dtype = dtype.value();
+  auto algo = train::ParseAllreduceChoice(f->allreduce);
+  if (!algo.ok()) return algo.status();
+  o.reducer.algorithm = algo.value();
+  o.reducer.overlap = !f->no_overlap;
+  o.reducer.reduce = !f->no_reduce;
+  o.evaluate = !f->no_eval;
+  o.progress = !f->quiet;
+  if (!f->emulate_link.empty()) {
+    STEPSCOPE_RETURN_IF_ERROR(ParsePair(f->emulate_link, ',', "--emulate-link",
+                                        &o.emulation.link_gbps, &o.emulation.link_latency_us,
+                                        false));
+    if (!(o.emulation.link_gbps > 0)) {
+      return Status::Error("option --emulate-link: bandwidth must be positive GB/s");
+    }
+  }
+  if (!f->inject_straggler.empty()) {
+    double rank = -1;
+    STEPSCOPE_RETURN_IF_ERROR(ParsePair(f->inject_straggler, ':', "--inject-straggler", &rank,
+                                        &o.injection.straggler_factor, true));
+    if (rank < 0 || rank != static_cast<int>(rank)) {
+      return Status::Error("option --inject-straggler: RANK must be a rank number, e.g. 3:2.0");
+    }
+    o.injection.straggler_rank = static_cast<int>(rank);
+  }
+  STEPSCOPE_RETURN_IF_ERROR(ParseRankStep(f->inject_hang, "--inject-hang",
+                                          &o.injection.hang_rank, &o.injection.hang_step));
+  STEPSCOPE_RETURN_IF_ERROR(ParseRankStep(f->inject_crash, "--inject-crash",
+                                          &o.injection.crash_rank, &o.injection.crash_step));
+  return Status::Ok();
+}
+
+int RunTrain(TrainFlags& flags, int argc, char** argv) {
+  if (Status st = FinishTrainOptions(&flags); !st.ok()) {
+    std::fprintf(stderr, "stepscope train: %s\n", st.message().c_str());
+    return 2;
+  }
+  const train::TrainOptions& o = flags.options;
+  if (flags.print_model) return PrintModel(o);
+
+  auto comm_or = comm::Communicator::Init(&argc, &argv);
+  if (!comm_or.ok()) {
+    std::fprintf(stderr, "stepscope train: %s\n", comm_or.status().message().c_str());
+    return 1;
+  }
+  const comm::Communicator& comm = *comm_or.value();
+  if (Status st = train::Validate(o, comm.size()); !st.ok()) {
+    if (comm.rank() == 0) std::fprintf(stderr, "stepscope train: %s\n", st.message().c_str());
+    return 2;
+  }
+  if (comm.rank() == 0 && o.progress) {
+    std::fprintf(stderr, "stepscope train: %d replica(s) on %d host(s)%s\n", comm.size(),
+                 comm.num_hosts(), o.emulation.active() ? " [EMULATED devices/links]" : "");
+  }
+  auto summary = train::Train(o, comm);
+  if (!summary.ok()) {
+    if (comm.size() > 1) comm.Abort(summary.status().message());
+    std::fprintf(stderr, "stepscope train: %s\n", summary.status().message().c_str());
+    return 1;
+  }
+  if (!o.out.empty()) {
+    if (Status st = train::WriteRunJson(o.out, o, summary.value(), comm); !st.ok()) {
+      if (comm.size() > 1) comm.Abort(st.message());
+      std::fprintf(stderr, "stepscope train: %s\n", st.message().c_str());
+      return 1;
+    }
+  }
+  if (comm.rank() == 0) {
+    const auto& s = summary.value();
+    fmt::print("{} on {} replica(s): {:.0f} samples/s, step {:.2f} ms, final loss {:.4f}", 
+               s.model_description, s.replicas, s.samples_per_s, s.step_time_mean * 1e3,
+               s.final_loss);
+    if (s.eval.accuracy >= 0) fmt::print(", test accuracy {:.2f} %", 100 * s.eval.accuracy);
+    if (s.eval.bits_per_byte >= 0) fmt::print(", held-out {:.3f} bits/byte", s.eval.bits_per_byte);
+    if (s.noise_scale >= 0) fmt::print(", B_noise ~ {:.0f}", s.noise_scale);
+    fmt::print("\n");
+  }
+  return 0;
+}
+
+}  // namespace stepscope::app

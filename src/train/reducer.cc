@@ -1,0 +1,169 @@
+#include "train/reducer.h"
+
+#include <algorithm>
+
+#include "train/pacer.h"
+
+namespace stepscope::train {
+namespace {
+
+double SumSquares(const float* x, size_t n) {
+  double total = 0;
+  // Blocks of float partial sums keep this vectorised without losing double accuracy overall.
+  constexpr size_t kBlock = 1024;
+  for (size_t i = 0; i < n; i += kBlock) {
+    const size_t m = std::min(kBlock, n - i);
+    float partial = 0;
+    for (size_t j = 0; j < m; ++j) partial += x[i + j] * x[i + j];
+    total += partial;
+  }
+  return total;
+}
+
+}  // namespace
+
+Reducer::Reducer(std::span<float> grads, const ReducerOptions& options,
+                 const EmulationOptions& emulation, comm::Allreducer* allreducer, int world,
+                 ClockFn clock)
+    : grads_(grads),
+      options_(options),
+      emulation_(emulation),
+      allreducer_(allreducer),
+      world_(world),
+      clock_(std::move(clock)),
+      cap_elements_(std::max<size_t>(1, static_cast<size_t>(options.bucket_mb * kMiB / 4))) {
+  thread_ = std::thread([this] { CommLoop(); });
+}
+
+Reducer::~Reducer() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  work_cv_.notify_all();
+  thread_.join();
+}
+
+void Reducer::BeginStep() {
+  pending_begin_ = pending_end_ = grads_.size();
+  launched_ = 0;
+  deferred_.clear();
+  std::lock_guard<std::mutex> lock(mu_);
+  completed_ = 0;
+  stats_ = ReduceStats{};
+  stats_.local_grad_sq = 0;
+  stats_.global_grad_sq = options_.reduce ? 0 : -1;
+}
+
+void Reducer::OnGradReady(size_t offset, size_t count) {
+  if (count == 0) return;
+  if (offset + count != pending_begin_) {
+    // Not adjacent to what is pending (a model reporting out of order): close the bucket.
+    if (pending_end_ > pending_begin_) Launch(pending_begin_, pending_end_);
+    pending_end_ = offset + count;
+  }
+  pending_begin_ = offset;
+  if (pending_end_ - pending_begin_ >= cap_elements_) {
+    Launch(pending_begin_, pending_end_);
+    pending_end_ = pending_begin_;
+  }
+}
+
+void Reducer::Launch(size_t begin, size_t end) {
+  if (!options_.overlap) {
+    deferred_.emplace_back(begin, end);
+    return;
+  }
+  Job job{launched_++, begin, end, clock_()};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(job);
+  }
+  work_cv_.notify_one();
+}
+
+Result<Seconds> Reducer::FinishStep() {
+  if (pending_end_ > pending_begin_) Launch(pending_begin_, pending_end_);
+  pending_end_ = pending_begin_;
+  if (!options_.overlap) {
+    options_.overlap = true;  // launch the deferred buckets now, in order
+    for (auto [b, e] : deferred_) Launch(b, e);
+    options_.overlap = false;
+    deferred_.clear();
+  }
+  buckets_per_step_ = launched_;
+  const Seconds wait_begin = clock_();
+  std::unique_lock<std::mutex> lock(mu_);
+  done_cv_.wait(lock, [&] { return completed_ == launched_ || !error_.ok(); });
+  if (!error_.ok()) return error_;
+  return clock_() - wait_begin;
+}
+
+ReduceStats Reducer::TakeStats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::move(stats_);
+}
+
+void Reducer::CommLoop() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      work_cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (stop_) return;
+      job = queue_.front();
+      queue_.pop_front();
+    }
+    Status status = RunJob(job);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!status.ok() && error_.ok()) error_ = status;
+      ++completed_;
+    }
+    done_cv_.notify_all();
+  }
+}
+
+Status Reducer::RunJob(const Job& job) {
+  std::span<float> slice = grads_.subspan(job.begin, job.end - job.begin);
+  CollectiveRecord record;
+  record.index = job.index;
+  record.ready = job.ready;
+  record.bytes = comm::WireBytes(options_.dtype, slice.size());
+  record.start = clock_();
+  const double local_sq = SumSquares(slice.data(), slice.size());
+  double global_sq = -1;
+  if (options_.reduce) {
+    const Seconds real_begin = clock_();
+    STEPSCOPE_RETURN_IF_ERROR(allreducer_->Allreduce(slice, options_.dtype, comm::ReduceOp::kMean)
+                                  .WithContext("all-reduce of bucket " + std::to_string(job.index)));
+    const Seconds real = clock_() - real_begin;
+    if (emulation_.link_gbps > 0) {
+      // The real reduction's fastest time approximates its pure transfer cost; anything above it
+      // is waiting for other ranks, which stays. Replace the transfer by the emulated link's.
+      if (fastest_by_bucket_.size() <= static_cast<size_t>(job.index)) {
+        fastest_by_bucket_.resize(job.index + 1, real);
+      }
+      Seconds& fastest = fastest_by_bucket_[job.index];
+      fastest = std::min(fastest, real);
+      const Seconds modelled = comm::RingAllreduceSeconds(
+          record.bytes, world_, emulation_.link_gbps, emulation_.link_latency_us * 1e-6);
+      if (fastest > modelled * 1.05 + 100e-6) ++unhonoured_links_;
+      SleepSeconds(modelled - fastest);
+    }
+    global_sq = SumSquares(slice.data(), slice.size());
+  }
+  record.end = clock_();
+  record.busbw_gbps =
+      options_.reduce ? comm::AllreduceBusBandwidthGBps(record.bytes, record.end - record.start,
+                                                        world_)
+                      : 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.collectives.push_back(record);
+  stats_.comm_busy += record.end - record.start;
+  stats_.local_grad_sq += local_sq;
+  if (global_sq >= 0) stats_.global_grad_sq += global_sq;
+  return Status::Ok();
+}
+
+}  // namespace stepscope::train

@@ -1,0 +1,159 @@
+#include "train/run_info.h"
+
+#include <cblas.h>
+
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "comm/allreduce.h"
+
+#ifndef STEPSCOPE_VERSION
+#define STEPSCOPE_VERSION "dev"
+#endif
+
+namespace stepscope::train {
+namespace {
+
+using nlohmann::json;
+
+std::string OptimizerName(nn::OptimizerKind kind) {
+  return kind == nn::OptimizerKind::kAdamW ? "adamw" : "sgd";
+}
+
+// Host name of every rank, in rank order (collective).
+Result<std::vector<std::string>> GatherHosts(const comm::Communicator& comm) {
+  constexpr int kLen = 256;
+  char mine[kLen] = {};
+  comm.hostname().copy(mine, kLen - 1);
+  std::vector<char> all(static_cast<size_t>(kLen) * comm.size());
+  if (MPI_Gather(mine, kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, 0, comm.world()) !=
+      MPI_SUCCESS) {
+    return Status::Error("run.json: MPI_Gather of host names failed");
+  }
+  std::vector<std::string> hosts;
+  for (int r = 0; r < comm.size(); ++r) hosts.emplace_back(&all[static_cast<size_t>(r) * kLen]);
+  return hosts;
+}
+
+}  // namespace
+
+json OptionsToJson(const TrainOptions& o) {
+  json model{{"kind", ToString(o.model.kind)}, {"seed", o.model.seed}};
+  switch (o.model.kind) {
+    case nn::ModelKind::kMlp: model["hidden"] = o.model.hidden; break;
+    case nn::ModelKind::kCnn: model["channels"] = o.model.cnn_channels; break;
+    case nn::ModelKind::kGpt:
+      model["layers"] = o.model.gpt_layers;
+      model["width"] = o.model.gpt_width;
+      model["heads"] = o.model.gpt_heads;
+      model["context"] = o.model.gpt_context;
+      break;
+  }
+  return json{
+      {"model", model},
+      {"optimizer",
+       {{"kind", OptimizerName(o.optimizer.kind)},
+        {"lr", o.optimizer.lr},
+        {"momentum", o.optimizer.momentum},
+        {"weight_decay", o.optimizer.weight_decay}}},
+      {"batch", o.batch},
+      {"accum", o.accum},
+      {"steps", o.steps},
+      {"epochs", o.epochs},
+      {"warmup_steps", o.warmup_steps},
+      {"seed", o.seed},
+      {"data", o.dataset() == DatasetKind::kText ? o.text : o.data_dir},
+      {"loader_workers", o.loader_workers},
+      {"prefetch", o.prefetch},
+      {"augment", o.augment},
+      {"synthetic_input", o.synthetic_input},
+      {"reducer",
+       {{"bucket_mb", o.reducer.bucket_mb},
+        {"overlap", o.reducer.overlap},
+        {"reduce", o.reducer.reduce},
+        {"dtype", comm::ToString(o.reducer.dtype)},
+        {"allreduce", ToString(o.reducer.algorithm)}}},
+      {"injection",
+       {{"straggler_rank", o.injection.straggler_rank},
+        {"straggler_factor", o.injection.straggler_factor},
+        {"input_delay_ms", o.injection.input_delay_ms}}},
+  };
+}
+
+json SoftwareVersions() {
+  char mpi[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  MPI_Get_library_version(mpi, &len);
+  std::string mpi_version(mpi, static_cast<size_t>(len));
+  if (auto nl = mpi_version.find('\n'); nl != std::string::npos) mpi_version.resize(nl);
+  return json{{"stepscope", STEPSCOPE_VERSION},
+              {"compiler", __VERSION__},
+              {"mpi", mpi_version},
+              {"openblas", openblas_get_config()}};
+}
+
+Status WriteRunJson(const std::string& dir, const TrainOptions& o, const RunSummary& s,
+                    const comm::Communicator& comm) {
+  auto hosts = GatherHosts(comm);
+  if (!hosts.ok()) return hosts.status();
+  if (comm.rank() != 0) return Status::Ok();
+  std::map<std::string, int> per_host;
+  for (const auto& h : hosts.value()) ++per_host[h];
+
+  json eval = nullptr;
+  if (s.eval.done) {
+    eval = {{"examples", s.eval.count}, {"loss", s.eval.loss}};
+    if (s.eval.accuracy >= 0) eval["accuracy"] = s.eval.accuracy;
+    if (s.eval.bits_per_byte >= 0) eval["bits_per_byte"] = s.eval.bits_per_byte;
+  }
+  const bool emulated = o.emulation.active();
+  json j{
+      {"schema", "stepscope.run/1"},
+      {"config", OptionsToJson(o)},
+      {"model",
+       {{"description", s.model_description},
+        {"parameters", s.model.parameters},
+        {"gradient_bytes", s.model.gradient_bytes},
+        {"flops_per_sample", s.model.flops_per_sample},
+        {"activation_bytes_per_sample", s.model.activation_bytes_per_sample}}},
+      {"dataset", s.dataset_description},
+      {"replicas", s.replicas},
+      {"hosts", per_host},
+      {"host_of_rank", hosts.value()},
+      {"cores_per_host", std::thread::hardware_concurrency()},
+      {"clock", {{"offset_s", comm.clock_offset()}, {"max_error_s", comm.clock_error()}}},
+      {"allreduce", s.allreduce},
+      {"buckets_per_step", s.buckets_per_step},
+      {"steps", s.steps},
+      {"steady_steps", s.steady_steps},
+      {"samples_per_step", s.replicas * o.batch * o.accum},
+      {"samples_per_s", s.samples_per_s},
+      {"step_time_mean_s", s.step_time_mean},
+      {"wall_time_s", s.wall_time},
+      {"final_loss", s.final_loss},
+      {"eval", eval},
+      {"gradient_noise",
+       {{"mean_local_grad_sq", s.mean_local_grad_sq},
+        {"mean_global_grad_sq", s.mean_global_grad_sq},
+        {"local_batch", o.batch * o.accum},
+        {"global_batch", s.replicas * o.batch * o.accum},
+        {"b_noise", s.noise_scale >= 0 ? json(s.noise_scale) : json(nullptr)}}},
+      {"emulation",
+       {{"emulated", emulated},
+        {"device_speed", o.emulation.device_speed},
+        {"link_gbps", o.emulation.link_gbps},
+        {"link_latency_us", o.emulation.link_latency_us},
+        {"paced_segments", s.paced_segments},
+        {"unhonoured_segments", s.unhonoured_segments},
+        {"unhonoured_links", s.unhonoured_links}}},
+      {"software", SoftwareVersions()},
+  };
+  const std::string path = dir + "/run.json";
+  std::ofstream out(path);
+  out << j.dump(2) << '\n';
+  if (!out) return Status::Error(path + ": write failed");
+  return Status::Ok();
+}
+
+}  // namespace stepscope::train

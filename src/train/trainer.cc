@@ -1,0 +1,334 @@
+#include "train/trainer.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <numeric>
+#include <csignal>
+#include <thread>
+
+#include "core/clock.h"
+#include "data/source.h"
+#include "nn/optimizer.h"
+#include "train/noise_scale.h"
+#include "train/pacer.h"
+#include "train/param_checksum.h"
+#include "train/progress.h"
+#include "train/recorder.h"
+#include "train/reducer.h"
+#include "train/watchdog.h"
+
+namespace stepscope::train {
+namespace {
+
+// The emulated device speed needs this much of a core per replica to be honoured.
+Status CheckEmulationFeasible(const EmulationOptions& e, const comm::Communicator& comm) {
+  if (e.device_speed <= 0) return Status::Ok();
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  // Each replica needs F of a core for compute plus headroom for its communication thread.
+  const double share = static_cast<double>(cores) / comm.local_size();
+  if (e.device_speed > 0.8 * share) {
+    return Status::Error("--emulate-device-speed " + std::to_string(e.device_speed) +
+                         ": this host has " + std::to_string(cores) + " cores for " +
+                         std::to_string(comm.local_size()) +
+                         " replicas, so it cannot honour more than " +
+                         std::to_string(0.8 * share) + " of a core each; lower F or the replicas");
+  }
+  return Status::Ok();
+}
+
+comm::AllreduceAlgorithm Resolve(AllreduceChoice choice, const comm::Communicator& comm) {
+  switch (choice) {
+    case AllreduceChoice::kMpi: return comm::AllreduceAlgorithm::kMpi;
+    case AllreduceChoice::kRing: return comm::AllreduceAlgorithm::kRing;
+    case AllreduceChoice::kShm: return comm::AllreduceAlgorithm::kShm;
+    case AllreduceChoice::kAuto: break;
+  }
+  return comm.num_hosts() == 1 ? comm::AllreduceAlgorithm::kShm : comm::AllreduceAlgorithm::kRing;
+}
+
+Result<data::Split> LoadData(const TrainOptions& o) {
+  if (o.dataset() == DatasetKind::kText) return data::LoadText(o.text, o.model.gpt_context);
+  return data::LoadFashionMnist(o.data_dir);
+}
+
+// Held-out evaluation: rank r evaluates examples r, r+N, ...; the sums are reduced.
+Result<EvalSummary> Evaluate(nn::Model& model, const data::Dataset& test, const TrainOptions& o,
+                             const comm::Communicator& comm) {
+  const int64_t n = o.eval_limit > 0 ? std::min(o.eval_limit, test.size()) : test.size();
+  const int chunk = o.dataset() == DatasetKind::kText ? 16 : 256;
+  double sums[3] = {0, 0, 0};  // loss_sum, correct, count
+  std::vector<int64_t> indices;
+  Batch batch;
+  for (int64_t i = comm.rank(); i < n;) {
+    indices.clear();
+    for (; i < n && static_cast<int>(indices.size()) < chunk; i += comm.size()) indices.push_back(i);
+    test.Fill(indices, /*augment=*/false, 0, &batch);
+    nn::EvalResult r = model.Evaluate(batch);
+    sums[0] += r.loss_sum;
+    sums[1] += static_cast<double>(r.correct);
+    sums[2] += static_cast<double>(r.count);
+  }
+  if (MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_DOUBLE, MPI_SUM, comm.world()) != MPI_SUCCESS) {
+    return Status::Error("evaluation: MPI_Allreduce failed");
+  }
+  EvalSummary e;
+  e.done = true;
+  e.count = static_cast<int64_t>(sums[2]);
+  e.loss = sums[2] > 0 ? sums[0] / sums[2] : 0;
+  if (o.dataset() == DatasetKind::kText) {
+    e.bits_per_byte = e.loss / std::log(2.0);
+  } else {
+    e.accuracy = sums[2] > 0 ? sums[1] / sums[2] : 0;
+  }
+  return e;
+}
+
+Status SaveParams(const std::string& path, std::span<const float> params) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(params.data()),
+            static_cast<std::streamsize>(params.size_bytes()));
+  if (!out) return Status::Error(path + ": cannot write parameters (--save-params)");
+  return Status::Ok();
+}
+
+// Fault injection for ground-truth tests: a rank that stops making progress, or dies.
+void InjectFaults(const InjectionOptions& inj, int rank, int64_t step) {
+  if (rank == inj.crash_rank && step == inj.crash_step) std::raise(SIGKILL);
+  if (rank == inj.hang_rank && step == inj.hang_step) {
+    for (;;) SleepSeconds(3600);  // the watchdogs of the other ranks end the job
+  }
+}
+
+Seconds Sum(const std::vector<Interval>& v) {
+  Seconds s = 0;
+  for (const auto& i : v) s += i.end - i.begin;
+  return s;
+}
+
+}  // namespace
+
+Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) {
+  const int rank = comm.rank();
+  const int world = comm.size();
+  const Seconds wall_begin = comm.Now();
+  openblas_set_num_threads(1);  // one core per replica: the parallelism is the replicas'
+  STEPSCOPE_RETURN_IF_ERROR(Validate(o, world));
+  STEPSCOPE_RETURN_IF_ERROR(CheckEmulationFeasible(o.emulation, comm));
+
+  auto split = LoadData(o);
+  if (!split.ok()) return split.status();
+  auto model_or = nn::MakeModel(o.model);
+  if (!model_or.ok()) return model_or.status();
+  nn::Model& model = *model_or.value();
+  auto optimizer = nn::MakeOptimizer(o.optimizer, model.params().size());
+
+  std::unique_ptr<comm::Allreducer> allreducer;
+  const comm::AllreduceAlgorithm algorithm = Resolve(o.reducer.algorithm, comm);
+  if (o.reducer.reduce) {
+    auto a = comm::MakeAllreducer(comm, algorithm, model.grads().size());
+    if (!a.ok()) return a.status();
+    allreducer = std::move(a.value());
+  }
+
+  data::LoaderOptions lo;
+  lo.batch = o.batch;
+  lo.workers = o.loader_workers;
+  lo.prefetch = o.prefetch;
+  lo.seed = o.seed;
+  lo.rank = rank;
+  lo.world = world;
+  lo.augment = o.augment;
+  lo.synthetic = o.synthetic_input;
+  lo.input_delay_ms = o.injection.input_delay_ms;
+  auto loader_or = data::Loader::Create(*split->train, lo);
+  if (!loader_or.ok()) return loader_or.status();
+  data::Loader& loader = *loader_or.value();
+
+  const int64_t per_epoch = std::max<int64_t>(1, loader.batches_per_epoch() / o.accum);
+  const int64_t total_steps =
+      o.steps > 0 ? o.steps
+                  : std::max<int64_t>(1, static_cast<int64_t>(o.epochs * static_cast<double>(per_epoch)));
+
+  std::unique_ptr<RankRecorder> recorder;
+  if (!o.out.empty()) {
+    auto r = RankRecorder::Open(o.out, rank);
+    if (!r.ok()) return r.status();
+    recorder = std::move(r.value());
+  }
+
+  double slowdown = o.emulation.device_speed > 0 ? 1.0 / o.emulation.device_speed : 1.0;
+  if (rank == o.injection.straggler_rank) slowdown *= o.injection.straggler_factor;
+  ComputePacer pacer(slowdown);
+  Reducer reducer(model.grads(), o.reducer, o.emulation, allreducer.get(), world,
+                  [&comm] { return comm.Now(); });
+  Progress progress(o.progress && rank == 0, total_steps);
+  auto board = comm::HeartbeatBoard::Create(comm);
+  if (!board.ok()) return board.status();
+  Watchdog watchdog(comm, board.value().get(), o.stall_timeout_s);
+  const Seconds to_aligned = comm.clock_offset();  // steady-clock seconds -> aligned seconds
+  const int64_t samples_per_step = static_cast<int64_t>(o.batch) * o.accum;
+
+  RunSummary summary;
+  std::vector<double> steady_step_times;
+  std::vector<double> recent_losses;
+  double local_sq_sum = 0, global_sq_sum = 0;
+  int64_t grad_sq_steps = 0;
+
+  for (int64_t step = 0; step < total_steps; ++step) {
+    StepRecord rec;
+    StepTimeline tl;
+    rec.rank = rank;
+    rec.step = step;
+    rec.warmup = step < o.warmup_steps;
+    rec.micro_batches = o.accum;
+    rec.samples = samples_per_step;
+    rec.start = comm.Now();
+    InjectFaults(o.injection, rank, step);
+    model.ZeroGrads();
+    reducer.BeginStep();
+    double loss = 0;
+    for (int micro = 0; micro < o.accum; ++micro) {
+      const bool reducing = micro + 1 == o.accum;
+      watchdog.Publish(step, comm::HeartbeatPhase::kInput);
+      Interval wait{comm.Now(), 0};
+      Batch batch = loader.Next();
+      watchdog.Publish(step, comm::HeartbeatPhase::kCompute);
+      wait.end = comm.Now();
+      tl.input_waits.push_back(wait);
+      if (batch.load_end > 0) tl.loads.push_back({batch.load_begin + to_aligned, batch.load_end + to_aligned});
+      rec.epoch = batch.epoch;
+
+      Interval fwd{comm.Now(), 0};
+      pacer.Begin();
+      loss += model.Forward(batch) / o.accum;
+      pacer.End();
+      fwd.end = comm.Now();
+      tl.forwards.push_back(fwd);
+
+      Interval bwd{comm.Now(), 0};
+      pacer.Begin();
+      nn::GradReadyFn ready;
+      if (reducing) {
+        ready = [&](size_t offset, size_t count) {
+          // Pace the compute so far, so the bucket's arrival reflects the emulated device.
+          pacer.End();
+          reducer.OnGradReady(offset, count);
+          pacer.Begin();
+        };
+      }
+      model.Backward(1.0f / static_cast<float>(o.accum), ready);
+      pacer.End();
+      bwd.end = comm.Now();
+      tl.backwards.push_back(bwd);
+    }
+    watchdog.Publish(step, comm::HeartbeatPhase::kAllreduce);
+    tl.exposed_wait.begin = comm.Now();
+    auto exposed = reducer.FinishStep();
+    watchdog.Publish(step, comm::HeartbeatPhase::kCompute);
+    if (!exposed.ok()) return exposed.status().WithContext("step " + std::to_string(step));
+    tl.exposed_wait.end = comm.Now();
+    ReduceStats rs = reducer.TakeStats();
+
+    tl.optimizer.begin = comm.Now();
+    pacer.Begin();
+    optimizer->Step(model.params(), model.grads());
+    pacer.End();
+    tl.optimizer.end = comm.Now();
+    rec.end = comm.Now();
+
+    rec.input_wait = Sum(tl.input_waits);
+    rec.forward = Sum(tl.forwards);
+    rec.backward = Sum(tl.backwards);
+    rec.optimizer = tl.optimizer.end - tl.optimizer.begin;
+    rec.compute = rec.forward + rec.backward + rec.optimizer;
+    rec.exposed_comm = tl.exposed_wait.end - tl.exposed_wait.begin;
+    rec.comm_busy = rs.comm_busy;
+    rec.loss = loss;
+    rec.local_grad_sq = rs.local_grad_sq;
+    rec.global_grad_sq = world == 1 ? rs.local_grad_sq : rs.global_grad_sq;
+    rec.collectives = std::move(rs.collectives);
+    if (!std::isfinite(loss)) {
+      return Status::Error("step " + std::to_string(step) + ": training loss is " +
+                           std::to_string(loss) + "; lower --lr or check the data");
+    }
+    if (!rec.warmup) {
+      steady_step_times.push_back(rec.step_time());
+      if (rec.local_grad_sq >= 0 && rec.global_grad_sq >= 0) {
+        local_sq_sum += rec.local_grad_sq;
+        global_sq_sum += rec.global_grad_sq;
+        ++grad_sq_steps;
+      }
+    }
+    recent_losses.push_back(loss);
+    if (recent_losses.size() > 20) recent_losses.erase(recent_losses.begin());
+    if (recorder) STEPSCOPE_RETURN_IF_ERROR(recorder->Append(rec, tl));
+
+    const bool check = o.reducer.reduce && world > 1 && o.checksum_every > 0 &&
+                       ((step + 1) % o.checksum_every == 0 || step + 1 == total_steps);
+    if (check) {
+      watchdog.Publish(step, comm::HeartbeatPhase::kAllreduce);
+      STEPSCOPE_RETURN_IF_ERROR(CheckReplicasAgree(model.params(), step, comm));
+    }
+    progress.Update(step, loss, static_cast<double>(samples_per_step * world) / rec.step_time(),
+                    comm.Now());
+  }
+  progress.Finish();
+  watchdog.Publish(total_steps, comm::HeartbeatPhase::kAllreduce);  // the final reductions
+  summary.buckets_per_step = reducer.buckets_per_step();
+  summary.unhonoured_links = reducer.unhonoured_links();
+  summary.paced_segments = pacer.segments();
+  summary.unhonoured_segments = pacer.unhonoured();
+
+  // Job-level figures: the job's step is the slowest rank's.
+  if (!steady_step_times.empty() &&
+      MPI_Allreduce(MPI_IN_PLACE, steady_step_times.data(),
+                    static_cast<int>(steady_step_times.size()), MPI_DOUBLE, MPI_MAX,
+                    comm.world()) != MPI_SUCCESS) {
+    return Status::Error("summary: MPI_Allreduce of step times failed");
+  }
+  double sums[4] = {recent_losses.empty() ? 0 : std::accumulate(recent_losses.begin(), recent_losses.end(), 0.0) / recent_losses.size(),
+                    local_sq_sum, global_sq_sum, static_cast<double>(grad_sq_steps)};
+  if (MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_DOUBLE, MPI_SUM, comm.world()) != MPI_SUCCESS) {
+    return Status::Error("summary: MPI_Allreduce of losses failed");
+  }
+  summary.replicas = world;
+  summary.steps = total_steps;
+  summary.steady_steps = static_cast<int64_t>(steady_step_times.size());
+  const double steady_time = std::accumulate(steady_step_times.begin(), steady_step_times.end(), 0.0);
+  if (steady_time > 0) {
+    summary.step_time_mean = steady_time / static_cast<double>(steady_step_times.size());
+    summary.samples_per_s = static_cast<double>(samples_per_step * world) / summary.step_time_mean;
+  }
+  summary.final_loss = sums[0] / world;
+  if (sums[3] > 0) {
+    // Each rank contributed its own local norms, but the global norm is the same on every rank.
+    summary.mean_local_grad_sq = sums[1] / sums[3];
+    summary.mean_global_grad_sq = sums[2] / sums[3];
+    if (world > 1 && o.reducer.reduce) {
+      summary.noise_scale = EstimateNoiseScale(summary.mean_local_grad_sq, summary.mean_global_grad_sq,
+                                               static_cast<double>(samples_per_step),
+                                               static_cast<double>(samples_per_step * world));
+    }
+  }
+  if (o.evaluate) {
+    auto e = Evaluate(model, *split->test, o, comm);
+    if (!e.ok()) return e.status();
+    summary.eval = e.value();
+  }
+  summary.model = model.Stats();
+  summary.model_description = model.Describe();
+  summary.dataset_description = split->train->Describe();
+  summary.allreduce = o.reducer.reduce ? comm::ToString(algorithm) : "none";
+  summary.wall_time = comm.Now() - wall_begin;
+  if (recorder) STEPSCOPE_RETURN_IF_ERROR(recorder->Close());
+  if (!o.save_params.empty() && rank == 0) {
+    STEPSCOPE_RETURN_IF_ERROR(SaveParams(o.save_params, model.params()));
+  }
+  return summary;
+}
+
+}  // namespace stepscope::train

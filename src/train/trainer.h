@@ -1,0 +1,48 @@
+// Train: the replica loop. Every replica loads its shard, runs forward and backward, hands
+// gradients to the reducer bucket by bucket, waits for the reductions, updates, and records
+// where the step's time went.
+#pragma once
+
+#include <string>
+
+#include "comm/communicator.h"
+#include "nn/model.h"
+#include "train/options.h"
+
+namespace stepscope::train {
+
+struct EvalSummary {
+  bool done = false;
+  int64_t count = 0;      // examples (images) or predicted bytes (text)
+  double loss = 0;        // mean loss (natural log)
+  double accuracy = -1;   // images
+  double bits_per_byte = -1;  // text
+};
+
+struct RunSummary {
+  int replicas = 1;
+  int64_t steps = 0;
+  int64_t steady_steps = 0;
+  double samples_per_s = 0;   // steady state, whole job
+  Seconds step_time_mean = 0; // steady state, slowest rank per step
+  double final_loss = 0;      // mean over ranks of the last steps' training loss
+  EvalSummary eval;
+  double noise_scale = -1;    // B_noise estimate (-1: unknown)
+  double mean_local_grad_sq = -1;
+  double mean_global_grad_sq = -1;
+  nn::ModelStats model;
+  std::string model_description;
+  std::string dataset_description;
+  std::string allreduce;      // algorithm used
+  int buckets_per_step = 0;
+  Seconds wall_time = 0;
+  // Emulation bookkeeping: segments that could not be paced as asked.
+  int64_t paced_segments = 0;
+  int64_t unhonoured_segments = 0;
+  int64_t unhonoured_links = 0;
+};
+
+// Runs training on this rank. Collective: every rank of `comm` calls it with the same options.
+Result<RunSummary> Train(const TrainOptions& options, const comm::Communicator& comm);
+
+}  // namespace stepscope::train
