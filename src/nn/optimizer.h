@@ -1,6 +1,7 @@
 // Optimizers over the flat parameter and gradient buffers.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <span>
 
@@ -25,6 +26,12 @@ class Optimizer {
   virtual ~Optimizer() = default;
   // One update of `params` from `grads` (same length as at construction).
   virtual void Step(std::span<float> params, std::span<const float> grads) = 0;
+  // Step, then set grads to zero, in one pass over memory: the same result as Step followed by
+  // Model::ZeroGrads, cheaper for large models whose step is bound by memory bandwidth.
+  virtual void StepAndZeroGrads(std::span<float> params, std::span<float> grads) {
+    Step(params, grads);
+    std::fill(grads.begin(), grads.end(), 0.0f);
+  }
   // Learning rate used by the next Step (for schedules); starts at OptimizerConfig::lr. The
   // optimizers MakeOptimizer returns implement both; the defaults are for test doubles.
   virtual void set_lr(float lr) {}

@@ -70,3 +70,26 @@ TEST(Optimizer, LearningRateCanBeChanged) {
 
 }  // namespace
 }  // namespace stepscope::nn
+
+namespace stepscope::nn {
+namespace {
+
+TEST(Optimizer, StepAndZeroGradsEqualsStepThenZero) {
+  for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kAdamW}) {
+    const size_t n = 10001;  // not a multiple of any block size
+    OptimizerConfig c{.kind = kind, .lr = 0.01f, .weight_decay = 0.05f};
+    auto a = MakeOptimizer(c, n), b = MakeOptimizer(c, n);
+    std::vector<float> pa(n), pb(n), ga(n), gb(n);
+    for (size_t i = 0; i < n; ++i) pa[i] = pb[i] = std::sin(static_cast<float>(i));
+    for (int step = 0; step < 3; ++step) {
+      for (size_t i = 0; i < n; ++i) ga[i] = gb[i] = std::cos(static_cast<float>(i * (step + 1)));
+      a->Step(pa, ga);
+      b->StepAndZeroGrads(pb, gb);
+      ASSERT_EQ(pa, pb);
+      for (float g : gb) ASSERT_EQ(g, 0.0f);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace stepscope::nn
