@@ -1,0 +1,51 @@
+// Ablation comparison: what each ablation run measured against what the baseline's
+// decomposition predicts it should measure. Definitions: docs/metrics.md.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/decomposition.h"
+#include "analysis/skew.h"
+
+namespace stepscope::analysis {
+
+struct AblationOptions {
+  // Agreement when measured lies in [predicted, predicted_high] widened on both sides by
+  // max(relative * |predicted|, step * scale), with scale the baseline step time (or
+  // throughput, for double_batch).
+  double relative_tolerance = 0.20;
+  double step_tolerance = 0.05;
+};
+
+struct AblationCheck {
+  std::string name;      // no_reduce, synthetic_input, double_batch, rank_spread
+  std::string unit;      // "s/step" or "samples/s"
+  double measured = 0;   // measured delta (step-time drop, or throughput gain)
+  double predicted = 0;  // predicted from the baseline decomposition
+  // Upper end of the predicted range (== predicted when the prediction is a point): doubling
+  // the micro-batch may hide some communication behind the longer backward.
+  double predicted_high = 0;
+  double tolerance = 0;
+  bool agrees = false;
+  std::string sentence;
+};
+
+struct AblationRuns {
+  std::optional<Decomposition> no_reduce;        // reduction removed
+  std::optional<Decomposition> synthetic_input;  // in-memory synthetic batches
+  std::optional<Decomposition> double_batch;     // micro-batch doubled
+};
+
+struct AblationReport {
+  std::vector<AblationCheck> checks;
+  bool agree = true;     // every check agrees (true when there are none)
+  std::string sentence;  // "decomposition and ablations agree" or "... disagree: ..."
+};
+
+// `skew` (optional) adds the per-rank spread check.
+AblationReport CompareAblations(const Decomposition& baseline, const AblationRuns& runs,
+                                const SkewReport* skew, const AblationOptions& options = {});
+
+}  // namespace stepscope::analysis

@@ -1,0 +1,78 @@
+#include "analysis/ablation.h"
+
+#include <gtest/gtest.h>
+
+#include "analysis/synthetic_run.h"
+
+namespace stepscope::analysis {
+namespace {
+
+Decomposition DecomposeSpec(const SyntheticRunSpec& spec) {
+  Result<Decomposition> d = Decompose(SynthesizeRun(spec));
+  EXPECT_TRUE(d.ok()) << d.status().message();
+  return std::move(d).value();
+}
+
+SyntheticRunSpec Baseline() {
+  SyntheticRunSpec spec;
+  spec.replicas = 4;
+  spec.compute = 0.010;
+  spec.input_wait = 0.004;
+  spec.bucket_time = 0.006;
+  return spec;
+}
+
+TEST(Ablation, AgreesWhenAblationsMatchTheDecomposition) {
+  const SyntheticRunSpec base = Baseline();
+  AblationRuns runs;
+  SyntheticRunSpec nr = base;
+  nr.reduce = false;
+  runs.no_reduce = DecomposeSpec(nr);
+  SyntheticRunSpec si = base;
+  si.input_wait = 0;
+  runs.synthetic_input = DecomposeSpec(si);
+  SyntheticRunSpec db = base;
+  db.compute *= 2;
+  db.input_wait *= 2;
+  db.samples_per_rank *= 2;
+  runs.double_batch = DecomposeSpec(db);
+  const AblationReport r = CompareAblations(DecomposeSpec(base), runs, nullptr);
+  ASSERT_EQ(r.checks.size(), 3u);
+  EXPECT_NEAR(r.checks[0].measured, 0.006, 1e-9);
+  EXPECT_NEAR(r.checks[0].predicted, 0.006, 1e-9);
+  EXPECT_NEAR(r.checks[1].measured, 0.004, 1e-9);
+  EXPECT_NEAR(r.checks[2].measured, r.checks[2].predicted, 1e-6);
+  EXPECT_TRUE(r.agree);
+  EXPECT_EQ(r.sentence, "decomposition and ablations agree");
+}
+
+TEST(Ablation, DisagreesWithASentence) {
+  const SyntheticRunSpec base = Baseline();
+  AblationRuns runs;
+  // The synthetic-input run is no faster: the input wait the decomposition shows is not real.
+  runs.synthetic_input = DecomposeSpec(base);
+  const AblationReport r = CompareAblations(DecomposeSpec(base), runs, nullptr);
+  ASSERT_EQ(r.checks.size(), 1u);
+  EXPECT_FALSE(r.checks[0].agrees);
+  EXPECT_FALSE(r.agree);
+  EXPECT_NE(r.sentence.find("disagree: synthetic_input"), std::string::npos) << r.sentence;
+}
+
+TEST(Ablation, RankSpreadMatchesSyncWait) {
+  SyntheticRunSpec base = Baseline();
+  base.rank_compute_factor[3] = 1.5;
+  const std::vector<StepRecord> records = SynthesizeRun(base);
+  Result<SkewReport> skew = AnalyzeSkew(records);
+  ASSERT_TRUE(skew.ok());
+  Result<Decomposition> d = Decompose(records);
+  ASSERT_TRUE(d.ok());
+  const AblationReport r = CompareAblations(*d, {}, &*skew);
+  ASSERT_EQ(r.checks.size(), 1u);
+  EXPECT_EQ(r.checks[0].name, "rank_spread");
+  EXPECT_NEAR(r.checks[0].measured, 0.005, 1e-9);
+  EXPECT_NEAR(r.checks[0].predicted, 0.005, 1e-9);
+  EXPECT_TRUE(r.agree);
+}
+
+}  // namespace
+}  // namespace stepscope::analysis

@@ -1,0 +1,70 @@
+#include "analysis/attribution.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace stepscope::analysis {
+
+Result<Attribution> Attribute(const Decomposition& reference, const Decomposition& at_n) {
+  const double t1 = reference.job.step;
+  const double tn = at_n.job.step;
+  if (t1 <= 0 || tn <= 0) {
+    return Status::Error(
+        fmt::format("attribution: step times must be positive (1 replica: {} s, {} replicas: {} s)",
+                    t1, at_n.replicas, tn));
+  }
+  if (reference.samples_per_s <= 0) {
+    return Status::Error("attribution: the reference run has no throughput (0 samples?)");
+  }
+  const double n = at_n.replicas;
+  Attribution a;
+  a.replicas = at_n.replicas;
+  a.ideal_devices = n;
+  a.measured_speedup = at_n.samples_per_s / reference.samples_per_s;
+  a.lost_devices = n - a.measured_speedup;
+  const Components& c1 = reference.job;
+  const Components& cn = at_n.job;
+  const std::pair<const char*, double> deltas[] = {
+      {"compute", cn.compute - c1.compute},       {"input_wait", cn.input_wait - c1.input_wait},
+      {"sync_wait", cn.sync_wait - c1.sync_wait}, {"transfer", cn.transfer - c1.transfer},
+      {"overhead", cn.overhead - c1.overhead},
+  };
+  double explained = 0;
+  for (const auto& [name, delta] : deltas) {
+    WaterfallLine line{name, delta, n * delta / tn};
+    explained += line.devices;
+    a.lines.push_back(line);
+  }
+  // The components sum to the step time, so `explained` is N (TN - T1) / TN; what is left is
+  // N T1/TN - X(N)/X(1), non-zero only when samples per step are not N times the reference's.
+  const double residual = a.lost_devices - explained;
+  if (std::abs(residual) > 1e-9 * std::max(1.0, n)) {
+    a.lines.push_back({"residual", 0, residual});
+  }
+  return a;
+}
+
+Decomposition EstimateSingleReplica(const Decomposition& at_n) {
+  Decomposition d;
+  d.replicas = 1;
+  d.steps = at_n.steps;
+  // The fastest rank's step without communication is the best guess at one device alone.
+  bool first = true;
+  for (const RankDecomposition& r : at_n.ranks) {
+    Components c = r.mean;
+    c.step -= c.exposed_comm;
+    c.exposed_comm = c.sync_wait = c.transfer = 0;
+    if (first || c.step < d.job.step) d.job = c;
+    first = false;
+  }
+  d.step_p50 = d.step_p90 = d.job.step;
+  const double n = std::max(1, at_n.replicas);
+  d.samples_per_step = at_n.samples_per_step / n;
+  d.samples_per_s = d.job.step > 0 ? d.samples_per_step / d.job.step : 0;
+  d.warnings.push_back(
+      "1-replica reference estimated from the fastest rank's step without exposed communication");
+  return d;
+}
+
+}  // namespace stepscope::analysis

@@ -1,0 +1,156 @@
+#include "analysis/build_diagnosis.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "analysis/attribution.h"
+#include "analysis/noise_scale.h"
+#include "analysis/scaling.h"
+
+namespace stepscope::analysis {
+namespace {
+
+struct Measured {
+  Decomposition baseline;
+  SkewReport skew;
+  AblationReport ablations;
+  const RunSet* run = nullptr;
+};
+
+Result<Decomposition> DecomposeNamed(const std::vector<StepRecord>& records, const char* what,
+                                     int replicas) {
+  Result<Decomposition> d = Decompose(records);
+  if (!d.ok()) {
+    return d.status().WithContext(replicas > 0
+                                      ? fmt::format("{} run at {} replicas", what, replicas)
+                                      : fmt::format("{} run", what));
+  }
+  return d;
+}
+
+}  // namespace
+
+Result<std::vector<DiagnosisPoint>> BuildPoints(const std::vector<RunSet>& runs,
+                                                const DiagnoseOptions& options,
+                                                Decomposition* reference,
+                                                std::vector<std::string>* warnings) {
+  if (runs.empty()) return Status::Error("no runs to diagnose");
+  std::vector<Measured> measured;
+  for (const RunSet& run : runs) {
+    Measured m;
+    m.run = &run;
+    Result<Decomposition> base = DecomposeNamed(run.baseline, "baseline", 0);
+    if (!base.ok()) return base.status();
+    m.baseline = std::move(base).value();
+    const int n = m.baseline.replicas;
+    Result<SkewReport> skew = AnalyzeSkew(run.baseline, options.skew);
+    if (!skew.ok()) return skew.status();
+    m.skew = std::move(skew).value();
+    AblationRuns ab;
+    if (run.no_reduce) {
+      Result<Decomposition> d = DecomposeNamed(*run.no_reduce, "no-reduce ablation", n);
+      if (!d.ok()) return d.status();
+      ab.no_reduce = std::move(d).value();
+    }
+    if (run.synthetic_input) {
+      Result<Decomposition> d = DecomposeNamed(*run.synthetic_input, "synthetic-input ablation", n);
+      if (!d.ok()) return d.status();
+      ab.synthetic_input = std::move(d).value();
+    }
+    if (run.double_batch) {
+      Result<Decomposition> d = DecomposeNamed(*run.double_batch, "double-batch ablation", n);
+      if (!d.ok()) return d.status();
+      ab.double_batch = std::move(d).value();
+    }
+    m.ablations = CompareAblations(m.baseline, ab, &m.skew, options.ablation);
+    measured.push_back(std::move(m));
+  }
+  std::sort(measured.begin(), measured.end(), [](const Measured& a, const Measured& b) {
+    return a.baseline.replicas < b.baseline.replicas;
+  });
+
+  double x1 = 0;
+  if (measured.front().baseline.replicas == 1) {
+    *reference = measured.front().baseline;
+  } else {
+    *reference = EstimateSingleReplica(measured.front().baseline);
+    x1 = reference->samples_per_s;
+    warnings->push_back(fmt::format(
+        "no 1-replica run: one device's throughput ({:.1f} samples/s) is estimated from the "
+        "{}-replica run's fastest rank without exposed communication",
+        x1, measured.front().baseline.replicas));
+  }
+  std::vector<ScalingInput> inputs;
+  for (const Measured& m : measured) {
+    inputs.push_back({m.baseline.replicas, m.baseline.samples_per_s});
+  }
+  Result<std::vector<ScalingPoint>> curve = ScalingCurve(inputs, x1);
+  if (!curve.ok()) return curve.status();
+
+  std::vector<DiagnosisPoint> points;
+  for (size_t i = 0; i < measured.size(); ++i) {
+    DiagnosisPoint p;
+    p.scaling = (*curve)[i];
+    p.decomposition = std::move(measured[i].baseline);
+    p.skew = std::move(measured[i].skew);
+    p.ablations = std::move(measured[i].ablations);
+    points.push_back(std::move(p));
+  }
+  return points;
+}
+
+Result<Diagnosis> BuildDiagnosis(const std::vector<RunSet>& runs, const DiagnoseOptions& options) {
+  Diagnosis d;
+  d.source = options.source;
+  d.emulation = options.emulation;
+  Decomposition reference;
+  Result<std::vector<DiagnosisPoint>> points = BuildPoints(runs, options, &reference, &d.warnings);
+  if (!points.ok()) return points.status();
+  d.points = std::move(points).value();
+  const DiagnosisPoint& largest = d.points.back();
+  if (largest.scaling.replicas > 1) {
+    Result<Attribution> a = Attribute(reference, largest.decomposition);
+    if (a.ok()) {
+      d.attribution = std::move(a).value();
+      d.attribution->reference_estimated = d.points.front().scaling.replicas != 1;
+    } else {
+      d.warnings.push_back(a.status().message());
+    }
+  }
+  // The noise scale needs the largest global batch against the local one.
+  for (const RunSet& run : runs) {
+    if (!run.baseline.empty()) {
+      NoiseScale ns = EstimateNoiseScale(run.baseline);
+      if (ns.known && (!d.noise_scale.known || ns.global_batch > d.noise_scale.global_batch)) {
+        d.noise_scale = ns;
+      } else if (!d.noise_scale.known && d.noise_scale.reason.empty()) {
+        d.noise_scale.reason = ns.reason;
+      }
+    }
+  }
+  VerdictInputs in;
+  for (const DiagnosisPoint& p : d.points) in.points.push_back(p.scaling);
+  in.largest = largest.decomposition;
+  in.ablations = largest.ablations;
+  in.skew = largest.skew;
+  in.noise = d.noise_scale;
+  in.cost = options.cost;
+  d.verdict = DecideVerdict(in, options.verdict);
+  return d;
+}
+
+Status AddAfterLevers(const std::vector<RunSet>& runs, const std::vector<std::string>& levers,
+                      const DiagnoseOptions& options, Diagnosis* diagnosis) {
+  Decomposition reference;
+  Result<std::vector<DiagnosisPoint>> points =
+      BuildPoints(runs, options, &reference, &diagnosis->warnings);
+  if (!points.ok()) return points.status().WithContext("after applying the levers");
+  AfterLevers after;
+  after.levers_applied = levers;
+  after.points = std::move(points).value();
+  diagnosis->after = std::move(after);
+  return Status::Ok();
+}
+
+}  // namespace stepscope::analysis

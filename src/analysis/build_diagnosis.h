@@ -1,0 +1,50 @@
+// From step records to a Diagnosis: decomposition, skew, ablations, curve, attribution, noise
+// scale and verdict, in that order. Shared by `stepscope diagnose` (a sweep over replica counts)
+// and `stepscope analyze` (one replica count from imported traces).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "analysis/ablation.h"
+#include "analysis/diagnosis.h"
+#include "analysis/skew.h"
+#include "analysis/verdict.h"
+#include "core/status.h"
+#include "core/step_record.h"
+
+namespace stepscope::analysis {
+
+// All runs at one replica count: the baseline and any ablations.
+struct RunSet {
+  std::vector<StepRecord> baseline;
+  std::optional<std::vector<StepRecord>> no_reduce;
+  std::optional<std::vector<StepRecord>> synthetic_input;
+  std::optional<std::vector<StepRecord>> double_batch;
+};
+
+struct DiagnoseOptions {
+  SkewOptions skew;
+  AblationOptions ablation;
+  VerdictOptions verdict;
+  CostInputs cost;
+  SourceInfo source;
+  Emulation emulation;
+};
+
+// One DiagnosisPoint per run set, sorted by replica count (taken from the records). Without a
+// 1-replica run, X(1) is estimated from the smallest run (EstimateSingleReplica) and a warning
+// says so. `reference` receives the 1-replica decomposition used (measured or estimated).
+Result<std::vector<DiagnosisPoint>> BuildPoints(const std::vector<RunSet>& runs,
+                                                const DiagnoseOptions& options,
+                                                Decomposition* reference,
+                                                std::vector<std::string>* warnings);
+
+// The whole diagnosis. Errors name the replica count and run (baseline or ablation) that failed.
+Result<Diagnosis> BuildDiagnosis(const std::vector<RunSet>& runs, const DiagnoseOptions& options);
+
+// Adds the curve re-measured after the levers were applied (before/after).
+Status AddAfterLevers(const std::vector<RunSet>& runs, const std::vector<std::string>& levers,
+                      const DiagnoseOptions& options, Diagnosis* diagnosis);
+
+}  // namespace stepscope::analysis

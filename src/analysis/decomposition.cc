@@ -1,0 +1,217 @@
+#include "analysis/decomposition.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace stepscope::analysis {
+
+Components operator+(const Components& a, const Components& b) {
+  Components c;
+  c.step = a.step + b.step;
+  c.compute = a.compute + b.compute;
+  c.input_wait = a.input_wait + b.input_wait;
+  c.exposed_comm = a.exposed_comm + b.exposed_comm;
+  c.sync_wait = a.sync_wait + b.sync_wait;
+  c.transfer = a.transfer + b.transfer;
+  c.overhead = a.overhead + b.overhead;
+  c.backward = a.backward + b.backward;
+  c.comm_busy = a.comm_busy + b.comm_busy;
+  return c;
+}
+
+Components operator*(const Components& a, double k) {
+  Components c;
+  c.step = a.step * k;
+  c.compute = a.compute * k;
+  c.input_wait = a.input_wait * k;
+  c.exposed_comm = a.exposed_comm * k;
+  c.sync_wait = a.sync_wait * k;
+  c.transfer = a.transfer * k;
+  c.overhead = a.overhead * k;
+  c.backward = a.backward * k;
+  c.comm_busy = a.comm_busy * k;
+  return c;
+}
+
+double Percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const double pos = std::clamp(p, 0.0, 100.0) / 100.0 * static_cast<double>(values.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, values.size() - 1);
+  const double frac = pos - static_cast<double>(lo);
+  return values[lo] + (values[hi] - values[lo]) * frac;
+}
+
+Seconds SyncWait(const StepRecord& record, const std::map<int, Seconds>& last_arrival) {
+  // The rank's wait for late ranks is exposed only after its own last arrival (its backward has
+  // ended by then): from that moment until the latest arrival of any rank at any collective.
+  bool any = false;
+  Seconds own_last = 0;
+  Seconds all_last = 0;
+  for (const CollectiveRecord& c : record.collectives) {
+    auto it = last_arrival.find(c.index);
+    if (it == last_arrival.end()) continue;
+    own_last = any ? std::max(own_last, c.ready) : c.ready;
+    all_last = any ? std::max(all_last, it->second) : it->second;
+    any = true;
+  }
+  if (!any) return 0;
+  const Seconds wait = std::max<Seconds>(0, all_last - own_last);
+  return std::min(wait, std::max<Seconds>(0, record.exposed_comm));
+}
+
+Components StepComponents(const StepRecord& record, const std::map<int, Seconds>& last_arrival) {
+  Components c;
+  c.step = record.step_time();
+  c.compute = record.compute;
+  c.input_wait = record.input_wait;
+  c.exposed_comm = record.exposed_comm;
+  c.sync_wait = SyncWait(record, last_arrival);
+  c.transfer = record.exposed_comm - c.sync_wait;
+  c.overhead = record.overhead();
+  c.backward = record.backward;
+  c.comm_busy = record.comm_busy;
+  return c;
+}
+
+Result<MatchedSteps> MatchSteps(const std::vector<StepRecord>& records) {
+  if (records.empty()) return Status::Error("no step records to analyse (is the run empty?)");
+  std::map<int, std::map<int64_t, const StepRecord*>> by_rank;
+  int64_t warmup = 0;
+  for (const StepRecord& r : records) {
+    if (r.warmup) {
+      ++warmup;
+      continue;
+    }
+    auto [it, inserted] = by_rank[r.rank].emplace(r.step, &r);
+    if (!inserted) {
+      return Status::Error(
+          fmt::format("rank {} reports step {} twice (are records of two runs mixed together?)",
+                      r.rank, r.step));
+    }
+  }
+  if (by_rank.empty()) {
+    return Status::Error(fmt::format(
+        "all {} step records are warm-up steps; run more steps than the warm-up", warmup));
+  }
+  MatchedSteps out;
+  std::set<int64_t> all_steps;
+  for (const auto& [rank, steps] : by_rank) {
+    out.ranks.push_back(rank);
+    for (const auto& [step, rec] : steps) all_steps.insert(step);
+  }
+  int64_t dropped = 0;
+  for (int64_t step : all_steps) {
+    std::vector<const StepRecord*> row;
+    std::vector<int> missing;
+    for (const auto& [rank, steps] : by_rank) {
+      auto it = steps.find(step);
+      if (it == steps.end()) {
+        missing.push_back(rank);
+      } else {
+        row.push_back(it->second);
+      }
+    }
+    if (!missing.empty()) {
+      ++dropped;
+      if (dropped <= 5) {
+        out.warnings.push_back(fmt::format("step {} is missing on rank(s) {}; step dropped", step,
+                                           fmt::join(missing, ",")));
+      }
+      continue;
+    }
+    out.step_numbers.push_back(step);
+    out.steps.push_back(std::move(row));
+  }
+  if (dropped > 5) {
+    out.warnings.push_back(
+        fmt::format("{} steps in all were missing on some rank and were dropped", dropped));
+  }
+  if (out.steps.empty()) {
+    return Status::Error(fmt::format(
+        "no step is present on all {} ranks; cannot match steps across ranks", out.ranks.size()));
+  }
+  return out;
+}
+
+std::map<int, Seconds> LastArrivals(const std::vector<const StepRecord*>& step) {
+  std::map<int, Seconds> last;
+  std::map<int, size_t> count;
+  for (const StepRecord* r : step) {
+    std::set<int> seen;
+    for (const CollectiveRecord& c : r->collectives) {
+      if (!seen.insert(c.index).second) continue;  // a duplicate index counts once per rank
+      auto it = last.find(c.index);
+      if (it == last.end()) {
+        last[c.index] = c.ready;
+      } else {
+        it->second = std::max(it->second, c.ready);
+      }
+      ++count[c.index];
+    }
+  }
+  for (auto it = last.begin(); it != last.end();) {
+    it = count[it->first] == step.size() ? std::next(it) : last.erase(it);
+  }
+  return last;
+}
+
+Result<Decomposition> Decompose(const std::vector<StepRecord>& records) {
+  Result<MatchedSteps> matched = MatchSteps(records);
+  if (!matched.ok()) return matched.status();
+  const MatchedSteps& m = *matched;
+  const size_t nranks = m.ranks.size();
+  const size_t nsteps = m.steps.size();
+
+  Decomposition d;
+  d.replicas = static_cast<int>(nranks);
+  d.steps = static_cast<int64_t>(nsteps);
+  d.warnings = m.warnings;
+  std::vector<Components> rank_sum(nranks);
+  std::vector<std::vector<double>> rank_steps(nranks);
+  std::vector<double> rank_samples(nranks, 0);
+  std::vector<double> job_steps;
+  Components job_sum;
+  double samples_sum = 0;
+  for (const auto& row : m.steps) {
+    const std::map<int, Seconds> last = LastArrivals(row);
+    Components slowest_c;
+    for (size_t r = 0; r < nranks; ++r) {
+      const Components c = StepComponents(*row[r], last);
+      rank_sum[r] = rank_sum[r] + c;
+      rank_steps[r].push_back(c.step);
+      rank_samples[r] += static_cast<double>(row[r]->samples);
+      samples_sum += static_cast<double>(row[r]->samples);
+      if (r == 0 || c.step > slowest_c.step) {
+        slowest_c = c;
+      }
+    }
+    job_sum = job_sum + slowest_c;
+    job_steps.push_back(slowest_c.step);
+  }
+  const double inv = 1.0 / static_cast<double>(nsteps);
+  d.job = job_sum * inv;
+  d.step_p50 = Percentile(job_steps, 50);
+  d.step_p90 = Percentile(job_steps, 90);
+  d.samples_per_step = samples_sum * inv;
+  d.samples_per_s = d.job.step > 0 ? d.samples_per_step / d.job.step : 0;
+  if (d.job.step <= 0) {
+    d.warnings.push_back("mean job step time is not positive; throughput reported as 0");
+  }
+  for (size_t r = 0; r < nranks; ++r) {
+    RankDecomposition rd;
+    rd.rank = m.ranks[r];
+    rd.mean = rank_sum[r] * inv;
+    rd.step_p50 = Percentile(rank_steps[r], 50);
+    rd.step_p90 = Percentile(rank_steps[r], 90);
+    rd.samples_per_step = rank_samples[r] * inv;
+    d.ranks.push_back(rd);
+  }
+  return d;
+}
+
+}  // namespace stepscope::analysis

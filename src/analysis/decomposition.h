@@ -1,0 +1,84 @@
+// Decomposition of the step time of one run (all ranks of one replica count) into compute,
+// input wait, exposed communication (sync wait + transfer) and overhead. Definitions:
+// docs/metrics.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/step_record.h"
+#include "core/units.h"
+
+namespace stepscope::analysis {
+
+// Seconds per step. compute + input_wait + sync_wait + transfer + overhead == step, and
+// sync_wait + transfer == exposed_comm.
+struct Components {
+  Seconds step = 0;
+  Seconds compute = 0;
+  Seconds input_wait = 0;
+  Seconds exposed_comm = 0;
+  Seconds sync_wait = 0;
+  Seconds transfer = 0;
+  Seconds overhead = 0;
+  Seconds backward = 0;   // part of compute; 0 when the source cannot separate it
+  Seconds comm_busy = 0;  // time with a reduction in flight (hidden or not)
+};
+
+// Componentwise sum and scaling, for averaging.
+Components operator+(const Components& a, const Components& b);
+Components operator*(const Components& a, double k);
+
+// The sync-wait / transfer split of one rank's step (see docs/metrics.md, "sync_wait").
+// `last_arrival` holds, per collective index, the latest ready time over all ranks.
+Seconds SyncWait(const StepRecord& record, const std::map<int, Seconds>& last_arrival);
+
+// One rank's step split into components, given the latest arrival per collective.
+Components StepComponents(const StepRecord& record, const std::map<int, Seconds>& last_arrival);
+
+// Steps matched across ranks: steps[i][r] is rank ranks[r]'s record of step step_numbers[i].
+struct MatchedSteps {
+  std::vector<int> ranks;
+  std::vector<int64_t> step_numbers;
+  std::vector<std::vector<const StepRecord*>> steps;
+  std::vector<std::string> warnings;
+};
+
+// Drops warm-up steps and steps missing on some rank (with a warning). Errors when there are
+// no records, when a rank reports the same step twice, or when no step is left.
+Result<MatchedSteps> MatchSteps(const std::vector<StepRecord>& records);
+
+// Latest arrival (ready time) per collective index over the ranks of one step; only collective
+// indices present on every rank take part.
+std::map<int, Seconds> LastArrivals(const std::vector<const StepRecord*>& step);
+
+struct RankDecomposition {
+  int rank = 0;
+  Components mean;       // means over the matched steps
+  Seconds step_p50 = 0;  // of this rank's own step time
+  Seconds step_p90 = 0;
+  double samples_per_step = 0;
+};
+
+struct Decomposition {
+  int replicas = 0;      // number of ranks
+  int64_t steps = 0;     // matched steady-state steps used
+  Components job;        // per step the slowest rank's components, averaged over steps
+  Seconds step_p50 = 0;  // of the job step time (slowest rank per step)
+  Seconds step_p90 = 0;
+  double samples_per_step = 0;           // summed over ranks, mean over steps
+  double samples_per_s = 0;              // samples_per_step / job.step
+  std::vector<RankDecomposition> ranks;  // ordered by rank
+  std::vector<std::string> warnings;
+};
+
+// Decomposes one run. The records are all ranks' records of that run, in any order.
+Result<Decomposition> Decompose(const std::vector<StepRecord>& records);
+
+// Linear-interpolated percentile (p in [0,100]) of `values`; 0 for an empty vector.
+double Percentile(std::vector<double> values, double p);
+
+}  // namespace stepscope::analysis

@@ -1,0 +1,108 @@
+#include "analysis/decomposition.h"
+
+#include <gtest/gtest.h>
+
+namespace stepscope::analysis {
+namespace {
+
+// Two ranks, two collectives. Rank 0 arrives at 1.00 and 1.20, rank 1 at 1.10 and 1.30.
+// Rank 0's wait after its own last arrival (1.20) for the latest arrival (1.30) is 0.10.
+StepRecord Rank(int rank, int64_t step, Seconds ready0, Seconds ready1, Seconds exposed) {
+  StepRecord r;
+  r.rank = rank;
+  r.step = step;
+  r.samples = 16;
+  r.start = 0.9;
+  r.input_wait = 0.01;
+  r.compute = ready1 - r.start - r.input_wait;  // backward ends at the last arrival
+  r.exposed_comm = exposed;
+  r.end = ready1 + exposed + 0.002;  // 2 ms overhead
+  r.collectives.push_back({0, 100, ready0, ready0, ready0 + 0.01, 1});
+  r.collectives.push_back({1, 100, ready1, ready1, ready1 + 0.01, 1});
+  return r;
+}
+
+TEST(Decomposition, SyncWaitAndTransferSplitByHand) {
+  const StepRecord r0 = Rank(0, 5, 1.00, 1.20, 0.15);
+  const StepRecord r1 = Rank(1, 5, 1.10, 1.30, 0.05);
+  const std::map<int, Seconds> last = LastArrivals({&r0, &r1});
+  ASSERT_EQ(last.size(), 2u);
+  EXPECT_DOUBLE_EQ(last.at(0), 1.10);
+  EXPECT_DOUBLE_EQ(last.at(1), 1.30);
+
+  const Components c0 = StepComponents(r0, last);
+  EXPECT_NEAR(c0.sync_wait, 0.10, 1e-12);
+  EXPECT_NEAR(c0.transfer, 0.05, 1e-12);
+  EXPECT_NEAR(c0.overhead, 0.002, 1e-12);
+  const Components c1 = StepComponents(r1, last);
+  EXPECT_NEAR(c1.sync_wait, 0.0, 1e-12);  // the last rank waits for nobody
+  EXPECT_NEAR(c1.transfer, 0.05, 1e-12);
+  // The components sum to the step.
+  EXPECT_NEAR(c0.compute + c0.input_wait + c0.sync_wait + c0.transfer + c0.overhead, c0.step,
+              1e-12);
+}
+
+TEST(Decomposition, SyncWaitIsClippedToExposedComm) {
+  // Rank 0 only blocked for 0.06 s: the 0.10 s lag was partly hidden.
+  const StepRecord r0 = Rank(0, 5, 1.00, 1.20, 0.06);
+  const StepRecord r1 = Rank(1, 5, 1.10, 1.30, 0.05);
+  const Components c0 = StepComponents(r0, LastArrivals({&r0, &r1}));
+  EXPECT_NEAR(c0.sync_wait, 0.06, 1e-12);
+  EXPECT_NEAR(c0.transfer, 0.0, 1e-12);
+}
+
+TEST(Decomposition, CollectiveMissingOnARankIsIgnored) {
+  StepRecord r0 = Rank(0, 5, 1.00, 1.20, 0.15);
+  StepRecord r1 = Rank(1, 5, 1.10, 1.30, 0.05);
+  r1.collectives.pop_back();  // collective 1 only on rank 0
+  const std::map<int, Seconds> last = LastArrivals({&r0, &r1});
+  ASSERT_EQ(last.size(), 1u);
+  // Rank 0's own last arrival at a shared collective is 1.00; the latest is 1.10.
+  EXPECT_NEAR(SyncWait(r0, last), 0.10, 1e-12);
+}
+
+TEST(Decomposition, JobIsTheSlowestRankPerStepAndThroughputSumsRanks) {
+  std::vector<StepRecord> records;
+  StepRecord warm = Rank(0, 0, 1.0, 1.2, 5.0);
+  warm.warmup = true;
+  records.push_back(warm);
+  records.push_back(Rank(0, 1, 1.00, 1.20, 0.16));  // step 0.462 s: slowest
+  records.push_back(Rank(1, 1, 1.10, 1.30, 0.05));  // step 0.452 s
+  records.push_back(Rank(0, 2, 1.00, 1.20, 0.10));  // step 0.402 s
+  records.push_back(Rank(1, 2, 1.10, 1.30, 0.20));  // step 0.602 s: slowest
+  records.push_back(Rank(0, 3, 1.00, 1.20, 0.10));  // only on rank 0: dropped
+  Result<Decomposition> d = Decompose(records);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->replicas, 2);
+  EXPECT_EQ(d->steps, 2);
+  ASSERT_EQ(d->warnings.size(), 1u);
+  EXPECT_NE(d->warnings[0].find("step 3"), std::string::npos);
+  // Step 1: rank 0 at 0.462 s is the slowest; step 2: rank 1 at 0.602 s.
+  EXPECT_NEAR(d->job.step, (0.462 + 0.602) / 2, 1e-12);
+  EXPECT_NEAR(d->job.sync_wait, (0.10 + 0.0) / 2, 1e-12);
+  EXPECT_NEAR(d->job.transfer, (0.06 + 0.20) / 2, 1e-12);
+  EXPECT_NEAR(d->samples_per_step, 32, 1e-12);
+  EXPECT_NEAR(d->samples_per_s, 32 / d->job.step, 1e-9);
+  ASSERT_EQ(d->ranks.size(), 2u);
+  EXPECT_NEAR(d->ranks[0].mean.sync_wait, (0.10 + 0.10) / 2, 1e-12);
+  EXPECT_NEAR(d->ranks[1].mean.exposed_comm, (0.05 + 0.20) / 2, 1e-12);
+}
+
+TEST(Decomposition, ErrorsAreNamed) {
+  EXPECT_FALSE(Decompose({}).ok());
+  std::vector<StepRecord> dup = {Rank(0, 1, 1, 1.2, 0.1), Rank(0, 1, 1, 1.2, 0.1)};
+  Result<Decomposition> d = Decompose(dup);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("rank 0 reports step 1 twice"), std::string::npos);
+  std::vector<StepRecord> disjoint = {Rank(0, 1, 1, 1.2, 0.1), Rank(1, 2, 1, 1.2, 0.1)};
+  EXPECT_FALSE(Decompose(disjoint).ok());
+}
+
+TEST(Decomposition, PercentileInterpolates) {
+  EXPECT_DOUBLE_EQ(Percentile({4, 1, 3, 2}, 50), 2.5);
+  EXPECT_DOUBLE_EQ(Percentile({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 90), 10);
+  EXPECT_DOUBLE_EQ(Percentile({}, 50), 0);
+}
+
+}  // namespace
+}  // namespace stepscope::analysis

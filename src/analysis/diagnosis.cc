@@ -1,0 +1,480 @@
+#include "analysis/diagnosis.h"
+
+#include <fmt/format.h>
+
+namespace stepscope::analysis {
+namespace {
+
+using nlohmann::json;
+
+// ---- writing ----
+
+json ComponentsJson(const Components& c) {
+  return {{"step", c.step},
+          {"compute", c.compute},
+          {"input_wait", c.input_wait},
+          {"exposed_comm", c.exposed_comm},
+          {"sync_wait", c.sync_wait},
+          {"transfer", c.transfer},
+          {"overhead", c.overhead},
+          {"backward", c.backward},
+          {"comm_busy", c.comm_busy}};
+}
+
+json SkewJson(const SkewReport& s) {
+  json ranks = json::array();
+  for (const RankSkew& r : s.ranks) {
+    ranks.push_back({{"rank", r.rank},
+                     {"compute_mean", r.compute_mean},
+                     {"last_arrivals", r.last_arrivals},
+                     {"last_fraction", r.last_fraction},
+                     {"compute_excess", r.compute_excess}});
+  }
+  json collectives = json::array();
+  for (const CollectiveSkew& c : s.collectives) {
+    collectives.push_back({{"index", c.index}, {"mean", c.mean}, {"p90", c.p90}});
+  }
+  return {{"compute_spread", s.compute_spread},
+          {"compute_cv", s.compute_cv},
+          {"arrival_skew_mean", s.arrival_skew_mean},
+          {"arrival_skew_p90", s.arrival_skew_p90},
+          {"arrival_events", s.arrival_events},
+          {"by_steps", s.by_steps},
+          {"straggler_ranks", s.straggler_ranks},
+          {"evidence", s.evidence},
+          {"ranks", ranks},
+          {"collectives", collectives}};
+}
+
+json AblationsJson(const AblationReport& a) {
+  json checks = json::array();
+  for (const AblationCheck& c : a.checks) {
+    checks.push_back({{"name", c.name},
+                      {"unit", c.unit},
+                      {"measured", c.measured},
+                      {"predicted", c.predicted},
+                      {"predicted_high", c.predicted_high},
+                      {"tolerance", c.tolerance},
+                      {"agrees", c.agrees},
+                      {"sentence", c.sentence}});
+  }
+  return {{"agree", a.agree}, {"sentence", a.sentence}, {"checks", checks}};
+}
+
+json PointJson(const DiagnosisPoint& p) {
+  const Decomposition& d = p.decomposition;
+  json ranks = json::array();
+  for (const RankDecomposition& r : d.ranks) {
+    ranks.push_back({{"rank", r.rank},
+                     {"samples_per_step", r.samples_per_step},
+                     {"step_p50", r.step_p50},
+                     {"step_p90", r.step_p90},
+                     {"components", ComponentsJson(r.mean)}});
+  }
+  return {{"replicas", p.scaling.replicas},
+          {"samples_per_s", p.scaling.samples_per_s},
+          {"speedup", p.scaling.speedup},
+          {"efficiency", p.scaling.efficiency},
+          {"marginal_device_value",
+           p.scaling.has_marginal ? json(p.scaling.marginal_device_value) : json(nullptr)},
+          {"steps", d.steps},
+          {"samples_per_step", d.samples_per_step},
+          {"step_time", {{"mean", d.job.step}, {"p50", d.step_p50}, {"p90", d.step_p90}}},
+          {"components", ComponentsJson(d.job)},
+          {"ranks", ranks},
+          {"skew", SkewJson(p.skew)},
+          {"ablations", AblationsJson(p.ablations)},
+          {"warnings", d.warnings}};
+}
+
+json PointsJson(const std::vector<DiagnosisPoint>& points) {
+  json out = json::array();
+  for (const DiagnosisPoint& p : points) out.push_back(PointJson(p));
+  return out;
+}
+
+json AttributionJson(const Attribution& a) {
+  json lines = json::array();
+  for (const WaterfallLine& l : a.lines) {
+    lines.push_back(
+        {{"component", l.component}, {"delta_seconds", l.delta_seconds}, {"devices", l.devices}});
+  }
+  return {{"replicas", a.replicas},
+          {"ideal_devices", a.ideal_devices},
+          {"measured_speedup", a.measured_speedup},
+          {"lost_devices", a.lost_devices},
+          {"reference_estimated", a.reference_estimated},
+          {"lines", lines}};
+}
+
+json VerdictJson(const Verdict& v) {
+  json levers = json::array();
+  for (const Lever& l : v.levers) {
+    levers.push_back({{"name", l.name},
+                      {"action", l.action},
+                      {"expected_samples_per_s", l.expected_samples_per_s},
+                      {"expected_gain_samples_per_s", l.expected_gain_samples_per_s},
+                      {"expected_efficiency", l.expected_efficiency},
+                      {"basis", l.basis}});
+  }
+  json costs = json::array();
+  for (const CostPoint& c : v.costs) {
+    costs.push_back({{"replicas", c.replicas},
+                     {"cost_per_million_samples", c.cost_per_million_samples},
+                     {"marginal_cost_per_million_samples", c.marginal_cost_per_million_samples}});
+  }
+  return {{"binding", v.binding},
+          {"straggler_ranks", v.straggler_ranks},
+          {"evidence", v.evidence},
+          {"levers", levers},
+          {"buy_more_devices", v.buy_more_devices},
+          {"buy_reason", v.buy_reason},
+          {"currency", v.currency},
+          {"costs", costs},
+          {"quality_note", v.quality_note},
+          {"explanation", v.explanation}};
+}
+
+json NoiseJson(const NoiseScale& n) {
+  return {{"known", n.known},
+          {"reason", n.reason},
+          {"grad_sq", n.grad_sq},
+          {"trace_sigma", n.trace_sigma},
+          {"b_noise", n.b_noise},
+          {"local_batch", n.local_batch},
+          {"global_batch", n.global_batch},
+          {"steps", n.steps}};
+}
+
+// ---- reading: every accessor names the full path of the field it failed on ----
+
+std::string Join(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+
+template <typename T>
+Status Get(const json& j, const std::string& path, const char* key, T* out) {
+  const std::string where = Join(path, key);
+  if (!j.is_object()) {
+    return Status::Error(fmt::format("diagnosis.json: '{}' is not an object", path));
+  }
+  auto it = j.find(key);
+  if (it == j.end()) {
+    return Status::Error(fmt::format("diagnosis.json: missing field '{}'", where));
+  }
+  try {
+    *out = it->template get<T>();
+  } catch (const json::exception& e) {
+    return Status::Error(
+        fmt::format("diagnosis.json: field '{}' has the wrong type ({})", where, it->type_name()));
+  }
+  return Status::Ok();
+}
+
+Status GetArray(const json& j, const std::string& path, const char* key, const json** out) {
+  const std::string where = Join(path, key);
+  if (!j.is_object()) {
+    return Status::Error(fmt::format("diagnosis.json: '{}' is not an object", path));
+  }
+  auto it = j.find(key);
+  if (it == j.end()) return Status::Error(fmt::format("diagnosis.json: missing field '{}'", where));
+  if (!it->is_array()) {
+    return Status::Error(fmt::format("diagnosis.json: field '{}' is not an array", where));
+  }
+  *out = &*it;
+  return Status::Ok();
+}
+
+Status GetObject(const json& j, const std::string& path, const char* key, const json** out) {
+  const std::string where = Join(path, key);
+  auto it = j.find(key);
+  if (it == j.end()) return Status::Error(fmt::format("diagnosis.json: missing field '{}'", where));
+  if (!it->is_object()) {
+    return Status::Error(fmt::format("diagnosis.json: field '{}' is not an object", where));
+  }
+  *out = &*it;
+  return Status::Ok();
+}
+
+std::string At(const std::string& path, const char* key, size_t i) {
+  return fmt::format("{}[{}]", Join(path, key), i);
+}
+
+Status ReadComponents(const json& j, const std::string& p, Components* c) {
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "step", &c->step));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "compute", &c->compute));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "input_wait", &c->input_wait));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "exposed_comm", &c->exposed_comm));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "sync_wait", &c->sync_wait));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "transfer", &c->transfer));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "overhead", &c->overhead));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "backward", &c->backward));
+  return Get(j, p, "comm_busy", &c->comm_busy);
+}
+
+Status ReadSkew(const json& j, const std::string& p, SkewReport* s) {
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "compute_spread", &s->compute_spread));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "compute_cv", &s->compute_cv));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "arrival_skew_mean", &s->arrival_skew_mean));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "arrival_skew_p90", &s->arrival_skew_p90));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "arrival_events", &s->arrival_events));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "by_steps", &s->by_steps));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "straggler_ranks", &s->straggler_ranks));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "evidence", &s->evidence));
+  const json* ranks = nullptr;
+  STEPSCOPE_RETURN_IF_ERROR(GetArray(j, p, "ranks", &ranks));
+  for (size_t i = 0; i < ranks->size(); ++i) {
+    const std::string q = At(p, "ranks", i);
+    RankSkew r;
+    STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "rank", &r.rank));
+    STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "compute_mean", &r.compute_mean));
+    STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "last_arrivals", &r.last_arrivals));
+    STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "last_fraction", &r.last_fraction));
+    STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "compute_excess", &r.compute_excess));
+    s->ranks.push_back(r);
+  }
+  const json* cols = nullptr;
+  STEPSCOPE_RETURN_IF_ERROR(GetArray(j, p, "collectives", &cols));
+  for (size_t i = 0; i < cols->size(); ++i) {
+    const std::string q = At(p, "collectives", i);
+    CollectiveSkew c;
+    STEPSCOPE_RETURN_IF_ERROR(Get((*cols)[i], q, "index", &c.index));
+    STEPSCOPE_RETURN_IF_ERROR(Get((*cols)[i], q, "mean", &c.mean));
+    STEPSCOPE_RETURN_IF_ERROR(Get((*cols)[i], q, "p90", &c.p90));
+    s->collectives.push_back(c);
+  }
+  return Status::Ok();
+}
+
+Status ReadAblations(const json& j, const std::string& p, AblationReport* a) {
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "agree", &a->agree));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "sentence", &a->sentence));
+  const json* checks = nullptr;
+  STEPSCOPE_RETURN_IF_ERROR(GetArray(j, p, "checks", &checks));
+  for (size_t i = 0; i < checks->size(); ++i) {
+    const std::string q = At(p, "checks", i);
+    const json& e = (*checks)[i];
+    AblationCheck c;
+    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "name", &c.name));
+    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "unit", &c.unit));
+    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "measured", &c.measured));
+    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "predicted", &c.predicted));
+    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "predicted_high", &c.predicted_high));
+    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "tolerance", &c.tolerance));
+    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "agrees", &c.agrees));
+    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "sentence", &c.sentence));
+    a->checks.push_back(c);
+  }
+  return Status::Ok();
+}
+
+Status ReadPoint(const json& j, const std::string& p, DiagnosisPoint* out) {
+  ScalingPoint& s = out->scaling;
+  Decomposition& d = out->decomposition;
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "replicas", &s.replicas));
+  d.replicas = s.replicas;
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "samples_per_s", &s.samples_per_s));
+  d.samples_per_s = s.samples_per_s;
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "speedup", &s.speedup));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "efficiency", &s.efficiency));
+  auto m = j.find("marginal_device_value");
+  if (m == j.end()) {
+    return Status::Error(
+        fmt::format("diagnosis.json: missing field '{}'", Join(p, "marginal_device_value")));
+  }
+  s.has_marginal = !m->is_null();
+  if (s.has_marginal) {
+    STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "marginal_device_value", &s.marginal_device_value));
+  }
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "steps", &d.steps));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "samples_per_step", &d.samples_per_step));
+  const json* st = nullptr;
+  STEPSCOPE_RETURN_IF_ERROR(GetObject(j, p, "step_time", &st));
+  STEPSCOPE_RETURN_IF_ERROR(Get(*st, Join(p, "step_time"), "p50", &d.step_p50));
+  STEPSCOPE_RETURN_IF_ERROR(Get(*st, Join(p, "step_time"), "p90", &d.step_p90));
+  const json* comp = nullptr;
+  STEPSCOPE_RETURN_IF_ERROR(GetObject(j, p, "components", &comp));
+  STEPSCOPE_RETURN_IF_ERROR(ReadComponents(*comp, Join(p, "components"), &d.job));
+  const json* ranks = nullptr;
+  STEPSCOPE_RETURN_IF_ERROR(GetArray(j, p, "ranks", &ranks));
+  for (size_t i = 0; i < ranks->size(); ++i) {
+    const std::string q = At(p, "ranks", i);
+    const json& e = (*ranks)[i];
+    RankDecomposition r;
+    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "rank", &r.rank));
+    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "samples_per_step", &r.samples_per_step));
+    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "step_p50", &r.step_p50));
+    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "step_p90", &r.step_p90));
+    const json* rc = nullptr;
+    STEPSCOPE_RETURN_IF_ERROR(GetObject(e, q, "components", &rc));
+    STEPSCOPE_RETURN_IF_ERROR(ReadComponents(*rc, Join(q, "components"), &r.mean));
+    d.ranks.push_back(r);
+  }
+  const json* skew = nullptr;
+  STEPSCOPE_RETURN_IF_ERROR(GetObject(j, p, "skew", &skew));
+  STEPSCOPE_RETURN_IF_ERROR(ReadSkew(*skew, Join(p, "skew"), &out->skew));
+  out->skew.replicas = s.replicas;
+  const json* abl = nullptr;
+  STEPSCOPE_RETURN_IF_ERROR(GetObject(j, p, "ablations", &abl));
+  STEPSCOPE_RETURN_IF_ERROR(ReadAblations(*abl, Join(p, "ablations"), &out->ablations));
+  return Get(j, p, "warnings", &d.warnings);
+}
+
+Status ReadPoints(const json& j, const std::string& p, const char* key,
+                  std::vector<DiagnosisPoint>* out) {
+  const json* arr = nullptr;
+  STEPSCOPE_RETURN_IF_ERROR(GetArray(j, p, key, &arr));
+  for (size_t i = 0; i < arr->size(); ++i) {
+    DiagnosisPoint point;
+    STEPSCOPE_RETURN_IF_ERROR(ReadPoint((*arr)[i], At(p, key, i), &point));
+    out->push_back(std::move(point));
+  }
+  return Status::Ok();
+}
+
+Status ReadAttribution(const json& j, const std::string& p, Attribution* a) {
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "replicas", &a->replicas));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "ideal_devices", &a->ideal_devices));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "measured_speedup", &a->measured_speedup));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "lost_devices", &a->lost_devices));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "reference_estimated", &a->reference_estimated));
+  const json* lines = nullptr;
+  STEPSCOPE_RETURN_IF_ERROR(GetArray(j, p, "lines", &lines));
+  for (size_t i = 0; i < lines->size(); ++i) {
+    const std::string q = At(p, "lines", i);
+    WaterfallLine l;
+    STEPSCOPE_RETURN_IF_ERROR(Get((*lines)[i], q, "component", &l.component));
+    STEPSCOPE_RETURN_IF_ERROR(Get((*lines)[i], q, "delta_seconds", &l.delta_seconds));
+    STEPSCOPE_RETURN_IF_ERROR(Get((*lines)[i], q, "devices", &l.devices));
+    a->lines.push_back(l);
+  }
+  return Status::Ok();
+}
+
+Status ReadVerdict(const json& j, const std::string& p, Verdict* v) {
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "binding", &v->binding));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "straggler_ranks", &v->straggler_ranks));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "evidence", &v->evidence));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "buy_more_devices", &v->buy_more_devices));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "buy_reason", &v->buy_reason));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "currency", &v->currency));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "quality_note", &v->quality_note));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "explanation", &v->explanation));
+  const json* levers = nullptr;
+  STEPSCOPE_RETURN_IF_ERROR(GetArray(j, p, "levers", &levers));
+  for (size_t i = 0; i < levers->size(); ++i) {
+    const std::string q = At(p, "levers", i);
+    const json& e = (*levers)[i];
+    Lever l;
+    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "name", &l.name));
+    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "action", &l.action));
+    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "expected_samples_per_s", &l.expected_samples_per_s));
+    STEPSCOPE_RETURN_IF_ERROR(
+        Get(e, q, "expected_gain_samples_per_s", &l.expected_gain_samples_per_s));
+    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "expected_efficiency", &l.expected_efficiency));
+    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "basis", &l.basis));
+    v->levers.push_back(l);
+  }
+  const json* costs = nullptr;
+  STEPSCOPE_RETURN_IF_ERROR(GetArray(j, p, "costs", &costs));
+  for (size_t i = 0; i < costs->size(); ++i) {
+    const std::string q = At(p, "costs", i);
+    CostPoint c;
+    STEPSCOPE_RETURN_IF_ERROR(Get((*costs)[i], q, "replicas", &c.replicas));
+    STEPSCOPE_RETURN_IF_ERROR(
+        Get((*costs)[i], q, "cost_per_million_samples", &c.cost_per_million_samples));
+    STEPSCOPE_RETURN_IF_ERROR(Get((*costs)[i], q, "marginal_cost_per_million_samples",
+                                  &c.marginal_cost_per_million_samples));
+    v->costs.push_back(c);
+  }
+  return Status::Ok();
+}
+
+Status ReadNoise(const json& j, const std::string& p, NoiseScale* n) {
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "known", &n->known));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "reason", &n->reason));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "grad_sq", &n->grad_sq));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "trace_sigma", &n->trace_sigma));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "b_noise", &n->b_noise));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "local_batch", &n->local_batch));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "global_batch", &n->global_batch));
+  return Get(j, p, "steps", &n->steps);
+}
+
+}  // namespace
+
+nlohmann::json ToJson(const Diagnosis& d) {
+  json j;
+  j["schema_version"] = d.schema_version;
+  j["source"] = {{"origin", d.source.origin},
+                 {"workload", d.source.workload},
+                 {"tool_version", d.source.tool_version}};
+  j["emulation"] = {{"emulated", d.emulation.emulated}, {"parameters", d.emulation.parameters}};
+  j["points"] = PointsJson(d.points);
+  j["attribution"] = d.attribution ? AttributionJson(*d.attribution) : json(nullptr);
+  j["noise_scale"] = NoiseJson(d.noise_scale);
+  j["verdict"] = VerdictJson(d.verdict);
+  if (d.after) {
+    j["after"] = {{"levers_applied", d.after->levers_applied},
+                  {"points", PointsJson(d.after->points)}};
+  } else {
+    j["after"] = nullptr;
+  }
+  j["warnings"] = d.warnings;
+  return j;
+}
+
+Result<Diagnosis> DiagnosisFromJson(const nlohmann::json& j) {
+  Diagnosis d;
+  if (!j.is_object()) return Status::Error("diagnosis.json: the document is not a JSON object");
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, "", "schema_version", &d.schema_version));
+  if (d.schema_version != kDiagnosisSchemaVersion) {
+    return Status::Error(
+        fmt::format("diagnosis.json: schema_version {} is not supported (this build reads {})",
+                    d.schema_version, kDiagnosisSchemaVersion));
+  }
+  const json* source = nullptr;
+  STEPSCOPE_RETURN_IF_ERROR(GetObject(j, "", "source", &source));
+  STEPSCOPE_RETURN_IF_ERROR(Get(*source, "source", "origin", &d.source.origin));
+  STEPSCOPE_RETURN_IF_ERROR(Get(*source, "source", "workload", &d.source.workload));
+  STEPSCOPE_RETURN_IF_ERROR(Get(*source, "source", "tool_version", &d.source.tool_version));
+  const json* emu = nullptr;
+  STEPSCOPE_RETURN_IF_ERROR(GetObject(j, "", "emulation", &emu));
+  STEPSCOPE_RETURN_IF_ERROR(Get(*emu, "emulation", "emulated", &d.emulation.emulated));
+  STEPSCOPE_RETURN_IF_ERROR(Get(*emu, "emulation", "parameters", &d.emulation.parameters));
+  STEPSCOPE_RETURN_IF_ERROR(ReadPoints(j, "", "points", &d.points));
+  auto attr = j.find("attribution");
+  if (attr == j.end()) return Status::Error("diagnosis.json: missing field 'attribution'");
+  if (!attr->is_null()) {
+    Attribution a;
+    STEPSCOPE_RETURN_IF_ERROR(ReadAttribution(*attr, "attribution", &a));
+    d.attribution = a;
+  }
+  const json* noise = nullptr;
+  STEPSCOPE_RETURN_IF_ERROR(GetObject(j, "", "noise_scale", &noise));
+  STEPSCOPE_RETURN_IF_ERROR(ReadNoise(*noise, "noise_scale", &d.noise_scale));
+  const json* verdict = nullptr;
+  STEPSCOPE_RETURN_IF_ERROR(GetObject(j, "", "verdict", &verdict));
+  STEPSCOPE_RETURN_IF_ERROR(ReadVerdict(*verdict, "verdict", &d.verdict));
+  auto after = j.find("after");
+  if (after != j.end() && !after->is_null()) {
+    AfterLevers a;
+    STEPSCOPE_RETURN_IF_ERROR(Get(*after, "after", "levers_applied", &a.levers_applied));
+    STEPSCOPE_RETURN_IF_ERROR(ReadPoints(*after, "after", "points", &a.points));
+    d.after = std::move(a);
+  }
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, "", "warnings", &d.warnings));
+  return d;
+}
+
+std::string DiagnosisToString(const Diagnosis& d) { return ToJson(d).dump(2) + "\n"; }
+
+Result<Diagnosis> DiagnosisFromString(const std::string& text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    return Status::Error("diagnosis.json: not valid JSON (truncated or corrupt file?)");
+  }
+  return DiagnosisFromJson(j);
+}
+
+}  // namespace stepscope::analysis

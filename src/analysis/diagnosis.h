@@ -1,0 +1,67 @@
+// Diagnosis: everything `diagnose` and `analyze` conclude about a job, and its JSON form
+// (diagnosis.json; schema in docs/diagnosis.md).
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/ablation.h"
+#include "analysis/attribution.h"
+#include "analysis/decomposition.h"
+#include "analysis/noise_scale.h"
+#include "analysis/scaling.h"
+#include "analysis/skew.h"
+#include "analysis/verdict.h"
+#include "core/status.h"
+
+namespace stepscope::analysis {
+
+inline constexpr int kDiagnosisSchemaVersion = 1;
+
+// One replica count: its place on the curve and everything measured at it.
+struct DiagnosisPoint {
+  ScalingPoint scaling;
+  Decomposition decomposition;
+  SkewReport skew;
+  AblationReport ablations;
+};
+
+struct Emulation {
+  bool emulated = false;
+  std::map<std::string, std::string> parameters;  // e.g. device_speed -> "0.25"
+};
+
+struct SourceInfo {
+  std::string origin;    // "diagnose" or "analyze"
+  std::string workload;  // what ran, in words (model, micro-batch, dataset)
+  std::string tool_version;
+};
+
+// The curve re-measured after the free levers were applied.
+struct AfterLevers {
+  std::vector<std::string> levers_applied;
+  std::vector<DiagnosisPoint> points;
+};
+
+struct Diagnosis {
+  int schema_version = kDiagnosisSchemaVersion;
+  SourceInfo source;
+  Emulation emulation;
+  std::vector<DiagnosisPoint> points;      // sorted by replica count
+  std::optional<Attribution> attribution;  // at the largest replica count
+  NoiseScale noise_scale;
+  Verdict verdict;
+  std::optional<AfterLevers> after;
+  std::vector<std::string> warnings;
+};
+
+nlohmann::json ToJson(const Diagnosis& d);
+// Errors name the missing or mistyped field, e.g. "points[1].components.compute".
+Result<Diagnosis> DiagnosisFromJson(const nlohmann::json& j);
+std::string DiagnosisToString(const Diagnosis& d);  // pretty-printed JSON
+Result<Diagnosis> DiagnosisFromString(const std::string& text);
+
+}  // namespace stepscope::analysis

@@ -1,0 +1,34 @@
+// Gradient noise scale (McCandlish et al. 2018) from the gradient norms in step records:
+// the local |g|^2 at batch b (samples per rank per step) and the reduced |G|^2 at B = N b.
+// Definitions: docs/metrics.md.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/step_record.h"
+
+namespace stepscope::analysis {
+
+struct NoiseScale {
+  bool known = false;
+  std::string reason;       // why it is unknown, or which data it came from
+  double grad_sq = 0;       // |G|^2, the true gradient's squared norm
+  double trace_sigma = 0;   // tr(Sigma), per-sample gradient variance
+  double b_noise = 0;       // tr(Sigma) / |G|^2, in samples
+  double local_batch = 0;   // b
+  double global_batch = 0;  // B = N b
+  int64_t steps = 0;        // steps used
+};
+
+// Unknown when there is one rank, no gradient norms, or a non-positive estimate.
+NoiseScale EstimateNoiseScale(const std::vector<StepRecord>& records);
+
+// Steps to a target loss at global batch `batch`: S = S_min (1 + B_noise / B).
+double StepsToTarget(double min_steps, double b_noise, double batch);
+
+// Samples needed at batch `to` relative to batch `from`: (1 + to/B_noise) / (1 + from/B_noise)
+// (E = E_min (1 + B / B_noise)); 1 means the bigger batch costs no extra samples.
+double RelativeSampleCost(double b_noise, double from, double to);
+
+}  // namespace stepscope::analysis

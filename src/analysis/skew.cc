@@ -1,0 +1,149 @@
+#include "analysis/skew.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "analysis/decomposition.h"
+
+namespace stepscope::analysis {
+namespace {
+
+double Median(std::vector<double> v) { return Percentile(std::move(v), 50); }
+
+}  // namespace
+
+Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const SkewOptions& options) {
+  Result<MatchedSteps> matched = MatchSteps(records);
+  if (!matched.ok()) return matched.status();
+  const MatchedSteps& m = *matched;
+  const size_t nranks = m.ranks.size();
+  SkewReport out;
+  out.replicas = static_cast<int>(nranks);
+
+  std::vector<double> compute_sum(nranks, 0);
+  std::vector<int64_t> last_count(nranks, 0);
+  std::map<int, std::vector<double>> per_collective;
+  std::vector<double> all_skews;
+  bool any_collective = false;
+  for (const auto& row : m.steps) {
+    for (size_t r = 0; r < nranks; ++r) compute_sum[r] += row[r]->compute;
+    const std::map<int, Seconds> last = LastArrivals(row);
+    if (!last.empty()) any_collective = true;
+    for (const auto& [index, latest] : last) {
+      Seconds earliest = latest;
+      size_t last_rank = 0;
+      int at_latest = 0;
+      for (size_t r = 0; r < nranks; ++r) {
+        for (const CollectiveRecord& c : row[r]->collectives) {
+          if (c.index != index) continue;
+          earliest = std::min(earliest, c.ready);
+          if (c.ready == latest) {
+            last_rank = r;
+            ++at_latest;
+          }
+          break;
+        }
+      }
+      const Seconds skew = latest - earliest;
+      per_collective[index].push_back(skew);
+      all_skews.push_back(skew);
+      // An exact tie (or a single rank) names nobody.
+      if (nranks > 1 && at_latest == 1) {
+        ++last_count[last_rank];
+        ++out.arrival_events;
+      }
+    }
+  }
+  if (!any_collective && nranks > 1) {
+    // Without collectives, the rank that computed longest in a step is the one the others
+    // would have waited for.
+    out.by_steps = true;
+    for (const auto& row : m.steps) {
+      size_t worst = 0;
+      for (size_t r = 1; r < nranks; ++r) {
+        if (row[r]->compute > row[worst]->compute) worst = r;
+      }
+      int ties = 0;
+      for (size_t r = 0; r < nranks; ++r) ties += row[r]->compute == row[worst]->compute;
+      if (ties == 1) {
+        ++last_count[worst];
+        ++out.arrival_events;
+      }
+    }
+  }
+
+  const double inv = 1.0 / static_cast<double>(m.steps.size());
+  std::vector<double> means;
+  for (size_t r = 0; r < nranks; ++r) means.push_back(compute_sum[r] * inv);
+  const auto [mn, mx] = std::minmax_element(means.begin(), means.end());
+  out.compute_spread = *mx - *mn;
+  double mean = 0;
+  for (double v : means) mean += v;
+  mean /= static_cast<double>(nranks);
+  double var = 0;
+  for (double v : means) var += (v - mean) * (v - mean);
+  var /= static_cast<double>(nranks);
+  out.compute_cv = mean > 0 ? std::sqrt(var) / mean : 0;
+
+  for (auto& [index, skews] : per_collective) {
+    CollectiveSkew cs;
+    cs.index = index;
+    double s = 0;
+    for (double v : skews) s += v;
+    cs.mean = s / static_cast<double>(skews.size());
+    cs.p90 = Percentile(skews, 90);
+    out.collectives.push_back(cs);
+  }
+  if (!all_skews.empty()) {
+    double s = 0;
+    for (double v : all_skews) s += v;
+    out.arrival_skew_mean = s / static_cast<double>(all_skews.size());
+    out.arrival_skew_p90 = Percentile(all_skews, 90);
+  }
+
+  for (size_t r = 0; r < nranks; ++r) {
+    RankSkew rs;
+    rs.rank = m.ranks[r];
+    rs.compute_mean = means[r];
+    rs.last_arrivals = last_count[r];
+    rs.last_fraction = out.arrival_events > 0 ? static_cast<double>(last_count[r]) /
+                                                    static_cast<double>(out.arrival_events)
+                                              : 0;
+    std::vector<double> others;
+    for (size_t o = 0; o < nranks; ++o) {
+      if (o != r) others.push_back(means[o]);
+    }
+    const double med = Median(others);
+    rs.compute_excess = (!others.empty() && med > 0) ? means[r] / med - 1 : 0;
+    out.ranks.push_back(rs);
+  }
+
+  const std::string unit = out.by_steps ? "steps" : "collectives";
+  for (const RankSkew& rs : out.ranks) {
+    if (nranks < 2 || out.arrival_events == 0) break;
+    if (rs.last_fraction >= options.last_fraction && rs.compute_excess >= options.compute_margin) {
+      out.straggler_ranks.push_back(rs.rank);
+      out.evidence.push_back(fmt::format(
+          "rank {} arrived last in {} of {} {} ({:.0f}%) and its compute ({:.2f} ms) is {:.0f}% "
+          "above the median of the other ranks",
+          rs.rank, rs.last_arrivals, out.arrival_events, unit, 100 * rs.last_fraction,
+          1e3 * rs.compute_mean, 100 * rs.compute_excess));
+    } else if (rs.last_fraction >= options.last_fraction) {
+      out.evidence.push_back(fmt::format(
+          "rank {} arrived last in {:.0f}% of the {} but its compute is only {:.1f}% above the "
+          "other ranks' median (margin {:.0f}%): not called a straggler",
+          rs.rank, 100 * rs.last_fraction, unit, 100 * rs.compute_excess,
+          100 * options.compute_margin));
+    }
+  }
+  if (out.straggler_ranks.empty() && out.evidence.empty()) {
+    out.evidence.push_back(nranks < 2 ? "one rank: no cross-rank skew"
+                                      : "no rank is consistently last with more compute");
+  }
+  return out;
+}
+
+}  // namespace stepscope::analysis

@@ -1,0 +1,52 @@
+// Cross-rank skew: per-rank compute spread, arrival skew at each collective, which rank arrives
+// last, and the straggler ranks. Definitions: docs/metrics.md.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/step_record.h"
+#include "core/units.h"
+
+namespace stepscope::analysis {
+
+struct SkewOptions {
+  // A straggler arrives last in at least this fraction of the collectives (or steps).
+  double last_fraction = 0.6;
+  // ... and its mean compute exceeds the median of the other ranks' by at least this fraction.
+  double compute_margin = 0.10;
+};
+
+struct RankSkew {
+  int rank = 0;
+  Seconds compute_mean = 0;
+  int64_t last_arrivals = 0;  // collectives (or steps) at which this rank arrived last
+  double last_fraction = 0;   // last_arrivals / SkewReport::arrival_events
+  double compute_excess = 0;  // compute_mean / median of the other ranks' - 1
+};
+
+struct CollectiveSkew {
+  int index = 0;     // collective index within the step
+  Seconds mean = 0;  // mean over steps of max - min ready time across ranks
+  Seconds p90 = 0;
+};
+
+struct SkewReport {
+  int replicas = 0;
+  Seconds compute_spread = 0;     // max - min of the ranks' mean compute
+  double compute_cv = 0;          // population std-dev / mean of the ranks' mean compute
+  Seconds arrival_skew_mean = 0;  // over all collectives of all steps
+  Seconds arrival_skew_p90 = 0;
+  int64_t arrival_events = 0;  // collectives (or, without collectives, steps) with a last rank
+  bool by_steps = false;       // true when no collectives were recorded: last = most compute
+  std::vector<CollectiveSkew> collectives;
+  std::vector<RankSkew> ranks;  // ordered by rank
+  std::vector<int> straggler_ranks;
+  std::vector<std::string> evidence;  // one sentence per straggler, or why there is none
+};
+
+Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records,
+                               const SkewOptions& options = {});
+
+}  // namespace stepscope::analysis

@@ -1,0 +1,75 @@
+// The verdict: binding constraint at the largest replica count, the free levers with their
+// expected gains, whether to buy more devices, costs, and a plain-words explanation.
+// Rules: docs/metrics.md ("Verdict").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/ablation.h"
+#include "analysis/decomposition.h"
+#include "analysis/noise_scale.h"
+#include "analysis/scaling.h"
+#include "analysis/skew.h"
+
+namespace stepscope::analysis {
+
+struct CostInputs {
+  std::optional<double> device_cost_per_hour;  // price of one device for one hour
+  std::optional<double> deadline_hours;        // wall-clock budget to the target
+  std::optional<double> samples_to_target;     // samples the job needs (with a deadline)
+};
+
+struct VerdictOptions {
+  double none_efficiency = 0.9;        // binding `none` at or above this efficiency...
+  double waste_share = 0.15;           // ...unless a non-compute component is this share of step
+  double near_linear_marginal = 0.8;   // buy more devices only at or above this marginal value
+  double levers_recover_a_lot = 0.15;  // "not yet" when levers gain this fraction of X or more
+  double min_lever_gain = 0.02;        // levers below this fraction of X are left out
+  double override_ratio = 1.5;         // an ablation's drop this many times the other's wins
+};
+
+struct Lever {
+  std::string name;    // loader_workers_prefetch, bigger_micro_batch, overlap_bucketing,
+                       // low_precision_reduction, remove_straggler
+  std::string action;  // what to change, in words
+  double expected_samples_per_s = 0;
+  double expected_gain_samples_per_s = 0;
+  double expected_efficiency = 0;  // 0 when the curve has no reference
+  std::string basis;               // which components the estimate comes from
+};
+
+struct CostPoint {
+  int replicas = 0;
+  double cost_per_million_samples = 0;
+  // Price of a million samples of the throughput the devices added since the previous point
+  // delivered; 0 when not defined (first point, or no throughput gained).
+  double marginal_cost_per_million_samples = 0;
+};
+
+struct Verdict {
+  std::string binding;  // communication, input, stragglers, compute, overhead, none
+  std::vector<int> straggler_ranks;
+  std::vector<std::string> evidence;
+  std::vector<Lever> levers;     // in order of cost, cheapest first
+  std::string buy_more_devices;  // yes, no, not yet
+  std::string buy_reason;
+  std::string currency;          // "cost per sample" or "wall clock to a deadline"
+  std::vector<CostPoint> costs;  // empty without a device price
+  std::string quality_note;      // samples/s is not time to target quality
+  std::string explanation;       // plain words
+};
+
+struct VerdictInputs {
+  std::vector<ScalingPoint> points;  // the curve, sorted by replicas
+  Decomposition largest;             // decomposition at the largest replica count
+  AblationReport ablations;          // at the largest replica count (may be empty)
+  SkewReport skew;                   // at the largest replica count
+  NoiseScale noise;
+  CostInputs cost;
+};
+
+Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& options = {});
+
+}  // namespace stepscope::analysis

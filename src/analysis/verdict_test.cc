@@ -1,0 +1,159 @@
+// Ground truths for the verdict: synthetic sweeps whose cause is known by construction.
+#include "analysis/verdict.h"
+
+#include <gtest/gtest.h>
+
+#include "analysis/build_diagnosis.h"
+#include "analysis/synthetic_run.h"
+
+namespace stepscope::analysis {
+namespace {
+
+// A sweep over `ns` with the three ablations at every replica count. `at` adjusts the spec
+// for a replica count (e.g. transfer that grows with N).
+template <typename Adjust>
+std::vector<RunSet> Sweep(const SyntheticRunSpec& base, std::vector<int> ns, Adjust at) {
+  std::vector<RunSet> runs;
+  for (int n : ns) {
+    SyntheticRunSpec spec = base;
+    spec.replicas = n;
+    spec.seed = base.seed * 1000 + n;
+    at(n, &spec);
+    RunSet set;
+    set.baseline = SynthesizeRun(spec);
+    SyntheticRunSpec nr = spec;
+    nr.reduce = false;
+    set.no_reduce = SynthesizeRun(nr);
+    SyntheticRunSpec si = spec;
+    si.input_wait = 0;
+    set.synthetic_input = SynthesizeRun(si);
+    SyntheticRunSpec db = spec;
+    db.compute *= 2;
+    db.input_wait *= 2;
+    db.samples_per_rank *= 2;
+    set.double_batch = SynthesizeRun(db);
+    runs.push_back(std::move(set));
+  }
+  return runs;
+}
+
+Diagnosis Diagnose(const std::vector<RunSet>& runs, const DiagnoseOptions& options = {}) {
+  Result<Diagnosis> d = BuildDiagnosis(runs, options);
+  EXPECT_TRUE(d.ok()) << d.status().message();
+  return std::move(d).value();
+}
+
+bool HasLever(const Verdict& v, const std::string& name) {
+  for (const Lever& l : v.levers) {
+    if (l.name == name) return true;
+  }
+  return false;
+}
+
+TEST(Verdict, CommunicationHeavy) {
+  SyntheticRunSpec base;
+  base.compute = 0.010;
+  base.jitter = 0.02;
+  const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4, 8}, [](int n, SyntheticRunSpec* s) {
+    s->bucket_time = 0.008 * 2.0 * (n - 1) / n;  // ring all-reduce of a large model
+  }));
+  EXPECT_EQ(d.verdict.binding, "communication");
+  EXPECT_TRUE(d.verdict.straggler_ranks.empty());
+  EXPECT_LT(d.points.back().scaling.efficiency, 0.5);
+  EXPECT_TRUE(d.points.back().ablations.agree) << d.points.back().ablations.sentence;
+  bool confirmed = false;
+  for (const std::string& e : d.verdict.evidence) {
+    confirmed = confirmed || e.find("no_reduce ablation confirms") != std::string::npos;
+  }
+  EXPECT_TRUE(confirmed);
+  EXPECT_TRUE(HasLever(d.verdict, "bigger_micro_batch"));
+  EXPECT_TRUE(HasLever(d.verdict, "low_precision_reduction"));
+  EXPECT_EQ(d.verdict.buy_more_devices, "not yet");
+  ASSERT_TRUE(d.attribution.has_value());
+  EXPECT_EQ(d.attribution->lines[3].component, "transfer");
+  EXPECT_GT(d.attribution->lines[3].devices, 0.7 * d.attribution->lost_devices);
+}
+
+TEST(Verdict, InputBound) {
+  SyntheticRunSpec base;
+  base.compute = 0.010;
+  base.input_wait = 0.015;
+  base.bucket_time = 0.0003;
+  base.jitter = 0.02;
+  const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4}, [](int, SyntheticRunSpec*) {}));
+  EXPECT_EQ(d.verdict.binding, "input");
+  ASSERT_FALSE(d.verdict.levers.empty());
+  EXPECT_EQ(d.verdict.levers.front().name, "loader_workers_prefetch");
+  EXPECT_EQ(d.verdict.buy_more_devices, "not yet");
+  EXPECT_TRUE(d.points.back().ablations.agree);
+}
+
+TEST(Verdict, StragglerNamedByRank) {
+  SyntheticRunSpec base;
+  base.compute = 0.010;
+  base.bucket_time = 0.0005;
+  base.buckets = 2;
+  base.jitter = 0.02;
+  base.rank_compute_factor[2] = 1.5;
+  const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4}, [](int, SyntheticRunSpec*) {}));
+  EXPECT_EQ(d.verdict.binding, "stragglers");
+  EXPECT_EQ(d.verdict.straggler_ranks, std::vector<int>{2});
+  EXPECT_TRUE(HasLever(d.verdict, "remove_straggler"));
+  EXPECT_NE(d.verdict.explanation.find("rank(s) 2"), std::string::npos) << d.verdict.explanation;
+}
+
+TEST(Verdict, NearLinearBuysMoreDevices) {
+  SyntheticRunSpec base;
+  base.compute = 0.020;
+  base.bucket_time = 0.0004;
+  base.overhead = 0.0002;
+  base.jitter = 0.01;
+  DiagnoseOptions options;
+  options.cost.device_cost_per_hour = 2.0;
+  const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4, 8}, [](int, SyntheticRunSpec*) {}), options);
+  EXPECT_TRUE(d.verdict.binding == "none" || d.verdict.binding == "compute") << d.verdict.binding;
+  EXPECT_EQ(d.verdict.buy_more_devices, "yes") << d.verdict.buy_reason;
+  EXPECT_EQ(d.verdict.currency, "cost per sample");
+  ASSERT_EQ(d.verdict.costs.size(), 4u);
+  // One device at 2/h doing X(1) samples/s: 2 / (3600 X(1)) per sample.
+  const double x1 = d.points[0].scaling.samples_per_s;
+  EXPECT_NEAR(d.verdict.costs[0].cost_per_million_samples, 2.0 / (3600 * x1) * 1e6, 1e-9);
+  EXPECT_GT(d.verdict.costs[3].marginal_cost_per_million_samples, 0);
+}
+
+TEST(Verdict, NoCurveMeansNotYet) {
+  SyntheticRunSpec base;
+  const Diagnosis d = Diagnose(Sweep(base, {1}, [](int, SyntheticRunSpec*) {}));
+  EXPECT_EQ(d.verdict.buy_more_devices, "not yet");
+  EXPECT_FALSE(d.attribution.has_value());
+}
+
+TEST(Verdict, SingleReplicaCountFromTraces) {
+  // `analyze` sees one replica count: the reference is estimated and said to be.
+  SyntheticRunSpec spec;
+  spec.replicas = 4;
+  spec.bucket_time = 0.008;
+  RunSet set;
+  set.baseline = SynthesizeRun(spec);
+  const Diagnosis d = Diagnose({set});
+  ASSERT_TRUE(d.attribution.has_value());
+  EXPECT_TRUE(d.attribution->reference_estimated);
+  EXPECT_EQ(d.verdict.binding, "communication");
+  ASSERT_FALSE(d.warnings.empty());
+  EXPECT_NE(d.warnings[0].find("estimated"), std::string::npos);
+}
+
+TEST(Verdict, NoiseScaleInformsTheQualityNote) {
+  SyntheticRunSpec base;
+  base.grad_sq = 1.0;
+  base.trace_sigma = 1000.0;  // B_noise = 1000, far above B = 4 x 32
+  const Diagnosis d = Diagnose(Sweep(base, {1, 4}, [](int, SyntheticRunSpec*) {}));
+  ASSERT_TRUE(d.noise_scale.known);
+  EXPECT_NEAR(d.noise_scale.b_noise, 1000, 1e-6);
+  EXPECT_NE(d.verdict.quality_note.find("B_noise ~ 1000"), std::string::npos)
+      << d.verdict.quality_note;
+  EXPECT_NE(d.verdict.quality_note.find("still cuts the steps"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stepscope::analysis
