@@ -18,7 +18,8 @@ class Dataset {
   virtual int64_t size() const = 0;
   virtual std::string Describe() const = 0;
   // Fills `out` with the examples `indices` (decoding; augmentation when `augment`).
-  // `rng_seed` makes augmentation reproducible per batch.
+  // `rng_seed` makes augmentation reproducible per batch. Must be safe to call from several
+  // threads at once (the loader's workers); resizes `out`'s vectors, reusing their capacity.
   virtual void Fill(const std::vector<int64_t>& indices, bool augment, uint64_t rng_seed,
                     Batch* out) const = 0;
 };
@@ -27,14 +28,20 @@ struct Split {
   std::unique_ptr<Dataset> train;
   std::unique_ptr<Dataset> test;
 };
-// Fashion-MNIST from gzip'd IDX files in `dir` (train-images-idx3-ubyte.gz, ...).
-// Images normalised, shape (1, 28, 28); augmentation = random crop with 2-pixel padding
-// and horizontal flip.
+// Fashion-MNIST from gzip'd IDX files in `dir` (train-images-idx3-ubyte.gz, ...; the Debian
+// package dataset-fashion-mnist installs them in /usr/share/datasets/fashion-mnist).
+// Images normalised to (x/255 - 0.2860)/0.3530, shape (1, 28, 28); targets are labels 0..9;
+// augmentation = random crop with 2-pixel zero padding and horizontal flip (p = 0.5).
+// Errors (missing file, bad magic, wrong sizes, truncation, image/label count mismatch) name
+// the file and the header field. Details in data/fashion_mnist.h and data/idx_file.h.
 Result<Split> LoadFashionMnist(const std::string& dir);
 
-// Byte-level text for a context of `context` bytes. `path` is a file or a directory of files
-// (the fortunes corpus: entries separated by lines holding only '%'; *.dat/*.u8 skipped).
-// The last `heldout_fraction` of the bytes is the test split.
+// Byte-level text for a context of `context` bytes. `path` is a file (read verbatim) or a
+// directory of files (the fortunes corpus, /usr/share/games/fortunes: entries separated by
+// lines holding only '%', which are removed; *.dat/*.u8 skipped; names sorted). The last
+// `heldout_fraction` (in [0, 1)) of the bytes is the test split, empty when it is 0. Example i
+// is the window of context + 1 bytes at i * context: tokens its first `context` bytes, targets
+// the next bytes. Errors name the path and the minimum size. Details in data/text_corpus.h.
 Result<Split> LoadText(const std::string& path, int context, double heldout_fraction = 0.1);
 
 struct LoaderOptions {
