@@ -1,5 +1,9 @@
 // stepscope: where did the missing throughput of data-parallel training go?
+//
+// Each command lives in its own *_command.{h,cc}: it declares its options on a CLI11
+// subcommand and returns the function that runs it once the command line is parsed.
 #include <CLI/CLI.hpp>
+#include <functional>
 
 #include "apps/stepscope/train_command.h"
 
@@ -8,17 +12,15 @@ int main(int argc, char** argv) {
       "stepscope: measures data-parallel training, finds where the missing throughput went, "
       "and says what to fix before buying more devices."};
   app.require_subcommand(1);
+  // A later occurrence of an option overrides an earlier one (handy for wrapper scripts).
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.set_version_flag("--version", STEPSCOPE_VERSION);
 
-  stepscope::app::TrainFlags train_flags;
-  CLI::App* train = app.add_subcommand(
-      "train", "Data-parallel training that records where every step's time goes "
-               "(run under mpirun -np N for N replicas)");
-  stepscope::app::AddTrainOptions(train, &train_flags);
-  train->add_flag("--print-model", train_flags.print_model,
-                  "Print parameters, gradient bytes, FLOPs and activation bytes, then exit");
+  // The command that was chosen, set by the subcommand's parse callback.
+  std::function<int()> run;
+  stepscope::app::AddTrainCommand(app, argc, argv, &run);
+  // (further commands register here, one line each)
 
   CLI11_PARSE(app, argc, argv);
-  if (train->parsed()) return stepscope::app::RunTrain(train_flags, argc, argv);
-  return 0;
+  return run ? run() : 0;
 }

@@ -261,4 +261,17 @@ int RunTrain(TrainFlags& flags, int argc, char** argv) {
   return 0;
 }
 
+void AddTrainCommand(CLI::App& app, int argc, char** argv, std::function<int()>* run) {
+  auto flags = std::make_shared<TrainFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "train", "Data-parallel training that records where every step's time goes "
+               "(run under mpirun -np N for N replicas)");
+  AddTrainOptions(cmd, flags.get());
+  cmd->add_flag("--print-model", flags->print_model,
+                "Print parameters, gradient bytes, FLOPs and activation bytes, then exit");
+  cmd->callback([flags, argc, argv, run] {
+    *run = [flags, argc, argv] { return RunTrain(*flags, argc, argv); };
+  });
+}
+
 }  // namespace stepscope::app

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
+#include <memory>
 
 #include "train/options.h"
 
@@ -35,5 +37,7 @@ void AddTrainOptions(CLI::App* cmd, TrainFlags* flags);
 Status FinishTrainOptions(TrainFlags* flags);
 // Runs `stepscope train` (initialises MPI). Returns the process exit code.
 int RunTrain(TrainFlags& flags, int argc, char** argv);
+// Registers `train` on `app`; when it is chosen, *run is set to run it.
+void AddTrainCommand(CLI::App& app, int argc, char** argv, std::function<int()>* run);
 
 }  // namespace stepscope::app

@@ -187,6 +187,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     rec.micro_batches = o.accum;
     rec.samples = samples_per_step;
     rec.start = comm.Now();
+    watchdog.Publish(step, comm::HeartbeatPhase::kCompute);
     InjectFaults(o.injection, rank, step);
     model.ZeroGrads();
     reducer.BeginStep();

@@ -1,5 +1,6 @@
 #include "train/watchdog.h"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -68,10 +69,14 @@ void Watchdog::Check() {
     std::string names;
     if (board_) {
       const auto entries = board_->Snapshot();
-      for (int r : comm::LaggingRanks(entries, now, timeout_ / 2)) {
-        for (const auto& e : entries) {
-          if (e.world_rank != r) continue;
-          names += (names.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) +
+      // Ranks that are behind the furthest step, or at it but not waiting in the collective.
+      int64_t furthest = -1;
+      for (const auto& e : entries) furthest = std::max(furthest, e.step);
+      for (const auto& e : entries) {
+        const bool waiting_here =
+            e.step == furthest && e.phase == comm::HeartbeatPhase::kAllreduce;
+        if (!waiting_here && e.phase != comm::HeartbeatPhase::kDone) {
+          names += (names.empty() ? "" : "; ") + std::string("rank ") + std::to_string(e.world_rank) +
                    " stopped at step " + std::to_string(e.step) + " (" + PhaseName(e.phase) +
                    ", silent for " + std::to_string(static_cast<int>(now - e.time)) + " s)";
         }
