@@ -78,14 +78,53 @@ Components StepComponents(const StepRecord& record, const std::map<int, Seconds>
   return c;
 }
 
+namespace {
+
+// A non-finite time would poison every mean silently: refuse it, naming where it is.
+Status CheckFinite(const StepRecord& r) {
+  const std::pair<const char*, double> fields[] = {
+      {"start", r.start},         {"end", r.end},           {"input_wait", r.input_wait},
+      {"compute", r.compute},     {"backward", r.backward}, {"exposed_comm", r.exposed_comm},
+      {"comm_busy", r.comm_busy},
+  };
+  for (const auto& [name, value] : fields) {
+    if (!std::isfinite(value)) {
+      return Status::Error(
+          fmt::format("rank {} step {}: field '{}' is not a finite number", r.rank, r.step, name));
+    }
+  }
+  for (const CollectiveRecord& c : r.collectives) {
+    if (!std::isfinite(c.ready)) {
+      return Status::Error(fmt::format(
+          "rank {} step {}: collective {} has a non-finite 'ready' time", r.rank, r.step, c.index));
+    }
+  }
+  return Status::Ok();
+}
+
+bool HasNegativeDuration(const StepRecord& r) {
+  // A small negative overhead is rounding; a large one means the parts exceed the step.
+  const double slack = 1e-6 + 1e-3 * std::abs(r.step_time());
+  return r.step_time() < 0 || r.input_wait < 0 || r.compute < 0 || r.exposed_comm < 0 ||
+         r.overhead() < -slack;
+}
+
+}  // namespace
+
 Result<MatchedSteps> MatchSteps(const std::vector<StepRecord>& records) {
   if (records.empty()) return Status::Error("no step records to analyse (is the run empty?)");
   std::map<int, std::map<int64_t, const StepRecord*>> by_rank;
   int64_t warmup = 0;
+  int64_t negative = 0;
+  std::string first_negative;
   for (const StepRecord& r : records) {
+    STEPSCOPE_RETURN_IF_ERROR(CheckFinite(r));
     if (r.warmup) {
       ++warmup;
       continue;
+    }
+    if (HasNegativeDuration(r)) {
+      if (negative++ == 0) first_negative = fmt::format("rank {} step {}", r.rank, r.step);
     }
     auto [it, inserted] = by_rank[r.rank].emplace(r.step, &r);
     if (!inserted) {
@@ -99,6 +138,12 @@ Result<MatchedSteps> MatchSteps(const std::vector<StepRecord>& records) {
         "all {} step records are warm-up steps; run more steps than the warm-up", warmup));
   }
   MatchedSteps out;
+  if (negative > 0) {
+    out.warnings.push_back(fmt::format(
+        "{} record(s), first {}, have a negative duration or parts (input wait, compute, "
+        "exposed communication) longer than the step; overhead comes out negative there",
+        negative, first_negative));
+  }
   std::set<int64_t> all_steps;
   for (const auto& [rank, steps] : by_rank) {
     out.ranks.push_back(rank);

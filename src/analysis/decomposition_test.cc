@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace stepscope::analysis {
 namespace {
 
@@ -96,6 +98,21 @@ TEST(Decomposition, ErrorsAreNamed) {
   EXPECT_NE(d.status().message().find("rank 0 reports step 1 twice"), std::string::npos);
   std::vector<StepRecord> disjoint = {Rank(0, 1, 1, 1.2, 0.1), Rank(1, 2, 1, 1.2, 0.1)};
   EXPECT_FALSE(Decompose(disjoint).ok());
+}
+
+TEST(Decomposition, NonFiniteIsAnErrorAndNegativeAWarning) {
+  StepRecord bad = Rank(1, 4, 1.0, 1.2, 0.1);
+  bad.compute = std::nan("");
+  Result<Decomposition> d = Decompose({Rank(0, 4, 1.0, 1.2, 0.1), bad});
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("rank 1 step 4: field 'compute'"), std::string::npos);
+
+  StepRecord over = Rank(1, 4, 1.0, 1.2, 0.1);
+  over.compute += 1.0;  // parts longer than the step
+  d = Decompose({Rank(0, 4, 1.0, 1.2, 0.1), over});
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->warnings.size(), 1u);
+  EXPECT_NE(d->warnings[0].find("rank 1 step 4"), std::string::npos);
 }
 
 TEST(Decomposition, PercentileInterpolates) {

@@ -36,8 +36,9 @@ std::string WaterfallText(const Attribution& a) {
 
 std::string SummaryText(const Diagnosis& d) {
   std::string out;
-  out += fmt::format("stepscope {} {}\n", d.source.origin.empty() ? "diagnosis" : d.source.origin,
-                     d.source.tool_version);
+  out += fmt::format("stepscope {}", d.source.origin.empty() ? "diagnosis" : d.source.origin);
+  if (!d.source.tool_version.empty()) out += " " + d.source.tool_version;
+  out += '\n';
   if (!d.source.workload.empty()) out += fmt::format("workload: {}\n", d.source.workload);
   if (d.emulation.emulated) {
     std::vector<std::string> params;

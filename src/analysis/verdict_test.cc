@@ -121,6 +121,37 @@ TEST(Verdict, NearLinearBuysMoreDevices) {
   EXPECT_GT(d.verdict.costs[3].marginal_cost_per_million_samples, 0);
 }
 
+TEST(Verdict, ComputeThatGrowsWithReplicasMeansDoNotBuy) {
+  // Compute per step grows with N (shared memory bandwidth): nothing waits, no lever helps.
+  SyntheticRunSpec base;
+  base.compute = 0.010;
+  base.bucket_time = 0.0001;
+  base.overhead = 0.0001;
+  const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4}, [](int n, SyntheticRunSpec* s) {
+    s->compute = 0.010 * (n == 1 ? 1.0 : n == 2 ? 1.6 : 3.0);
+  }));
+  EXPECT_EQ(d.verdict.binding, "compute");
+  EXPECT_EQ(d.verdict.buy_more_devices, "no") << d.verdict.buy_reason;
+  ASSERT_TRUE(d.attribution.has_value());
+  EXPECT_EQ(d.attribution->lines[0].component, "compute");
+  EXPECT_GT(d.attribution->lines[0].devices, 0.9 * d.attribution->lost_devices);
+}
+
+TEST(Verdict, DeadlineIsTheCurrency) {
+  SyntheticRunSpec base;
+  base.compute = 0.020;
+  base.bucket_time = 0.0004;
+  DiagnoseOptions options;
+  options.cost.deadline_hours = 1.0;
+  // One device does about 1560 samples/s; the deadline needs 3000.
+  options.cost.samples_to_target = 3000.0 * 3600;
+  const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4}, [](int, SyntheticRunSpec*) {}), options);
+  EXPECT_EQ(d.verdict.currency, "wall clock to a deadline");
+  EXPECT_NE(d.verdict.buy_reason.find("needs 3000.0 samples/s, met from 2 replicas"),
+            std::string::npos)
+      << d.verdict.buy_reason;
+}
+
 TEST(Verdict, NoCurveMeansNotYet) {
   SyntheticRunSpec base;
   const Diagnosis d = Diagnose(Sweep(base, {1}, [](int, SyntheticRunSpec*) {}));
