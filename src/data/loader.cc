@@ -7,6 +7,7 @@
 
 #include "data/prng.h"
 #include "data/sampler.h"
+#include "core/clock.h"
 #include "data/source.h"
 
 namespace stepscope::data {
@@ -86,6 +87,7 @@ class PrefetchLoader : public Loader {
       }
       const int64_t epoch = seq / per_epoch;
       const int64_t index = seq % per_epoch;
+      batch.load_begin = SteadySeconds();
       dataset_.Fill(indices, options_.augment, BatchSeed(options_.seed, epoch, index), &batch);
       batch.epoch = epoch;
       batch.index = index;
@@ -95,6 +97,7 @@ class PrefetchLoader : public Loader {
         // Fault injection: this batch takes input_delay_ms longer to produce. Interruptible.
         if (stop_cv_.wait_for(lock, delay, [&] { return stop_; })) return;
       }
+      batch.load_end = SteadySeconds();
       space_cv_.wait(lock, [&] { return stop_ || seq < next_return_ + options_.prefetch; });
       if (stop_) return;
       const size_t slot = Slot(seq);
@@ -163,10 +166,10 @@ Status ValidateLoaderOptions(const Dataset& dataset, const LoaderOptions& o) {
                "must be in [0, " + std::to_string(o.world) + ") for a world of " +
                    std::to_string(o.world));
   }
-  if (o.workers < 1) return bad("workers", std::to_string(o.workers), "must be at least 1");
+  if (o.workers < 1) return bad("loader-workers", std::to_string(o.workers), "must be at least 1");
   if (o.prefetch < 1) return bad("prefetch", std::to_string(o.prefetch), "must be at least 1");
   if (!(o.input_delay_ms >= 0)) {
-    return bad("input-delay-ms", std::to_string(o.input_delay_ms), "must be >= 0");
+    return bad("inject-input-delay", std::to_string(o.input_delay_ms), "must be >= 0");
   }
   const int64_t global = static_cast<int64_t>(o.batch) * o.world;
   if (global > dataset.size()) {

@@ -209,7 +209,7 @@ TEST(Loader, InvalidOptionsNameTheOption) {
   o = {};
   o.batch = 2;
   o.workers = 0;
-  EXPECT_EQ(error(o), "--workers 0: must be at least 1");
+  EXPECT_EQ(error(o), "--loader-workers 0: must be at least 1");
   o = {};
   o.batch = 2;
   o.prefetch = 0;

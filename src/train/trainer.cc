@@ -178,18 +178,19 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   double local_sq_sum = 0, global_sq_sum = 0;
   int64_t grad_sq_steps = 0;
 
+  model.ZeroGrads();  // from here on the optimizer leaves them zeroed after each update
   for (int64_t step = 0; step < total_steps; ++step) {
     StepRecord rec;
     StepTimeline tl;
     rec.rank = rank;
     rec.step = step;
-    rec.warmup = step < o.warmup_steps;
+    // A run too short for its warm-up keeps every step (and says so in run.json).
+    rec.warmup = step < o.warmup_steps && total_steps > o.warmup_steps;
     rec.micro_batches = o.accum;
     rec.samples = samples_per_step;
     rec.start = comm.Now();
     watchdog.Publish(step, comm::HeartbeatPhase::kCompute);
     InjectFaults(o.injection, rank, step);
-    model.ZeroGrads();
     reducer.BeginStep();
     double loss = 0;
     for (int micro = 0; micro < o.accum; ++micro) {
@@ -225,6 +226,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
       pacer.End();
       bwd.end = comm.Now();
       tl.backwards.push_back(bwd);
+      loader.Recycle(std::move(batch));  // the workers reuse its buffers
     }
     watchdog.Publish(step, comm::HeartbeatPhase::kAllreduce);
     tl.exposed_wait.begin = comm.Now();
@@ -236,7 +238,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
 
     tl.optimizer.begin = comm.Now();
     pacer.Begin();
-    optimizer->Step(model.params(), model.grads());
+    optimizer->StepAndZeroGrads(model.params(), model.grads());
     pacer.End();
     tl.optimizer.end = comm.Now();
     rec.end = comm.Now();
