@@ -28,7 +28,9 @@ json SkewJson(const SkewReport& s) {
                      {"compute_mean", r.compute_mean},
                      {"last_arrivals", r.last_arrivals},
                      {"last_fraction", r.last_fraction},
-                     {"compute_excess", r.compute_excess}});
+                     {"compute_excess", r.compute_excess},
+                     {"pre_arrival_mean", r.pre_arrival_mean},
+                     {"arrival_excess", r.arrival_excess}});
   }
   json collectives = json::array();
   for (const CollectiveSkew& c : s.collectives) {
@@ -231,6 +233,8 @@ Status ReadSkew(const json& j, const std::string& p, SkewReport* s) {
     STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "last_arrivals", &r.last_arrivals));
     STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "last_fraction", &r.last_fraction));
     STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "compute_excess", &r.compute_excess));
+    STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "pre_arrival_mean", &r.pre_arrival_mean));
+    STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "arrival_excess", &r.arrival_excess));
     s->ranks.push_back(r);
   }
   const json* cols = nullptr;

@@ -104,6 +104,7 @@ TEST(Summary, TableWaterfallAndVerdict) {
   EXPECT_NE(s.find("binding constraint: " + d.verdict.binding), std::string::npos);
   EXPECT_NE(s.find("buy more devices: "), std::string::npos);
   EXPECT_NE(s.find("after applying bigger_micro_batch"), std::string::npos);
+  EXPECT_NE(s.find("N=4: "), std::string::npos);  // before -> after at the same N
   // One table row per replica count, all of the same width.
   const std::string table = CurveTable(d.points);
   size_t lines = 0, width = 0;

@@ -14,7 +14,8 @@ namespace stepscope::analysis {
 struct SkewOptions {
   // A straggler arrives last in at least this fraction of the collectives (or steps).
   double last_fraction = 0.6;
-  // ... and its mean compute exceeds the median of the other ranks' by at least this fraction.
+  // ... and its mean compute (or its mean time to its last arrival) exceeds the median of the
+  // other ranks' by at least this fraction.
   double compute_margin = 0.10;
 };
 
@@ -24,6 +25,11 @@ struct RankSkew {
   int64_t last_arrivals = 0;  // collectives (or steps) at which this rank arrived last
   double last_fraction = 0;   // last_arrivals / SkewReport::arrival_events
   double compute_excess = 0;  // compute_mean / median of the other ranks' - 1
+  // Mean time from step start to this rank's last arrival at a collective (0 without any), and
+  // its excess over the other ranks' median: lateness that a source did not classify as compute
+  // (a slow loader on one rank, a sleep) still shows here.
+  Seconds pre_arrival_mean = 0;
+  double arrival_excess = 0;
 };
 
 struct CollectiveSkew {

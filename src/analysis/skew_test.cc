@@ -60,6 +60,26 @@ TEST(Skew, TwoRanksWithARealStraggler) {
   EXPECT_EQ(s->straggler_ranks, std::vector<int>{1});
 }
 
+TEST(Skew, LatenessOutsideComputeStillNamesTheRank) {
+  // Rank 1 waits 4 ms longer for its input every step; its compute is like the others'.
+  SyntheticRunSpec spec;
+  spec.replicas = 4;
+  spec.jitter = 0.02;
+  std::vector<StepRecord> records = SynthesizeRun(spec);
+  for (StepRecord& r : records) {
+    if (r.rank != 1) continue;
+    r.input_wait += 0.004;
+    for (CollectiveRecord& c : r.collectives) c.ready += 0.004;
+  }
+  // Other ranks' ready times stay: rank 1 now arrives last everywhere.
+  Result<SkewReport> s = AnalyzeSkew(records);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->straggler_ranks, std::vector<int>{1});
+  EXPECT_LT(s->ranks[1].compute_excess, 0.1);
+  EXPECT_GT(s->ranks[1].arrival_excess, 0.3);
+  EXPECT_NE(s->evidence[0].find("outside measured compute"), std::string::npos);
+}
+
 TEST(Skew, OneRankAndNoCollectives) {
   SyntheticRunSpec spec;
   Result<SkewReport> one = AnalyzeSkew(SynthesizeRun(spec));

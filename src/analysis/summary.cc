@@ -50,6 +50,14 @@ std::string SummaryText(const Diagnosis& d) {
   if (d.after) {
     out += fmt::format("\nafter applying {}:\n", fmt::join(d.after->levers_applied, ", "));
     out += CurveTable(d.after->points);
+    for (const DiagnosisPoint& a : d.after->points) {
+      for (const DiagnosisPoint& b : d.points) {
+        if (b.scaling.replicas != a.scaling.replicas || b.scaling.samples_per_s <= 0) continue;
+        out += fmt::format("  N={}: {:.1f} -> {:.1f} samples/s ({:+.0f}%)\n", a.scaling.replicas,
+                           b.scaling.samples_per_s, a.scaling.samples_per_s,
+                           100 * (a.scaling.samples_per_s / b.scaling.samples_per_s - 1));
+      }
+    }
   }
   if (d.attribution) {
     out += fmt::format(

@@ -20,14 +20,17 @@ const AblationCheck* FindCheck(const AblationReport& r, const std::string& name)
   return nullptr;
 }
 
-// Seconds per step the straggler ranks add: their compute above the other ranks' median.
+// Seconds per step the straggler ranks add: their compute (or time to their last arrival)
+// above the other ranks' median.
 double StragglerExcess(const SkewReport& skew) {
   double excess = 0;
   for (int rank : skew.straggler_ranks) {
     for (const RankSkew& r : skew.ranks) {
       if (r.rank != rank) continue;
-      const double median = r.compute_mean / (1 + r.compute_excess);
-      excess = std::max(excess, r.compute_mean - median);
+      const double compute_median = r.compute_mean / (1 + r.compute_excess);
+      const double arrival_median = r.pre_arrival_mean / (1 + r.arrival_excess);
+      excess =
+          std::max({excess, r.compute_mean - compute_median, r.pre_arrival_mean - arrival_median});
     }
   }
   return excess;
