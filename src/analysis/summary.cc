@@ -97,7 +97,8 @@ std::string SummaryText(const Diagnosis& d) {
     for (const CostPoint& c : v.costs) {
       out += fmt::format("  N={:<4} {:>10.2f}", c.replicas, c.cost_per_million_samples);
       if (c.marginal_cost_per_million_samples > 0) {
-        out += fmt::format("   marginal devices: {:.2f}", c.marginal_cost_per_million_samples);
+        out += fmt::format("   added devices: {:.2f} per million added samples",
+                           c.marginal_cost_per_million_samples);
       }
       out += "\n";
     }

@@ -146,6 +146,18 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
     v.evidence.push_back(
         fmt::format("compute is {} of the step; nothing else binds", Pct(c.compute, t)));
   }
+  if (v.binding == "communication" && excess > 0) {
+    v.evidence.push_back(
+        fmt::format("of the sync wait, about {} per step is waiting for straggler rank(s) {}",
+                    Ms(excess), fmt::join(v.straggler_ranks, ",")));
+  }
+  // Any other waiting component that is large too.
+  for (const auto& [name, value] : scores) {
+    if (name != v.binding && t > 0 && value >= o.waste_share * t) {
+      v.evidence.push_back(fmt::format("also large: {} ({} per step, {} of the step)", name,
+                                       Ms(value), Pct(value, t)));
+    }
+  }
   if (!in.ablations.checks.empty()) v.evidence.push_back(in.ablations.sentence);
 
   // --- levers, cheapest first ---
@@ -165,7 +177,7 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
               x_at(t - c.input_wait), fmt::format("input wait {} -> ~0", Ms(c.input_wait)));
     const double t2 = t + c.compute + c.input_wait;
     add_lever("bigger_micro_batch",
-              "double the micro-batch (gradient accumulation where activation memory binds)",
+              "double the micro-batch, or accumulate gradients where activation memory binds",
               t2 > 0 ? 2 * s / t2 : 0,
               fmt::format("communication and overhead per sample halve ({} + {} per step)",
                           Ms(c.exposed_comm), Ms(c.overhead)));
