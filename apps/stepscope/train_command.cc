@@ -102,9 +102,10 @@ void AddTrainOptions(CLI::App* cmd, TrainFlags* f) {
   cmd->add_option("--epochs", o.epochs, "Epochs to run when --steps is 0")->capture_default_str();
   cmd->add_option("--warmup-steps", o.warmup_steps, "Steps excluded from steady-state figures")
       ->capture_default_str();
-  cmd->add_option("--optimizer", f->optimizer, "sgd (with momentum) or adamw")
+  cmd->add_option("--optimizer", f->optimizer,
+                  "auto (adamw for gpt, sgd otherwise), sgd (with momentum) or adamw")
       ->capture_default_str();
-  cmd->add_option("--lr", f->lr, "Learning rate (default: 0.05 for sgd, 0.001 for adamw)");
+  cmd->add_option("--lr", f->lr, "Learning rate (default: 0.02 for sgd, 0.002 for adamw)");
   cmd->add_option("--momentum", f->momentum, "SGD momentum")->capture_default_str();
   cmd->add_option("--weight-decay", f->weight_decay, "Weight decay")->capture_default_str();
   cmd->add_option("--seed", o.seed, "Seed for initialisation, shuffling and augmentation")
@@ -167,14 +168,17 @@ Status FinishTrainOptions(TrainFlags* f) {
   if (!widths.ok()) return widths.status();
   o.model.hidden = widths.value();
   o.model.seed = o.seed;
-  if (f->optimizer == "sgd") {
+  std::string optimizer = f->optimizer;
+  if (optimizer == "auto") optimizer = o.model.kind == nn::ModelKind::kGpt ? "adamw" : "sgd";
+  if (optimizer == "sgd") {
     o.optimizer.kind = nn::OptimizerKind::kSgd;
-    o.optimizer.lr = 0.05f;
-  } else if (f->optimizer == "adamw") {
+    o.optimizer.lr = 0.02f;
+  } else if (optimizer == "adamw") {
     o.optimizer.kind = nn::OptimizerKind::kAdamW;
-    o.optimizer.lr = 1e-3f;
+    o.optimizer.lr = 2e-3f;
   } else {
-    return Status::Error("option --optimizer: unknown '" + f->optimizer + "'; choose sgd or adamw");
+    return Status::Error("option --optimizer: unknown '" + f->optimizer +
+                         "'; choose auto, sgd or adamw");
   }
   if (f->lr != -1) o.optimizer.lr = static_cast<float>(f->lr);
   o.optimizer.momentum = static_cast<float>(f->momentum);

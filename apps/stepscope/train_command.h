@@ -14,7 +14,7 @@ struct TrainFlags {
   train::TrainOptions options;
   std::string model = "mlp";
   std::string hidden = "256,256";
-  std::string optimizer = "sgd";
+  std::string optimizer = "auto";
   std::string reduce_dtype = "fp32";
   std::string allreduce = "auto";
   std::string emulate_link;
