@@ -44,6 +44,14 @@ Result<std::vector<DiagnosisPoint>> BuildPoints(const std::vector<RunSet>& runs,
     if (!base.ok()) return base.status();
     m.baseline = std::move(base).value();
     const int n = m.baseline.replicas;
+    if (run.replicas > 0 && run.replicas != n) {
+      std::vector<int> seen;
+      for (const RankDecomposition& r : m.baseline.ranks) seen.push_back(r.rank);
+      m.baseline.warnings.push_back(fmt::format(
+          "{} ranks were launched but records came from {} (ranks {}); the point is placed at {} "
+          "replicas",
+          run.replicas, n, fmt::join(seen, ","), n));
+    }
     Result<SkewReport> skew = AnalyzeSkew(run.baseline, options.skew);
     if (!skew.ok()) return skew.status();
     m.skew = std::move(skew).value();

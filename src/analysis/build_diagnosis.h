@@ -17,6 +17,7 @@ namespace stepscope::analysis {
 
 // All runs at one replica count: the baseline and any ablations.
 struct RunSet {
+  int replicas = 0;  // ranks launched; 0: take the count from the records. A mismatch warns.
   std::vector<StepRecord> baseline;
   std::optional<std::vector<StepRecord>> no_reduce;
   std::optional<std::vector<StepRecord>> synthetic_input;

@@ -174,6 +174,21 @@ TEST(Verdict, SingleReplicaCountFromTraces) {
   EXPECT_NE(d.warnings[0].find("estimated"), std::string::npos);
 }
 
+TEST(Verdict, MissingRankIsReported) {
+  SyntheticRunSpec spec;
+  spec.replicas = 4;
+  RunSet set;
+  set.replicas = 4;
+  for (const StepRecord& r : SynthesizeRun(spec)) {
+    if (r.rank != 3) set.baseline.push_back(r);
+  }
+  const Diagnosis d = Diagnose({set});
+  ASSERT_EQ(d.points.size(), 1u);
+  EXPECT_EQ(d.points[0].scaling.replicas, 3);
+  ASSERT_FALSE(d.points[0].decomposition.warnings.empty());
+  EXPECT_NE(d.points[0].decomposition.warnings[0].find("4 ranks were launched"), std::string::npos);
+}
+
 TEST(Verdict, NoiseScaleInformsTheQualityNote) {
   SyntheticRunSpec base;
   base.grad_sq = 1.0;
