@@ -44,15 +44,27 @@ NoiseScale EstimateNoiseScale(const std::vector<StepRecord>& records) {
   const double big_b = b * static_cast<double>(m.ranks.size());
   const double gb = local_sum / static_cast<double>(local_n);   // |G_b|^2
   const double gbig = global_sum / static_cast<double>(steps);  // |G_B|^2
-  ns.local_batch = b;
-  ns.global_batch = big_b;
-  ns.steps = steps;
   if (b <= 0) {
     ns.reason = "records have no samples per step";
     return ns;
   }
-  ns.grad_sq = (big_b * gbig - b * gb) / (big_b - b);
-  ns.trace_sigma = (gb - gbig) / (1 / b - 1 / big_b);
+  ns = NoiseScaleFromMeans(gb, gbig, b, big_b);
+  ns.steps = steps;
+  if (ns.known) ns.reason = fmt::format("from {} steps, b = {:.0f}, B = {:.0f}", steps, b, big_b);
+  return ns;
+}
+
+NoiseScale NoiseScaleFromMeans(double mean_local_sq, double mean_global_sq, double b,
+                               double big_b) {
+  NoiseScale ns;
+  ns.local_batch = b;
+  ns.global_batch = big_b;
+  if (!(b > 0) || !(big_b > b)) {
+    ns.reason = "the global batch must exceed the local batch";
+    return ns;
+  }
+  ns.grad_sq = (big_b * mean_global_sq - b * mean_local_sq) / (big_b - b);
+  ns.trace_sigma = (mean_local_sq - mean_global_sq) / (1 / b - 1 / big_b);
   if (ns.grad_sq <= 0 || ns.trace_sigma <= 0) {
     ns.reason = fmt::format(
         "estimate not positive (|G|^2 = {:.3g}, tr(Sigma) = {:.3g}): too few steps or too noisy",
@@ -61,7 +73,7 @@ NoiseScale EstimateNoiseScale(const std::vector<StepRecord>& records) {
   }
   ns.b_noise = ns.trace_sigma / ns.grad_sq;
   ns.known = true;
-  ns.reason = fmt::format("from {} steps, b = {:.0f}, B = {:.0f}", steps, b, big_b);
+  ns.reason = fmt::format("b = {:.0f}, B = {:.0f}", b, big_b);
   return ns;
 }
 

@@ -49,3 +49,19 @@ TEST(NoiseScale, StepsAndSampleCost) {
 
 }  // namespace
 }  // namespace stepscope::analysis
+
+namespace stepscope::analysis {
+namespace {
+
+// With E|G_b|^2 = |G|^2 + tr/b, the estimator recovers B_noise = tr/|G|^2 exactly.
+TEST(NoiseScaleFromMeans, RecoversKnownValue) {
+  const double g2 = 4.0, tr = 800.0, b = 32, big_b = 128;
+  NoiseScale ns = NoiseScaleFromMeans(g2 + tr / b, g2 + tr / big_b, b, big_b);
+  ASSERT_TRUE(ns.known) << ns.reason;
+  EXPECT_NEAR(ns.b_noise, tr / g2, 1e-9);
+  EXPECT_FALSE(NoiseScaleFromMeans(1, 1, 32, 32).known);  // B == b
+  EXPECT_FALSE(NoiseScaleFromMeans(1, 2, 32, 64).known);  // tr(Sigma) < 0
+}
+
+}  // namespace
+}  // namespace stepscope::analysis

@@ -13,7 +13,7 @@
 #include "core/clock.h"
 #include "data/source.h"
 #include "nn/optimizer.h"
-#include "train/noise_scale.h"
+#include "analysis/noise_scale.h"
 #include "train/pacer.h"
 #include "train/param_checksum.h"
 #include "train/progress.h"
@@ -312,9 +312,10 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     summary.mean_local_grad_sq = sums[1] / sums[3];
     summary.mean_global_grad_sq = sums[2] / sums[3];
     if (world > 1 && o.reducer.reduce) {
-      summary.noise_scale = EstimateNoiseScale(summary.mean_local_grad_sq, summary.mean_global_grad_sq,
-                                               static_cast<double>(samples_per_step),
-                                               static_cast<double>(samples_per_step * world));
+      const analysis::NoiseScale ns = analysis::NoiseScaleFromMeans(
+          summary.mean_local_grad_sq, summary.mean_global_grad_sq,
+          static_cast<double>(samples_per_step), static_cast<double>(samples_per_step * world));
+      if (ns.known) summary.noise_scale = ns.b_noise;
     }
   }
   if (o.evaluate) {
