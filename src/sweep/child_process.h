@@ -1,0 +1,64 @@
+// One launched job: a child process in its own process group, stdout and stderr to a log file.
+// Started with posix_spawn (no shell). Waiting can be interrupted by SIGINT/SIGTERM sent to the
+// caller: the caller blocks those signals first (InterruptGuard) and the wait polls for them.
+#pragma once
+
+#include <sys/types.h>
+
+#include <csignal>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace stepscope::sweep {
+
+// While alive, SIGINT and SIGTERM are blocked on the calling thread and left pending, so that a
+// wait can notice them without a signal handler. Restores the previous mask when destroyed.
+class InterruptGuard {
+ public:
+  InterruptGuard();
+  ~InterruptGuard();
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+  // True when SIGINT or SIGTERM arrived (consumes it; remembers it).
+  bool Interrupted();
+  // The signal that interrupted (SIGINT or SIGTERM), 0 if none.
+  int signal() const { return signal_; }
+
+ private:
+  sigset_t previous_;
+  int signal_ = 0;
+};
+
+struct ChildResult {
+  bool interrupted = false;  // the wait was interrupted and the child's group killed
+  int exit_code = 0;         // exit status, or 128 + signal when it died of a signal
+  double seconds = 0;        // wall time from start to end
+};
+
+class ChildProcess {
+ public:
+  // Starts argv[0] (looked up on PATH) with `extra_env` added to the environment, stdin from
+  // /dev/null, stdout and stderr appended to `log_path`, in a new process group.
+  static Result<ChildProcess> Start(const std::vector<std::string>& argv,
+                                    const std::vector<std::string>& extra_env,
+                                    const std::string& log_path);
+
+  // Waits for the child. When `guard` reports an interrupt, sends SIGTERM to the child's process
+  // group, then SIGKILL after `kill_grace_s`, reaps it and returns interrupted = true.
+  ChildResult Wait(InterruptGuard* guard, double kill_grace_s = 5.0);
+
+  pid_t pid() const { return pid_; }
+
+ private:
+  explicit ChildProcess(pid_t pid, double start) : pid_(pid), start_(start) {}
+  pid_t pid_;
+  double start_;
+};
+
+// The last `max_lines` lines of a text file ("" when it cannot be read).
+std::string TailOfFile(const std::string& path, int max_lines);
+
+}  // namespace stepscope::sweep

@@ -1,0 +1,45 @@
+#include "sweep/launcher.h"
+
+#include <gtest/gtest.h>
+
+namespace stepscope::sweep {
+namespace {
+
+TEST(SplitWords, BlanksQuotesAndEscapes) {
+  auto w = SplitWords("  mpirun -np {n}  --mca btl 'self,vader' \"a b\" c\\ d ''");
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(*w, (std::vector<std::string>{"mpirun", "-np", "{n}", "--mca", "btl", "self,vader",
+                                          "a b", "c d", ""}));
+}
+
+TEST(SplitWords, UnterminatedQuoteIsAnError) {
+  auto w = SplitWords("srun -n {n} 'oops");
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("unterminated '"), std::string::npos);
+}
+
+TEST(Launcher, SubstitutesReplicasAndAppendsProgram) {
+  auto l = Launcher::Parse("srun -n {n} --ntasks-per-node={n}");
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->Argv(16, "/bin/stepscope", {"train", "--steps", "3"}),
+            (std::vector<std::string>{"srun", "-n", "16", "--ntasks-per-node=16", "/bin/stepscope",
+                                      "train", "--steps", "3"}));
+}
+
+TEST(Launcher, DefaultIsLocalOpenMpi) {
+  auto l = Launcher::Parse(kDefaultLauncher);
+  ASSERT_TRUE(l.ok());
+  const auto argv = l->Argv(4, "p", {});
+  EXPECT_EQ(argv[0], "mpirun");
+  EXPECT_EQ(argv[2], "4");
+  EXPECT_EQ(argv.back(), "p");
+}
+
+TEST(Launcher, EmptyTemplateIsRefused) { EXPECT_FALSE(Launcher::Parse("   ").ok()); }
+
+TEST(QuoteCommand, QuotesOnlyWhatNeedsIt) {
+  EXPECT_EQ(QuoteCommand({"a", "b c", "it's", "--x=1,2"}), "a 'b c' 'it'\\''s' --x=1,2");
+}
+
+}  // namespace
+}  // namespace stepscope::sweep

@@ -1,0 +1,146 @@
+#include "sweep/sweep_runner.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+namespace stepscope::sweep {
+
+const char* ToString(JobState state) {
+  switch (state) {
+    case JobState::kFinished:
+      return "finished";
+    case JobState::kSkipped:
+      return "skipped (already finished)";
+    case JobState::kFailed:
+      return "failed";
+    case JobState::kInterrupted:
+      return "interrupted";
+    case JobState::kNotRun:
+      return "not run";
+  }
+  return "?";
+}
+
+double EstimateRemainingSeconds(const std::vector<Job>& jobs, size_t next,
+                                const std::vector<StoredRun>& finished) {
+  std::map<int, std::pair<double, int>> by_replicas;
+  double total = 0;
+  int count = 0;
+  for (const StoredRun& r : finished) {
+    if (r.state != "finished" || !(r.seconds > 0)) continue;
+    auto& [sum, n] = by_replicas[r.replicas];
+    sum += r.seconds;
+    ++n;
+    total += r.seconds;
+    ++count;
+  }
+  if (count == 0) return 0;
+  double eta = 0;
+  for (size_t i = next; i < jobs.size(); ++i) {
+    auto it = by_replicas.find(jobs[i].replicas);
+    eta += it != by_replicas.end() ? it->second.first / it->second.second : total / count;
+  }
+  return eta;
+}
+
+std::string FormatDuration(double seconds) {
+  const long s = std::lround(std::max(0.0, seconds));
+  if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
+  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}s", s);
+}
+
+SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& options,
+                     SweepStore* store, InterruptGuard* guard) {
+  SweepResult result;
+  auto say = [&](const std::string& line) {
+    if (options.progress != nullptr) {
+      std::fputs(line.c_str(), options.progress);
+      std::fflush(options.progress);
+    }
+  };
+  const size_t k = jobs.size();
+  for (size_t i = 0; i < k; ++i) {
+    JobOutcome out;
+    out.job = jobs[i];
+    out.run_dir = store->RunDir(jobs[i].name);
+    if (result.interrupted || (guard != nullptr && guard->Interrupted())) {
+      result.interrupted = true;
+      result.outcomes.push_back(std::move(out));
+      continue;
+    }
+    const std::string head = fmt::format("[run {}/{}] {} ({} replica{})", i + 1, k, jobs[i].name,
+                                         jobs[i].replicas, jobs[i].replicas == 1 ? "" : "s");
+    if (store->Finished(jobs[i].name, jobs[i].args)) {
+      out.state = JobState::kSkipped;
+      out.seconds = store->Find(jobs[i].name)->seconds;
+      say(head + ": already finished, skipped\n");
+      result.outcomes.push_back(std::move(out));
+      continue;
+    }
+    const double eta = EstimateRemainingSeconds(jobs, i, store->runs());
+    say(head + (eta > 0
+                    ? fmt::format(": running, about {} left in the sweep\n", FormatDuration(eta))
+                    : std::string(": running\n")));
+    std::vector<std::string> args = jobs[i].args;
+    args.push_back("--out");
+    args.push_back(out.run_dir);
+    const std::vector<std::string> argv =
+        options.launcher.Argv(jobs[i].replicas, options.program, args);
+    StoredRun stored{jobs[i].name, jobs[i].replicas, jobs[i].args, "failed", 0, 0};
+    if (Status st = store->PrepareRun(jobs[i].name); !st.ok()) {
+      out.state = JobState::kFailed;
+      out.message = st.message();
+    } else {
+      const std::string log = out.run_dir + "/log.txt";
+      Result<ChildProcess> child = ChildProcess::Start(argv, options.extra_env, log);
+      if (!child.ok()) {
+        out.state = JobState::kFailed;
+        out.message = child.status().message();
+        out.exit_code = 127;
+      } else {
+        const ChildResult r = child->Wait(guard);
+        out.seconds = r.seconds;
+        out.exit_code = r.exit_code;
+        if (r.interrupted) {
+          out.state = JobState::kInterrupted;
+          result.interrupted = true;
+        } else if (r.exit_code == 0 && std::filesystem::exists(out.run_dir + "/run.json")) {
+          out.state = JobState::kFinished;
+        } else {
+          out.state = JobState::kFailed;
+          if (r.exit_code == 0) out.message = "exited 0 but wrote no run.json";
+        }
+        if (out.state == JobState::kFailed) {
+          out.log_tail = TailOfFile(log, options.log_tail_lines);
+        }
+      }
+    }
+    stored.seconds = out.seconds;
+    stored.exit_code = out.exit_code;
+    if (out.state == JobState::kFinished) stored.state = "finished";
+    if (out.state != JobState::kInterrupted) {
+      if (Status st = store->Record(stored); !st.ok()) say("warning: " + st.message() + "\n");
+    }
+    if (out.state == JobState::kFinished) {
+      say(fmt::format("{}: finished in {}\n", head, FormatDuration(out.seconds)));
+    } else if (out.state == JobState::kFailed) {
+      say(fmt::format(
+          "{}: FAILED (exit {}){}; the sweep goes on. Command:\n  {}\n{}", head, out.exit_code,
+          out.message.empty() ? "" : ": " + out.message, QuoteCommand(argv),
+          out.log_tail.empty()
+              ? std::string()
+              : fmt::format("last lines of {}/log.txt:\n{}", out.run_dir, out.log_tail)));
+    } else if (out.state == JobState::kInterrupted) {
+      say(fmt::format("{}: interrupted; its process group was stopped\n", head));
+    }
+    result.outcomes.push_back(std::move(out));
+  }
+  if (guard != nullptr) result.signal = guard->signal();
+  return result;
+}
+
+}  // namespace stepscope::sweep

@@ -1,0 +1,63 @@
+// Runs a list of jobs through a launcher, one at a time, persisting each as it finishes
+// (SweepStore). Finished runs are skipped, a failed run is reported with the tail of its log and
+// the sweep goes on, and an interrupt (SIGINT/SIGTERM) kills the running job's process group and
+// stops the sweep with everything finished kept.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "sweep/child_process.h"
+#include "sweep/launcher.h"
+#include "sweep/sweep_store.h"
+
+namespace stepscope::sweep {
+
+struct Job {
+  std::string name;  // also its directory under DIR/runs/, e.g. "baseline-n4"
+  int replicas = 1;
+  std::vector<std::string> args;  // the program's arguments; the runner appends --out RUNDIR
+};
+
+enum class JobState { kFinished, kSkipped, kFailed, kInterrupted, kNotRun };
+const char* ToString(JobState state);
+
+struct JobOutcome {
+  Job job;
+  JobState state = JobState::kNotRun;
+  std::string run_dir;
+  double seconds = 0;
+  int exit_code = 0;
+  std::string log_tail;  // failed runs: the last lines of log.txt
+  std::string message;   // why a run failed to start, if it did
+};
+
+struct SweepRunOptions {
+  std::string program;  // the binary each job runs (e.g. /proc/self/exe resolved)
+  Launcher launcher;
+  std::vector<std::string> extra_env = LauncherEnvironment();
+  int log_tail_lines = 15;
+  std::FILE* progress = stderr;  // progress lines; nullptr: silent
+};
+
+struct SweepResult {
+  std::vector<JobOutcome> outcomes;  // one per job, in order
+  bool interrupted = false;
+  int signal = 0;  // the interrupting signal
+};
+
+// Expected seconds for the jobs from `next` on, from the durations of finished runs (same replica
+// count when one was measured, the mean otherwise). 0 while nothing has finished.
+double EstimateRemainingSeconds(const std::vector<Job>& jobs, size_t next,
+                                const std::vector<StoredRun>& finished);
+
+// "1h02m", "3m05s", "42s".
+std::string FormatDuration(double seconds);
+
+// Runs the jobs in order. `guard` must be alive (signals blocked) for interrupts to be caught.
+SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& options,
+                     SweepStore* store, InterruptGuard* guard);
+
+}  // namespace stepscope::sweep

@@ -1,0 +1,142 @@
+// The runner against a fake program (a shell script standing in for `stepscope train`), so these
+// tests need no MPI: the launcher template is `env N={n}`.
+#include "sweep/sweep_runner.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "sweep/run_records.h"
+
+namespace stepscope::sweep {
+namespace {
+namespace fs = std::filesystem;
+
+class SweepRunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/stepscope-sweep-test-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    // Writes its arguments to RUNDIR/args and run.json at the end; "crash" exits 3;
+    // "sleep" sleeps first.
+    program_ = dir_ + "/fake-train.sh";
+    std::ofstream(program_)
+        << "#!/bin/sh\n"
+           "out=''; prev=''\n"
+           "for a in \"$@\"; do [ \"$prev\" = --out ] && out=$a; prev=$a; done\n"
+           "echo \"N=$N $*\" > \"$out/args\"\n"
+           "case \" $* \" in *' crash '*) echo boom-line; exit 3;; esac\n"
+           "case \" $* \" in *' sleep '*) sleep 30;; esac\n"
+           "echo '{}' > \"$out/run.json\"\n";
+    chmod(program_.c_str(), 0755);
+    options_.program = program_;
+    options_.launcher = Launcher::Parse("env N={n}").value();
+    options_.progress = nullptr;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string dir_, program_;
+  SweepRunOptions options_;
+};
+
+TEST_F(SweepRunnerTest, RunsPersistsAndSkipsOnRerun) {
+  std::vector<Job> jobs{{"baseline-n1", 1, {"train", "a"}}, {"baseline-n2", 2, {"train", "b"}}};
+  {
+    auto store = SweepStore::Open(dir_ + "/s", {"w"}, false);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    SweepResult r = RunSweep(jobs, options_, &store.value(), nullptr);
+    ASSERT_EQ(r.outcomes.size(), 2u);
+    EXPECT_EQ(r.outcomes[0].state, JobState::kFinished);
+    EXPECT_EQ(r.outcomes[1].state, JobState::kFinished);
+    std::string line;
+    std::getline(std::ifstream(dir_ + "/s/runs/baseline-n2/args"), line);
+    EXPECT_EQ(line, "N=2 train b --out " + dir_ + "/s/runs/baseline-n2");
+  }
+  auto store = SweepStore::Open(dir_ + "/s", {"w"}, false);
+  ASSERT_TRUE(store.ok());
+  jobs[1].args = {"train", "changed"};  // a changed run is not "finished"
+  SweepResult r = RunSweep(jobs, options_, &store.value(), nullptr);
+  EXPECT_EQ(r.outcomes[0].state, JobState::kSkipped);
+  EXPECT_EQ(r.outcomes[1].state, JobState::kFinished);
+}
+
+TEST_F(SweepRunnerTest, FailedRunIsReportedAndTheSweepGoesOn) {
+  auto store = SweepStore::Open(dir_ + "/s", {"w"}, false);
+  ASSERT_TRUE(store.ok());
+  std::vector<Job> jobs{{"a-n1", 1, {"crash"}}, {"b-n1", 1, {"fine"}}};
+  SweepResult r = RunSweep(jobs, options_, &store.value(), nullptr);
+  EXPECT_EQ(r.outcomes[0].state, JobState::kFailed);
+  EXPECT_EQ(r.outcomes[0].exit_code, 3);
+  EXPECT_NE(r.outcomes[0].log_tail.find("boom-line"), std::string::npos);
+  EXPECT_EQ(r.outcomes[1].state, JobState::kFinished);
+  EXPECT_EQ(store->Find("a-n1")->state, "failed");
+}
+
+TEST_F(SweepRunnerTest, MissingProgramFailsWithAMessage) {
+  auto store = SweepStore::Open(dir_ + "/s", {"w"}, false);
+  ASSERT_TRUE(store.ok());
+  options_.launcher = Launcher::Parse("no-such-launcher-xyz -n {n}").value();
+  SweepResult r = RunSweep({{"a-n1", 1, {}}}, options_, &store.value(), nullptr);
+  EXPECT_EQ(r.outcomes[0].state, JobState::kFailed);
+  EXPECT_NE(r.outcomes[0].message.find("no-such-launcher-xyz"), std::string::npos);
+}
+
+TEST_F(SweepRunnerTest, PendingInterruptRunsNothing) {
+  auto store = SweepStore::Open(dir_ + "/s", {"w"}, false);
+  ASSERT_TRUE(store.ok());
+  InterruptGuard guard;
+  std::vector<Job> jobs{{"a-n1", 1, {"fine"}}, {"b-n1", 1, {"sleep"}}, {"c-n1", 1, {"fine"}}};
+  kill(getpid(), SIGINT);  // blocked by the guard: stays pending until the sweep looks
+  SweepResult r = RunSweep(jobs, options_, &store.value(), &guard);
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(r.signal, SIGINT);
+  EXPECT_EQ(r.outcomes[0].state, JobState::kNotRun);
+  EXPECT_EQ(r.outcomes[2].state, JobState::kNotRun);
+}
+
+TEST_F(SweepRunnerTest, InterruptKillsARunningChildGroup) {
+  auto store = SweepStore::Open(dir_ + "/s", {"w"}, false);
+  ASSERT_TRUE(store.ok());
+  InterruptGuard guard;
+  // The launcher itself sends the interrupt to this test process once the job is running.
+  options_.launcher =
+      Launcher::Parse("sh -c 'kill -INT " + std::to_string(getpid()) + "; exec \"$@\"' sh").value();
+  std::vector<Job> jobs{{"a-n1", 1, {"sleep"}}, {"b-n1", 1, {"fine"}}};
+  SweepResult r = RunSweep(jobs, options_, &store.value(), &guard);
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(r.outcomes[0].state, JobState::kInterrupted);
+  EXPECT_EQ(r.outcomes[1].state, JobState::kNotRun);
+  EXPECT_FALSE(fs::exists(dir_ + "/s/runs/a-n1/run.json"));
+  EXPECT_EQ(store->Find("a-n1"), nullptr);
+}
+
+TEST(SweepStore, RefusesAnotherWorkloadUnlessFresh) {
+  char tmpl[] = "/tmp/stepscope-sweep-store-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  ASSERT_TRUE(SweepStore::Open(dir, {"--model", "gpt"}, false).ok());
+  auto other = SweepStore::Open(dir, {"--model", "cnn"}, false);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().message().find("--fresh"), std::string::npos);
+  EXPECT_TRUE(SweepStore::Open(dir, {"--model", "cnn"}, true).ok());
+  fs::remove_all(dir);
+}
+
+TEST(Eta, UsesSameReplicaCountThenTheMean) {
+  std::vector<Job> jobs{{"a", 1, {}}, {"b", 2, {}}, {"c", 4, {}}};
+  std::vector<StoredRun> done{{"a", 1, {}, "finished", 10, 0}, {"b", 2, {}, "finished", 20, 0}};
+  EXPECT_DOUBLE_EQ(EstimateRemainingSeconds(jobs, 1, done), 20 + 15);
+  EXPECT_DOUBLE_EQ(EstimateRemainingSeconds(jobs, 0, {}), 0);
+  EXPECT_EQ(FormatDuration(185), "3m05s");
+}
+
+TEST(RunRecords, MissingFilesNameTheDirectory) {
+  auto r = ReadRunRecords("/nonexistent-stepscope-dir");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("/nonexistent-stepscope-dir"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stepscope::sweep
