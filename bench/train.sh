@@ -24,7 +24,7 @@ ours() {
   rm -rf "$out"
 }
 theirs() {
-  python3 bench/torch_mlp.py --hidden "$1" --batch 32 --steps "$2" --ddp "$3" | sed 's/.*=//'
+  /usr/bin/python3 bench/torch_mlp.py --hidden "$1" --batch 32 --steps "$2" --ddp "$3" | sed 's/.*=//'
 }
 measure() {  # LABEL COMMAND...: median of REPEATS
   local label=$1; shift

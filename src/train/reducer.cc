@@ -31,8 +31,9 @@ Reducer::Reducer(std::span<float> grads, const ReducerOptions& options,
       allreducer_(allreducer),
       world_(world),
       clock_(std::move(clock)),
-      cap_elements_(std::max<size_t>(1, static_cast<size_t>(options.bucket_mb * kMiB / 4))) {
-  thread_ = std::thread([this] { CommLoop(); });
+      cap_elements_(std::max<size_t>(1, static_cast<size_t>(options.bucket_mb * kMiB / 4))),
+      inline_(world == 1 || !options.reduce) {
+  if (!inline_) thread_ = std::thread([this] { CommLoop(); });
 }
 
 Reducer::~Reducer() {
@@ -41,7 +42,7 @@ Reducer::~Reducer() {
     stop_ = true;
   }
   work_cv_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 void Reducer::BeginStep() {
@@ -75,6 +76,14 @@ void Reducer::Launch(size_t begin, size_t end) {
     return;
   }
   Job job{launched_++, begin, end, clock_()};
+  if (inline_) {
+    // Nothing to wait for: record the bucket on this thread, no hand-off.
+    Status status = RunJob(job);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!status.ok() && error_.ok()) error_ = status;
+    ++completed_;
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(job);
@@ -135,8 +144,11 @@ Status Reducer::RunJob(const Job& job) {
   double global_sq = -1;
   if (options_.reduce) {
     const Seconds real_begin = clock_();
-    STEPSCOPE_RETURN_IF_ERROR(allreducer_->Allreduce(slice, options_.dtype, comm::ReduceOp::kMean)
-                                  .WithContext("all-reduce of bucket " + std::to_string(job.index)));
+    if (world_ > 1) {  // the mean over one replica is the gradient itself
+      STEPSCOPE_RETURN_IF_ERROR(
+          allreducer_->Allreduce(slice, options_.dtype, comm::ReduceOp::kMean)
+              .WithContext("all-reduce of bucket " + std::to_string(job.index)));
+    }
     const Seconds real = clock_() - real_begin;
     if (emulation_.link_gbps > 0) {
       // The real reduction's fastest time approximates its pure transfer cost; anything above it

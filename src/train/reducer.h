@@ -5,6 +5,8 @@
 // backward reports gradients final (GradReadyFn). A bucket is launched as soon as it holds at
 // least `bucket_mb` MiB (or backward ends); with overlap off, all buckets launch after backward.
 // The bucket layout follows from the model's layer sizes, so it is the same on every step.
+// With one replica or --no-reduce there is nothing to wait for, so buckets are only recorded
+// (arrival, gradient norm) on the main thread.
 #pragma once
 
 #include <condition_variable>
@@ -74,6 +76,8 @@ class Reducer {
   int world_;
   ClockFn clock_;
   size_t cap_elements_;
+  // One replica or no reduction: buckets are recorded on the main thread (no hand-off).
+  bool inline_;
 
   // Main-thread bucket state.
   size_t pending_begin_ = 0;  // [pending_begin_, pending_end_) is ready but not yet launched
