@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 
+#include "apps/stepscope/analyze_command.h"
 #include "apps/stepscope/train_command.h"
 
 int main(int argc, char** argv) {
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   std::function<int()> run;
   stepscope::app::AddTrainCommand(app, argc, argv, &run);
   // (further commands register here, one line each)
+  stepscope::app::AddAnalyzeCommand(app, &run);
 
   CLI11_PARSE(app, argc, argv);
   return run ? run() : 0;

@@ -33,6 +33,9 @@ struct TraceEvent {
   int64_t in_msg_nelems = -1;        // args."In msg nelems"
   int64_t seq = -1;                  // args.seq / args."Seq" (collective sequence number)
   int64_t step = -1;                 // args.step (stepscope's own traces)
+  int64_t samples = -1;              // args.samples (stepscope's step events)
+  int warmup = -1;                   // args.warmup: 1 true, 0 false, -1 absent (stepscope)
+  int64_t bytes = -1;                // args.bytes (stepscope's collectives)
   std::string_view meta_name;        // args.name of 'M' events (process_name/thread_name)
 };
 

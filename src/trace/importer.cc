@@ -18,6 +18,8 @@ const char* TraceFormatName(TraceFormat format) {
       return "pytorch-legacy";
     case TraceFormat::kStepscopeSteps:
       return "stepscope-steps";
+    case TraceFormat::kStepscopeTrace:
+      return "stepscope-trace";
   }
   return "unknown";
 }
@@ -68,6 +70,8 @@ std::vector<StepRecord> ImportedTrace::ToStepRecords() const {
     r.compute = s.compute;
     r.exposed_comm = s.exposed_comm;
     r.comm_busy = s.comm_busy;
+    r.samples = s.samples < 0 ? 0 : s.samples;
+    r.warmup = s.warmup;
     int index = 0;
     for (const ImportedCollective& c : s.collectives) {
       CollectiveRecord cr;

@@ -13,7 +13,7 @@
 
 namespace stepscope::trace {
 
-enum class TraceFormat { kKinetoGpu, kKinetoCpu, kLegacy, kStepscopeSteps };
+enum class TraceFormat { kKinetoGpu, kKinetoCpu, kLegacy, kStepscopeSteps, kStepscopeTrace };
 const char* TraceFormatName(TraceFormat format);
 
 // How a file's timestamps relate to other files' timestamps.
@@ -45,6 +45,8 @@ struct ImportedStep {
   double idle = 0;          // step time with neither compute nor communication
   double input_wait = 0;    // DataLoader annotations within the step
   bool host_bound = false;  // device traces: the device was idle more than it computed
+  int64_t samples = -1;     // examples processed, -1 when the trace does not say
+  bool warmup = false;      // the producer marked the step as warm-up
   std::vector<ImportedCollective> collectives;  // in start order
   double step_time() const { return end - start; }
 };

@@ -51,4 +51,20 @@ double MeasureWithin(const std::vector<Interval>& set, double begin, double end)
   return total;
 }
 
+std::vector<Interval> Subtract(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::vector<Interval> out;
+  size_t j = 0;
+  for (const Interval& iv : a) {
+    double begin = iv.begin;
+    while (j < b.size() && b[j].end <= begin) ++j;
+    for (size_t k = j; k < b.size() && b[k].begin < iv.end; ++k) {
+      if (b[k].begin > begin) out.push_back({begin, b[k].begin});
+      begin = std::max(begin, b[k].end);
+      if (begin >= iv.end) break;
+    }
+    if (begin < iv.end) out.push_back({begin, iv.end});
+  }
+  return out;
+}
+
 }  // namespace stepscope::trace

@@ -17,6 +17,8 @@ struct Interval {
 std::vector<Interval> Union(std::vector<Interval> intervals);
 // Intersection of two normalised (Union'ed) sets.
 std::vector<Interval> Intersect(const std::vector<Interval>& a, const std::vector<Interval>& b);
+// The part of normalised set `a` outside normalised set `b`.
+std::vector<Interval> Subtract(const std::vector<Interval>& a, const std::vector<Interval>& b);
 // Total length of a normalised set.
 double Measure(const std::vector<Interval>& set);
 // Length of the part of a normalised set that lies within [begin, end).

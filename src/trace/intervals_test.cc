@@ -32,5 +32,16 @@ TEST(Intervals, MeasureWithinWindow) {
   EXPECT_DOUBLE_EQ(MeasureWithin(a, 12.5, 12.75), 0.25);
 }
 
+TEST(Intervals, SubtractRemovesCoveredParts) {
+  auto a = Union({{0, 10}, {12, 14}});
+  auto b = Union({{2, 3}, {5, 6}, {9, 13}});
+  auto c = Subtract(a, b);  // [0,2) [3,5) [6,9) [13,14)
+  ASSERT_EQ(c.size(), 4u);
+  EXPECT_DOUBLE_EQ(Measure(c), 2 + 2 + 3 + 1);
+  EXPECT_DOUBLE_EQ(c[3].begin, 13);
+  EXPECT_DOUBLE_EQ(Measure(Subtract(a, {})), 12);
+  EXPECT_TRUE(Subtract(a, Union({{-1, 20}})).empty());
+}
+
 }  // namespace
 }  // namespace stepscope::trace

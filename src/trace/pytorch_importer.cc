@@ -8,6 +8,7 @@
 #include "trace/importer.h"
 #include "trace/intervals.h"
 #include "trace/reader.h"
+#include "trace/stepscope_trace.h"
 
 namespace stepscope::trace {
 namespace {
@@ -137,12 +138,27 @@ class Collector {
         collectives = &param_collectives_;
       }
     }
-    std::vector<Interval> busy_both = Intersect(compute, comm);
+    // Input (DataLoader) time is input wait, not compute, even where ops ran inside it.
+    // Host traces: compute is host ops, so ops inside a DataLoader annotation are input.
+    // Device traces: loading while the device computes costs nothing; only the loader time
+    // during which the device was neither computing nor communicating is input wait.
     std::vector<Interval> input = Union(std::move(input_));
+    if (has_device_) {
+      std::vector<Interval> device = compute;
+      device.insert(device.end(), comm.begin(), comm.end());
+      input = Subtract(input, Union(std::move(device)));
+    } else {
+      compute = Subtract(compute, input);
+    }
+    std::vector<Interval> busy_both = Intersect(compute, comm);
+    // Communication during input wait is hidden behind it, not exposed.
+    std::vector<Interval> comm_in_input = Intersect(comm, input);
     std::vector<Interval> any;
     {
       std::vector<Interval> all = compute;
       all.insert(all.end(), comm.begin(), comm.end());
+      // Device traces: idle is device idle (the host's input wait lies within it).
+      if (!has_device_) all.insert(all.end(), input.begin(), input.end());
       any = Union(std::move(all));
     }
     std::sort(collectives->begin(), collectives->end(),
@@ -166,7 +182,8 @@ class Collector {
       s.compute = MeasureWithin(compute, m.begin, m.end) * 1e-6;
       s.comm_busy = MeasureWithin(comm, m.begin, m.end) * 1e-6;
       s.overlap = MeasureWithin(busy_both, m.begin, m.end) * 1e-6;
-      s.exposed_comm = s.comm_busy - s.overlap;
+      s.exposed_comm = std::max(
+          0.0, s.comm_busy - s.overlap - MeasureWithin(comm_in_input, m.begin, m.end) * 1e-6);
       s.idle = (t - MeasureWithin(any, m.begin, m.end)) * 1e-6;
       s.input_wait = MeasureWithin(input, m.begin, m.end) * 1e-6;
       s.host_bound = has_device_ && s.idle > opt.host_bound_idle_fraction * t * 1e-6;
@@ -231,13 +248,28 @@ class Collector {
   std::map<uint64_t, bool> comm_threads_;
 };
 
-Result<ImportedTrace> Finish(Result<ReadStats> stats, Collector& col, ImportedTrace out,
-                             const ImportOptions& opt) {
+Result<ImportedTrace> Finish(Result<ReadStats> stats, Collector& col, StepscopeTraceCollector& own,
+                             ImportedTrace out, const ImportOptions& opt) {
   if (!stats.ok()) return stats.status();
   out.bytes = stats->bytes;
   out.events = stats->events;
   out.warnings = stats->warnings;
   out.warning_messages = stats->warning_messages;
+  if (own.found()) {
+    out.rank_from_metadata = own.rank() >= 0 && !opt.rank;
+    std::optional<int> rank = opt.rank;
+    if (!rank && own.rank() >= 0) rank = static_cast<int>(own.rank());
+    if (!rank) rank = RankFromFileName(out.path);
+    if (!rank) {
+      return Status::Error(out.path +
+                           ": step events carry different pids and the file name has no "
+                           "rank; pass the rank explicitly");
+    }
+    out.rank = *rank;
+    out.world_size = opt.world_size.value_or(-1);
+    own.Finish(&out);
+    return out;
+  }
   const nlohmann::json& meta = stats->metadata;
   out.format = stats->array_form ? TraceFormat::kLegacy : TraceFormat::kKinetoCpu;
   if (stats->array_form) {
@@ -280,21 +312,29 @@ Result<ImportedTrace> Finish(Result<ReadStats> stats, Collector& col, ImportedTr
 
 Result<ImportedTrace> ImportChromeTrace(const std::string& path, const ImportOptions& options) {
   Collector col;
+  StepscopeTraceCollector own;
   col.set_name(path);
   ImportedTrace out;
   out.path = path;
-  auto stats = ReadChromeTrace(path, [&](const TraceEvent& e) { col.Visit(e); });
-  return Finish(std::move(stats), col, std::move(out), options);
+  auto stats = ReadChromeTrace(path, [&](const TraceEvent& e) {
+    col.Visit(e);
+    own.Visit(e);
+  });
+  return Finish(std::move(stats), col, own, std::move(out), options);
 }
 
 Result<ImportedTrace> ImportTraceBuffer(std::string_view data, const std::string& name,
                                         const ImportOptions& options) {
   Collector col;
+  StepscopeTraceCollector own;
   col.set_name(name);
   ImportedTrace out;
   out.path = name;
-  auto stats = ReadChromeTraceBuffer(data, name, [&](const TraceEvent& e) { col.Visit(e); });
-  return Finish(std::move(stats), col, std::move(out), options);
+  auto stats = ReadChromeTraceBuffer(data, name, [&](const TraceEvent& e) {
+    col.Visit(e);
+    own.Visit(e);
+  });
+  return Finish(std::move(stats), col, own, std::move(out), options);
 }
 
 }  // namespace stepscope::trace

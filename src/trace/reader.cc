@@ -507,6 +507,13 @@ class Reader {
         GetInt(v, &ev->step);
       } else if (key == "name") {
         ev->meta_name = GetStr(v);
+      } else if (key == "samples") {
+        GetInt(v, &ev->samples);
+      } else if (key == "bytes") {
+        GetInt(v, &ev->bytes);
+      } else if (key == "warmup") {
+        bool b = false;
+        if (!v.get_bool().get(b)) ev->warmup = b ? 1 : 0;
       }
     }
   }

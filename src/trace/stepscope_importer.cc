@@ -36,6 +36,8 @@ Result<ImportedTrace> ImportStepRecords(const std::string& path, const ImportOpt
     s.exposed_comm = r.exposed_comm;
     s.overlap = std::max(0.0, r.comm_busy - r.exposed_comm);
     s.input_wait = r.input_wait;
+    s.samples = r.samples;
+    s.warmup = r.warmup;
     s.idle = std::max(0.0, r.step_time() - r.input_wait - r.compute - r.exposed_comm);
     for (const CollectiveRecord& c : r.collectives) {
       s.collectives.push_back({"allreduce", "", c.bytes, c.index, c.ready, c.end});

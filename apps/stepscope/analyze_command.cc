@@ -1,0 +1,119 @@
+#include "apps/stepscope/analyze_command.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "analysis/build_diagnosis.h"
+#include "analysis/diagnosis.h"
+#include "analysis/summary.h"
+
+namespace stepscope::app {
+
+int RunAnalyze(const AnalyzeFlags& flags) {
+  if (flags.inputs.empty()) {
+    std::cerr << "stepscope analyze: no inputs; give trace files or directories\n";
+    return kAnalyzeBadInput;
+  }
+  if (flags.rank && flags.set.rank_from_file_name) {
+    std::cerr << "stepscope analyze: --rank and --rank-from-filename exclude each other\n";
+    return kAnalyzeBadInput;
+  }
+  std::vector<std::string> notes;
+  Result<std::vector<std::string>> files = trace::ExpandInputs(flags.inputs, &notes);
+  if (!files.ok()) {
+    std::cerr << "stepscope analyze: " << files.status().message() << "\n";
+    return kAnalyzeBadInput;
+  }
+  trace::TraceSetOptions opt = flags.set;
+  opt.rank = flags.rank;
+  Result<trace::TraceSet> set = trace::LoadTraceSet(*files, opt);
+  if (!set.ok()) {
+    std::cerr << "stepscope analyze: " << set.status().message() << "\n";
+    return kAnalyzeBadInput;
+  }
+  set->notes.insert(set->notes.begin(), notes.begin(), notes.end());
+
+  // The same code path as `diagnose`: one run set at this replica count.
+  analysis::RunSet run;
+  run.baseline = set->records;
+  analysis::DiagnoseOptions options;
+  options.source.origin = "analyze";
+  options.source.workload = fmt::format("{} trace file(s), {}", set->traces.size(),
+                                        trace::TraceFormatName(set->traces.front().format));
+  options.source.tool_version = STEPSCOPE_VERSION;
+  if (set->clock_method != trace::ClockMethod::kShared) {
+    // Estimated clock offsets carry errors of about a millisecond on a busy host: a rank's
+    // arrival (or compute) must exceed the others' by a wider margin to count as a straggler.
+    options.skew.compute_margin = std::max(options.skew.compute_margin, flags.unaligned_margin);
+  }
+  Result<analysis::Diagnosis> diagnosis = analysis::BuildDiagnosis({run}, options);
+  if (!diagnosis.ok()) {
+    std::cerr << "stepscope analyze: " << diagnosis.status().message() << "\n";
+    return kAnalyzeFailed;
+  }
+  for (const std::string& w : set->warnings) diagnosis->warnings.push_back(w);
+  if (set->clock_method != trace::ClockMethod::kShared) {
+    diagnosis->warnings.push_back(fmt::format(
+        "the files' clocks are not aligned; arrival times were put on rank {}'s clock by the "
+        "method '{}' (a collective ends together on every rank), so the rank whose collectives "
+        "are shortest is the one that arrived last",
+        set->traces.front().rank, trace::ClockMethodName(set->clock_method)));
+  }
+  nlohmann::json j = analysis::ToJson(*diagnosis);
+  j["trace"] = trace::TraceSectionJson(*set);
+
+  if (!flags.out.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(flags.out, ec);
+    const std::string path = flags.out + "/diagnosis.json";
+    std::ofstream f(path, std::ios::trunc);
+    f << j.dump(2) << "\n";
+    f.close();
+    if (ec || !f) {
+      std::cerr << "stepscope analyze: " << path << ": cannot write (is the directory writable?)\n";
+      return kAnalyzeBadInput;
+    }
+  }
+  if (flags.json) {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << trace::TraceSummaryText(*set) << "\n" << analysis::SummaryText(*diagnosis);
+    if (!flags.out.empty()) std::cout << "\nWrote " << flags.out << "/diagnosis.json\n";
+  }
+  return kAnalyzeOk;
+}
+
+void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
+  auto flags = std::make_shared<AnalyzeFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "analyze",
+      "Profiler traces (PyTorch Kineto or legacy, plain or gzip; stepscope run directories) "
+      "into the step decomposition, stragglers and verdict. Exit codes: 0 ok, 1 analysis "
+      "failed, 2 bad usage or input");
+  cmd->add_option("inputs", flags->inputs, "Trace files and directories (one file per rank)");
+  cmd->add_option("--out", flags->out, "Write DIR/diagnosis.json");
+  cmd->add_option("--rank", flags->rank, "The rank of a single input file");
+  cmd->add_flag("--rank-from-filename", flags->set.rank_from_file_name,
+                "Take each file's rank from its name (rank-3, rank3, _rank_3)");
+  cmd->add_flag("--json", flags->json, "Print diagnosis.json instead of the summary");
+  cmd->add_option("--warmup-steps", flags->set.warmup_steps,
+                  "Leading steps per rank left out when the trace marks none")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--samples-per-step", flags->set.samples_per_step,
+                  "Examples per step per rank when the trace does not say (1: steps/s)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--unaligned-margin", flags->unaligned_margin,
+                  "Straggler margin over the other ranks when clocks had to be estimated")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->callback([flags, run] { *run = [flags] { return RunAnalyze(*flags); }; });
+}
+
+}  // namespace stepscope::app

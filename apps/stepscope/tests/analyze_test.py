@@ -1,0 +1,215 @@
+"""End-to-end tests of `stepscope analyze`: the shared real traces, broken inputs, a stepscope
+run directory against what train recorded, and real PyTorch DDP runs with injected faults."""
+import glob
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import TempDirTest, read_json, read_jsonl, run  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRACES = os.path.normpath(os.path.join(HERE, "..", "..", "..", "..", "shared", "data", "traces"))
+
+
+def analyze(args, check=True):
+    return run(["analyze"] + list(args), check=check, timeout=300)
+
+
+class SharedTraces(TempDirTest):
+    """Every folder of real traces analyses; the output follows the diagnosis schema."""
+
+    def test_each_folder(self):
+        folders = sorted(glob.glob(os.path.join(TRACES, "*", "")))
+        if not folders:
+            self.skipTest(f"no shared traces under {TRACES}")
+        for folder in folders:
+            with self.subTest(folder=folder):
+                out = self.path(os.path.basename(folder.rstrip("/")))
+                # Several single-rank files of unrelated jobs: analyse each on its own.
+                for f in sorted(glob.glob(os.path.join(folder, "*.json.gz"))):
+                    proc = analyze([f, "--out", out], check=False)
+                    self.assertIn(proc.returncode, (0, 1, 2), proc.stderr)
+                    self.assertNotIn("Traceback", proc.stderr)
+                    if proc.returncode == 0:
+                        d = read_json(os.path.join(out, "diagnosis.json"))
+                        self.assertEqual(d["source"]["origin"], "analyze")
+                        self.assertIn("verdict", d)
+                        self.assertEqual(len(d["trace"]["files"]), 1)
+                    else:
+                        # A file without steps is refused by name.
+                        self.assertIn(os.path.basename(f), proc.stderr)
+
+    def test_legacy_two_ranks_unaligned(self):
+        folder = os.path.join(TRACES, "pytorch-legacy-cpu-gloo")
+        if not os.path.isdir(folder):
+            self.skipTest("no legacy traces")
+        out = self.path("legacy")
+        analyze([folder, "--out", out, "--warmup-steps", "0"])
+        d = read_json(os.path.join(out, "diagnosis.json"))
+        t = d["trace"]
+        self.assertEqual([f["rank"] for f in t["files"]], [0, 1])
+        self.assertEqual(t["clock_method"], "offsets-from-collective-ends")
+        self.assertEqual(t["match_method"], "unaligned")
+        self.assertGreater(t["collectives_matched"], 0)
+        for s in t["steps"]:
+            parts = s["compute"] + s["exposed_comm"] + s["input_wait"] + s["idle"]
+            self.assertLessEqual(parts, s["end"] - s["start"] + 1e-6)
+            self.assertAlmostEqual(s["comm_busy"] - s["overlap"] >= s["exposed_comm"] - 1e-9, True)
+        self.assertEqual(d["points"][0]["replicas"], 2)
+
+
+class Robustness(TempDirTest):
+    """Broken inputs: a message naming the file and exit code 2, never a crash."""
+
+    def write(self, name, text, gz=False):
+        p = self.path(name)
+        data = text.encode()
+        with open(p, "wb") as f:
+            f.write(gzip.compress(data) if gz else data)
+        return p
+
+    def test_bad_files(self):
+        cases = {
+            "empty.json": "",
+            "truncated.json": '{"traceEvents": [{"name": "a", "ph": "X", "ts": 1, "dur": 2',
+            "corrupt.json": '[{"name": "a", "ph": "X", "ts": 1, "dur": }]',
+            "scalar.json": "42",
+            "nosteps.json": '[{"name": "aten::mm", "ph": "X", "ts": 1, "dur": 2, "tid": 1}]',
+        }
+        for name, text in cases.items():
+            with self.subTest(name=name):
+                p = self.write(name, text, gz=name == "truncated.json")
+                proc = analyze([p], check=False)
+                self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+                self.assertIn(name, proc.stderr)
+                self.assertNotIn("Traceback", proc.stderr)
+
+    def test_usage_errors(self):
+        self.assertEqual(analyze([], check=False).returncode, 2)
+        self.assertEqual(analyze([self.path("missing.json")], check=False).returncode, 2)
+        os.mkdir(self.path("emptydir"))
+        proc = analyze([self.path("emptydir")], check=False)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("emptydir", proc.stderr)
+
+    def step_trace(self, rank, durs, extra=""):
+        events, t = [], 0
+        for i, d in enumerate(durs):
+            events.append(f'{{"name": "ProfilerStep#{i}", "ph": "X", "ts": {t}, "dur": {d}, '
+                          f'"tid": 1, "pid": "CPU functions"}}')
+            events.append(f'{{"name": "aten::mm", "ph": "X", "ts": {t + 1}, "dur": {d // 2}, '
+                          f'"tid": 1, "pid": "CPU functions"}}')
+            t += d
+        return "[" + ",".join(events) + extra + "]"
+
+    def test_duplicate_ranks_named(self):
+        a = self.write("a_rank0.json", self.step_trace(0, [100, 100, 100]))
+        b = self.write("b_rank0.json", self.step_trace(0, [100, 100, 100]))
+        proc = analyze([a, b], check=False)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("a_rank0.json", proc.stderr)
+        self.assertIn("b_rank0.json", proc.stderr)
+
+    def test_odd_events_and_missing_steps_warn(self):
+        odd = (', {"name": "x", "ph": "X", "ts": 5, "dur": -3, "tid": 1},'
+               ' {"name": "y", "ph": "X", "dur": 3, "tid": 1},'
+               ' {"name": "z", "cat": "no_such_category", "ph": "X", "ts": 7, "dur": 0},'
+               ' 17')
+        a = self.write("rank0.json", self.step_trace(0, [100, 100, 100, 100], odd))
+        b = self.write("rank1.json", self.step_trace(1, [100, 100, 100]))
+        out = self.path("out")
+        analyze([a, b, "--out", out])
+        d = read_json(os.path.join(out, "diagnosis.json"))
+        text = " ".join(d["warnings"])
+        self.assertIn("missing", text)
+        self.assertIn("rank0.json", text)
+        ranks = d["trace"]["ranks"]
+        self.assertAlmostEqual(ranks[0]["compute"], 50e-6, places=9)
+
+
+class StepscopeRun(TempDirTest):
+    """analyze of a stepscope run agrees with what train recorded directly."""
+
+    def test_trace_json_agrees_with_step_records(self):
+        out = self.path("run")
+        run(["train", "--model", "mlp", "--hidden", "64,32", "--quiet", "--no-eval", "--seed", "7",
+             "--steps", "12", "--batch", "32", "--bucket-mb", "0.005", "--warmup-steps", "2",
+             "--out", out], np=2)
+        # The run directory (step records) and the Chrome traces alone.
+        analyze([out, "--out", self.path("a")])
+        traces = [os.path.join(out, f"rank-{r}.trace.json") for r in (0, 1)]
+        analyze(traces + ["--out", self.path("b")])
+        a = read_json(self.path("a/diagnosis.json"))
+        b = read_json(self.path("b/diagnosis.json"))
+        self.assertEqual(b["trace"]["files"][0]["format"], "stepscope-trace")
+        self.assertEqual(a["trace"]["clock_method"], "shared-clock")
+        by_key = {(s["rank"], s["step"]): s for s in b["trace"]["steps"]}
+        for rank in (0, 1):
+            for rec in read_jsonl(os.path.join(out, f"rank-{rank}.steps.jsonl")):
+                s = by_key[(rank, rec["step"])]
+                for field in ("compute", "exposed_comm", "input_wait", "comm_busy"):
+                    self.assertAlmostEqual(s[field], rec[field], delta=2e-5,
+                                           msg=f"rank {rank} step {rec['step']} {field}")
+                self.assertEqual(s["warmup"], rec["warmup"])
+        ca = a["points"][0]["components"]
+        cb = b["points"][0]["components"]
+        for field in ("step", "compute", "exposed_comm", "input_wait"):
+            self.assertAlmostEqual(ca[field], cb[field], delta=5e-5 + 0.01 * abs(ca[field]))
+        self.assertEqual(a["points"][0]["samples_per_step"], b["points"][0]["samples_per_step"])
+
+
+def torch_python():
+    """A python3 that has torch (Debian's python3-torch lives under /usr/bin/python3)."""
+    for exe in (sys.executable, "/usr/bin/python3"):
+        try:
+            ok = subprocess.run([exe, "-c", "import torch"], capture_output=True,
+                                timeout=120).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            ok = False
+        if ok:
+            return exe
+    return None
+
+
+class PyTorchDdp(TempDirTest):
+    """Real DDP runs over gloo with two ranks: the injected cause is named, and only it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.python = torch_python()
+
+    def job(self, fault):
+        if self.python is None:
+            self.skipTest("no python3 with torch (install Debian's python3-torch)")
+        out = self.path(fault)
+        subprocess.run([self.python, os.path.join(HERE, "pytorch_ddp_job.py"), "--out", out,
+                        "--fault", fault], check=True, timeout=600, capture_output=True)
+        analyze([out, "--out", out])
+        return read_json(os.path.join(out, "diagnosis.json"))
+
+    def test_straggler_named(self):
+        d = self.job("straggler")
+        self.assertEqual(d["verdict"]["straggler_ranks"], [1], json.dumps(d["verdict"]))
+        self.assertEqual(d["trace"]["files"][0]["format"], "pytorch-legacy"
+                         if d["trace"]["files"][0]["clock"] == "unaligned"
+                         else d["trace"]["files"][0]["format"])
+
+    def test_slow_loader_binds(self):
+        d = self.job("input")
+        self.assertEqual(d["verdict"]["binding"], "input", json.dumps(d["verdict"]))
+        self.assertEqual(d["verdict"]["straggler_ranks"], [])
+
+    def test_neither(self):
+        d = self.job("none")
+        self.assertNotEqual(d["verdict"]["binding"], "input", json.dumps(d["verdict"]))
+        self.assertNotEqual(d["verdict"]["binding"], "stragglers", json.dumps(d["verdict"]))
+        self.assertEqual(d["verdict"]["straggler_ranks"], [])
+
+
+if __name__ == "__main__":
+    unittest.main()
