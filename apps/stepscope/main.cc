@@ -6,6 +6,8 @@
 #include <functional>
 
 #include "apps/stepscope/analyze_command.h"
+#include "apps/stepscope/report_command.h"
+#include "apps/stepscope/trace_command.h"
 #include "apps/stepscope/train_command.h"
 
 int main(int argc, char** argv) {
@@ -21,6 +23,8 @@ int main(int argc, char** argv) {
   std::function<int()> run;
   stepscope::app::AddTrainCommand(app, argc, argv, &run);
   // (further commands register here, one line each)
+  stepscope::app::AddReportCommand(app, &run);
+  stepscope::app::AddTraceCommand(app, &run);
   stepscope::app::AddAnalyzeCommand(app, &run);
 
   CLI11_PARSE(app, argc, argv);

@@ -1,0 +1,563 @@
+#include "report/html_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+#include "report/chart_assets.h"
+#include "report/html_escape.h"
+
+namespace stepscope::report {
+namespace {
+
+using analysis::Components;
+using analysis::Diagnosis;
+using analysis::DiagnosisPoint;
+using nlohmann::json;
+
+constexpr const char* kSchema = "https://vega.github.io/schema/vega-lite/v6.json";
+
+// The five components of a step, in stacking order, with their colours.
+struct ComponentStyle {
+  const char* name;
+  const char* label;
+  const char* colour;
+};
+constexpr ComponentStyle kComponents[] = {
+    {"compute", "compute", "#4c78a8"},     {"input_wait", "input wait", "#f58518"},
+    {"sync_wait", "sync wait", "#e45756"}, {"transfer", "transfer", "#b279a2"},
+    {"overhead", "overhead", "#9d9d9d"},
+};
+
+double ComponentSeconds(const Components& c, const std::string& name) {
+  if (name == "compute") return c.compute;
+  if (name == "input_wait") return c.input_wait;
+  if (name == "sync_wait") return c.sync_wait;
+  if (name == "transfer") return c.transfer;
+  if (name == "overhead") return c.overhead;
+  return 0;
+}
+
+std::string Fixed(double v, int digits) {
+  return std::isfinite(v) ? fmt::format("{:.{}f}", v, digits) : "-";
+}
+
+std::string Percent(double v) { return std::isfinite(v) ? fmt::format("{:.0f}%", 100 * v) : "-"; }
+
+json Base(const std::string& name, const std::string& title, json rows) {
+  return {{"$schema", kSchema},
+          {"title", title},
+          {"width", 380},
+          {"height", 240},
+          {"datasets", {{name, std::move(rows)}}},
+          {"data", {{"name", name}}}};
+}
+
+json ColourScale(const std::vector<std::string>& domain, const std::vector<std::string>& range) {
+  return {{"domain", domain}, {"range", range}};
+}
+
+json ScalingChart(const Diagnosis& d) {
+  json rows = json::array();
+  const double x1 = d.points.front().scaling.speedup > 0
+                        ? d.points.front().scaling.samples_per_s / d.points.front().scaling.speedup
+                        : 0;
+  for (const DiagnosisPoint& p : d.points) {
+    const auto& s = p.scaling;
+    rows.push_back({{"series", "measured"},
+                    {"replicas", s.replicas},
+                    {"samples_per_s", s.samples_per_s},
+                    {"efficiency", s.efficiency},
+                    {"marginal", s.has_marginal ? json(s.marginal_device_value) : json(nullptr)},
+                    {"label", fmt::format("eff {} · marg {}", Percent(s.efficiency),
+                                          s.has_marginal ? Fixed(s.marginal_device_value, 2)
+                                                         : std::string("-"))}});
+  }
+  for (const DiagnosisPoint& p : d.points) {
+    rows.push_back({{"series", "ideal linear"},
+                    {"replicas", p.scaling.replicas},
+                    {"samples_per_s", x1 * p.scaling.replicas},
+                    {"efficiency", 1.0},
+                    {"marginal", 1.0},
+                    {"label", ""}});
+  }
+  std::vector<std::string> domain = {"measured", "ideal linear"};
+  std::vector<std::string> range = {"#4c78a8", "#9d9d9d"};
+  if (d.after) {
+    for (const DiagnosisPoint& p : d.after->points) {
+      const auto& s = p.scaling;
+      rows.push_back({{"series", "after levers"},
+                      {"replicas", s.replicas},
+                      {"samples_per_s", s.samples_per_s},
+                      {"efficiency", s.efficiency},
+                      {"marginal", s.has_marginal ? json(s.marginal_device_value) : json(nullptr)},
+                      {"label", ""}});
+    }
+    domain.push_back("after levers");
+    range.push_back("#54a24b");
+  }
+  json spec = Base("scaling", "Throughput against ideal linear scaling", std::move(rows));
+  const json x = {{"field", "replicas"}, {"type", "quantitative"}, {"title", "replicas (N)"}};
+  const json y = {{"field", "samples_per_s"}, {"type", "quantitative"}, {"title", "samples/s"}};
+  spec["layer"] =
+      json::array({{{"mark", {{"type", "line"}, {"point", true}}},
+                    {"encoding",
+                     {{"x", x},
+                      {"y", y},
+                      {"color",
+                       {{"field", "series"},
+                        {"type", "nominal"},
+                        {"scale", ColourScale(domain, range)},
+                        {"title", nullptr}}},
+                      {"strokeDash",
+                       {{"field", "series"},
+                        {"type", "nominal"},
+                        {"legend", nullptr},
+                        {"scale", ColourScale({"measured", "ideal linear", "after levers"},
+                                              {"[1,0]", "[4,3]", "[1,0]"})}}},
+                      {"tooltip", json::array({{{"field", "series"}},
+                                               {{"field", "replicas"}},
+                                               {{"field", "samples_per_s"}, {"format", ".1f"}},
+                                               {{"field", "efficiency"}, {"format", ".0%"}},
+                                               {{"field", "marginal"}, {"format", ".2f"}}})}}}},
+                   {{"transform", json::array({{{"filter", "datum.series === 'measured'"}}})},
+                    {"mark", {{"type", "text"}, {"dy", -12}, {"fontSize", 10}}},
+                    {"encoding", {{"x", x}, {"y", y}, {"text", {{"field", "label"}}}}}}});
+  // strokeDash wants arrays; Vega-Lite takes them as scale range values.
+  spec["layer"][0]["encoding"]["strokeDash"]["scale"]["range"] =
+      json::array({json::array({1, 0}), json::array({4, 3}), json::array({1, 0})});
+  return spec;
+}
+
+json WaterfallChart(const analysis::Attribution& a) {
+  json rows = json::array();
+  int order = 0;
+  rows.push_back({{"series", "ideal"},
+                  {"order", order++},
+                  {"step", fmt::format("{} ideal devices", a.replicas)},
+                  {"start", 0.0},
+                  {"end", a.ideal_devices},
+                  {"devices", a.ideal_devices}});
+  double level = a.ideal_devices;
+  for (const analysis::WaterfallLine& l : a.lines) {
+    const double next = level - l.devices;
+    rows.push_back({{"series", l.devices >= 0 ? "lost" : "gained"},
+                    {"order", order++},
+                    {"step", l.component},
+                    {"start", level},
+                    {"end", next},
+                    {"devices", -l.devices}});
+    level = next;
+  }
+  rows.push_back({{"series", "measured"},
+                  {"order", order++},
+                  {"step", "measured speed-up"},
+                  {"start", 0.0},
+                  {"end", a.measured_speedup},
+                  {"devices", a.measured_speedup}});
+  json spec = Base("waterfall", fmt::format("Where the devices went at N={} (devices)", a.replicas),
+                   std::move(rows));
+  spec["mark"] = {{"type", "bar"}};
+  spec["encoding"] = {
+      {"x",
+       {{"field", "step"},
+        {"type", "nominal"},
+        {"sort", {{"field", "order"}}},
+        {"title", nullptr},
+        {"axis", {{"labelAngle", -30}}}}},
+      {"y", {{"field", "start"}, {"type", "quantitative"}, {"title", "devices"}}},
+      {"y2", {{"field", "end"}}},
+      {"color",
+       {{"field", "series"},
+        {"type", "nominal"},
+        {"title", nullptr},
+        {"scale", ColourScale({"ideal", "lost", "gained", "measured"},
+                              {"#9d9d9d", "#e45756", "#54a24b", "#4c78a8"})}}},
+      {"tooltip", json::array({{{"field", "step"}}, {{"field", "devices"}, {"format", "+.2f"}}})}};
+  return spec;
+}
+
+json DecompositionChart(const std::vector<DiagnosisPoint>& points) {
+  json rows = json::array();
+  std::vector<std::string> domain, range, replicas;
+  for (const ComponentStyle& c : kComponents) {
+    domain.push_back(c.label);
+    range.push_back(c.colour);
+  }
+  for (const DiagnosisPoint& p : points) {
+    replicas.push_back(fmt::format("N={}", p.scaling.replicas));
+    int order = 0;
+    for (const ComponentStyle& c : kComponents) {
+      rows.push_back({{"series", c.label},
+                      {"order", order++},
+                      {"replicas", replicas.back()},
+                      {"ms", 1e3 * ComponentSeconds(p.decomposition.job, c.name)}});
+    }
+  }
+  json spec = Base("decomposition", "Step time per replica count (ms per step)", std::move(rows));
+  spec["mark"] = {{"type", "bar"}};
+  spec["encoding"] = {
+      {"x", {{"field", "replicas"}, {"type", "nominal"}, {"sort", replicas}, {"title", nullptr}}},
+      {"y", {{"field", "ms"}, {"type", "quantitative"}, {"stack", "zero"}, {"title", "ms/step"}}},
+      {"color",
+       {{"field", "series"},
+        {"type", "nominal"},
+        {"title", nullptr},
+        {"scale", ColourScale(domain, range)}}},
+      {"order", {{"field", "order"}}},
+      {"tooltip", json::array({{{"field", "replicas"}},
+                               {{"field", "series"}},
+                               {{"field", "ms"}, {"format", ".3f"}}})}};
+  return spec;
+}
+
+json SkewChart(const analysis::SkewReport& skew, bool compute) {
+  json rows = json::array();
+  for (const analysis::RankSkew& r : skew.ranks) {
+    const bool straggler = std::find(skew.straggler_ranks.begin(), skew.straggler_ranks.end(),
+                                     r.rank) != skew.straggler_ranks.end();
+    rows.push_back({{"series", straggler ? "straggler" : "other ranks"},
+                    {"rank", fmt::format("rank {}", r.rank)},
+                    {"value", compute ? 1e3 * r.compute_mean : 100 * r.last_fraction}});
+  }
+  const std::string name = compute ? "skew_compute" : "skew_arrival";
+  json spec = Base(name,
+                   compute ? fmt::format("Compute per rank at N={} (ms per step)", skew.replicas)
+                           : fmt::format("Arrived last at a {} (% of them), N={}",
+                                         skew.by_steps ? "step" : "collective", skew.replicas),
+                   std::move(rows));
+  spec["width"] = 300;
+  spec["mark"] = {{"type", "bar"}};
+  spec["encoding"] = {
+      {"x", {{"field", "rank"}, {"type", "nominal"}, {"sort", nullptr}, {"title", nullptr}}},
+      {"y",
+       {{"field", "value"},
+        {"type", "quantitative"},
+        {"title", compute ? "ms/step" : "% arrived last"}}},
+      {"color",
+       {{"field", "series"},
+        {"type", "nominal"},
+        {"title", nullptr},
+        {"scale", ColourScale({"straggler", "other ranks"}, {"#e45756", "#4c78a8"})}}},
+      {"tooltip", json::array({{{"field", "rank"}}, {{"field", "value"}, {"format", ".3f"}}})}};
+  return spec;
+}
+
+json BeforeAfterChart(const Diagnosis& d) {
+  json rows = json::array();
+  for (const DiagnosisPoint& p : d.points) {
+    rows.push_back({{"series", "before"},
+                    {"replicas", fmt::format("N={}", p.scaling.replicas)},
+                    {"samples_per_s", p.scaling.samples_per_s}});
+  }
+  for (const DiagnosisPoint& p : d.after->points) {
+    rows.push_back({{"series", "after"},
+                    {"replicas", fmt::format("N={}", p.scaling.replicas)},
+                    {"samples_per_s", p.scaling.samples_per_s}});
+  }
+  json spec = Base("before_after", "Throughput before and after the levers", std::move(rows));
+  spec["mark"] = {{"type", "bar"}};
+  spec["encoding"] = {
+      {"x", {{"field", "replicas"}, {"type", "nominal"}, {"sort", nullptr}, {"title", nullptr}}},
+      {"xOffset", {{"field", "series"}, {"sort", json::array({"before", "after"})}}},
+      {"y", {{"field", "samples_per_s"}, {"type", "quantitative"}, {"title", "samples/s"}}},
+      {"color",
+       {{"field", "series"},
+        {"type", "nominal"},
+        {"title", nullptr},
+        {"scale", ColourScale({"before", "after"}, {"#9d9d9d", "#54a24b"})}}},
+      {"tooltip", json::array({{{"field", "replicas"}},
+                               {{"field", "series"}},
+                               {{"field", "samples_per_s"}, {"format", ".1f"}}})}};
+  return spec;
+}
+
+// Measured throughput gain at the largest replica count measured both before and after (0 and
+// false when there is no such count).
+bool MeasuredGain(const Diagnosis& d, int* replicas, double* gain) {
+  if (!d.after) return false;
+  for (auto a = d.after->points.rbegin(); a != d.after->points.rend(); ++a) {
+    for (const DiagnosisPoint& b : d.points) {
+      if (b.scaling.replicas == a->scaling.replicas) {
+        *replicas = b.scaling.replicas;
+        *gain = a->scaling.samples_per_s - b.scaling.samples_per_s;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// --- HTML pieces -----------------------------------------------------------------------------
+
+std::string Row(const std::vector<std::string>& cells, bool header = false) {
+  std::string out = "<tr>";
+  for (const std::string& c : cells) {
+    out += header ? "<th>" : "<td>";
+    out += c;  // callers escape
+    out += header ? "</th>" : "</td>";
+  }
+  return out + "</tr>\n";
+}
+
+std::string H(std::string_view s) { return EscapeHtml(s); }
+
+std::string ListOf(const std::vector<std::string>& items) {
+  if (items.empty()) return "";
+  std::string out = "<ul>";
+  for (const std::string& s : items) out += "<li>" + H(s) + "</li>";
+  return out + "</ul>\n";
+}
+
+std::string CurveTableHtml(const std::vector<DiagnosisPoint>& points) {
+  std::string out = "<table class=\"num\">\n";
+  out += Row({"N", "samples/s", "speed-up", "efficiency", "marginal device value", "p50 ms",
+              "compute", "input wait", "sync wait", "transfer", "overhead"},
+             true);
+  for (const DiagnosisPoint& p : points) {
+    const auto& s = p.scaling;
+    const Components& c = p.decomposition.job;
+    out += Row({std::to_string(s.replicas), Fixed(s.samples_per_s, 1), Fixed(s.speedup, 2),
+                Percent(s.efficiency), s.has_marginal ? Fixed(s.marginal_device_value, 2) : "-",
+                Fixed(1e3 * p.decomposition.step_p50, 3), Fixed(1e3 * c.compute, 3),
+                Fixed(1e3 * c.input_wait, 3), Fixed(1e3 * c.sync_wait, 3),
+                Fixed(1e3 * c.transfer, 3), Fixed(1e3 * c.overhead, 3)});
+  }
+  return out + "</table>\n";
+}
+
+std::string AblationsHtml(const DiagnosisPoint& p) {
+  std::string out = fmt::format("<h3>Ablations at N={}</h3>\n<p>{}</p>\n", p.scaling.replicas,
+                                H(p.ablations.sentence));
+  if (p.ablations.checks.empty()) return out + "<p class=\"muted\">No ablation runs.</p>\n";
+  out += "<table class=\"num\">\n";
+  out += Row({"ablation", "unit", "measured", "predicted", "tolerance", "agrees"}, true);
+  for (const analysis::AblationCheck& c : p.ablations.checks) {
+    const std::string predicted = c.predicted_high != c.predicted
+                                      ? Fixed(c.predicted, 4) + " to " + Fixed(c.predicted_high, 4)
+                                      : Fixed(c.predicted, 4);
+    out += Row({H(c.name), H(c.unit), Fixed(c.measured, 4), predicted, Fixed(c.tolerance, 4),
+                c.agrees ? "<span class=\"ok\">yes</span>" : "<span class=\"bad\">no</span>"});
+  }
+  out += "</table>\n<ul>";
+  for (const analysis::AblationCheck& c : p.ablations.checks)
+    out += "<li>" + H(c.sentence) + "</li>";
+  return out + "</ul>\n";
+}
+
+constexpr const char* kStyle = R"css(
+body { font: 14px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1100px; padding: 1em 2em;
+       color: #222; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ddd; margin-top: 1.6em; }
+table { border-collapse: collapse; margin: 0.5em 0; }
+th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
+table.num td { text-align: right; } table.num td:first-child { text-align: left; }
+th { background: #f4f4f4; }
+.row { display: flex; flex-wrap: wrap; gap: 2em; align-items: flex-start; }
+.verdict { background: #f3f7fc; border-left: 5px solid #4c78a8; padding: 0.6em 1em; }
+.emulated { background: #fff3cd; border: 2px solid #e0a800; padding: 0.6em 1em; font-weight: 600; }
+.ok { color: #2e7d32; } .bad { color: #c62828; font-weight: 600; } .muted { color: #777; }
+.warn { color: #8a5a00; }
+)css";
+
+// Runs vega-embed on each chart; the views are kept on window.stepscopeViews for inspection and
+// window.stepscopeReady resolves once every chart has rendered.
+constexpr const char* kBootScript = R"js(
+(function () {
+  var data = JSON.parse(document.getElementById('stepscope-data').textContent);
+  window.stepscopeData = data;
+  window.stepscopeViews = {};
+  var jobs = Object.keys(data.charts).map(function (name) {
+    return vegaEmbed('#chart-' + name, data.charts[name], {actions: false, renderer: 'svg'})
+      .then(function (result) { window.stepscopeViews[name] = result.view; });
+  });
+  window.stepscopeReady = Promise.all(jobs).then(function () { return true; },
+    function (err) { console.error('stepscope: chart failed: ' + err); throw err; });
+})();
+)js";
+
+}  // namespace
+
+json ChartSpecs(const Diagnosis& d) {
+  json charts = json::object();
+  if (d.points.empty()) return charts;
+  charts["scaling"] = ScalingChart(d);
+  if (d.attribution) charts["waterfall"] = WaterfallChart(*d.attribution);
+  charts["decomposition"] = DecompositionChart(d.points);
+  const analysis::SkewReport& skew = d.points.back().skew;
+  if (!skew.ranks.empty()) {
+    charts["skew_compute"] = SkewChart(skew, true);
+    charts["skew_arrival"] = SkewChart(skew, false);
+  }
+  if (d.after && !d.after->points.empty()) charts["before_after"] = BeforeAfterChart(d);
+  return charts;
+}
+
+std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& options) {
+  const std::string workload =
+      d.source.workload.empty() ? "(workload not named)" : d.source.workload;
+  const std::string title = options.title.empty() ? "stepscope report: " + workload : options.title;
+  const json charts = ChartSpecs(d);
+  auto chart_div = [&](const char* name) -> std::string {
+    return charts.contains(name)
+               ? fmt::format("<div id=\"chart-{}\" class=\"chart\"></div>\n", name)
+               : std::string();
+  };
+
+  std::string h;
+  h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  h += "<title>" + H(title) + "</title>\n<style>" + std::string(kStyle) +
+       "</style>\n</head>\n<body>\n";
+  h += "<h1>" + H(title) + "</h1>\n";
+  if (d.emulation.emulated) {
+    h += "<div class=\"emulated\" id=\"emulation\">EMULATED: devices and/or links in this run were "
+         "emulated (real compute and communication, paced to the parameters below). Numbers "
+         "describe the emulated system, not this host.<br>";
+    std::vector<std::string> params;
+    for (const auto& [k, v] : d.emulation.parameters) params.push_back(H(k) + " = " + H(v));
+    h += fmt::format("{}</div>\n", fmt::join(params, ", "));
+  }
+
+  // Verdict first: the answer, then the evidence.
+  const analysis::Verdict& v = d.verdict;
+  h += "<h2>Verdict</h2>\n<div class=\"verdict\" id=\"verdict\">\n";
+  h += "<p><b>Binding constraint:</b> " + H(v.binding.empty() ? "unknown" : v.binding);
+  if (!v.straggler_ranks.empty()) {
+    h += fmt::format(" (straggler rank{}: {})", v.straggler_ranks.size() > 1 ? "s" : "",
+                     fmt::join(v.straggler_ranks, ", "));
+  }
+  h += "</p>\n<p><b>Buy more devices:</b> " + H(v.buy_more_devices) + ". " + H(v.buy_reason) +
+       "</p>\n";
+  h += "<p>" + H(v.explanation) + "</p>\n" + ListOf(v.evidence) + "</div>\n";
+
+  // Levers.
+  h += "<h2>Free levers, cheapest first</h2>\n";
+  int gain_replicas = 0;
+  double measured_gain = 0;
+  const bool measured = MeasuredGain(d, &gain_replicas, &measured_gain);
+  if (v.levers.empty()) {
+    h += "<p class=\"muted\">No lever is expected to gain enough to list.</p>\n";
+  } else {
+    h += "<table class=\"num\" id=\"levers\">\n";
+    h += Row({"lever", "action", "expected samples/s", "expected gain", "expected efficiency",
+              "measured gain", "basis"},
+             true);
+    for (const analysis::Lever& l : v.levers) {
+      std::string got = "-";
+      if (measured && std::find(d.after->levers_applied.begin(), d.after->levers_applied.end(),
+                                l.name) != d.after->levers_applied.end()) {
+        got = fmt::format("{:+.1f} at N={}", measured_gain, gain_replicas);
+        if (d.after->levers_applied.size() > 1) got += " (levers applied together)";
+      }
+      h += Row({H(l.name), H(l.action), Fixed(l.expected_samples_per_s, 1),
+                fmt::format("{:+.1f}", l.expected_gain_samples_per_s),
+                l.expected_efficiency > 0 ? Percent(l.expected_efficiency) : "-", got, H(l.basis)});
+    }
+    h += "</table>\n";
+  }
+
+  // Curve.
+  h += "<h2>Scaling curve</h2>\n<div class=\"row\">" + chart_div("scaling") + "</div>\n";
+  h += CurveTableHtml(d.points);
+  if (d.attribution) {
+    const analysis::Attribution& a = *d.attribution;
+    h += fmt::format(
+        "<h2>Where the devices went</h2>\n<p>At N={} the job delivers {} devices' worth of "
+        "throughput: {} of {} devices lost.{}</p>\n",
+        a.replicas, Fixed(a.measured_speedup, 2), Fixed(a.lost_devices, 2),
+        Fixed(a.ideal_devices, 0),
+        a.reference_estimated ? " The 1-replica reference was estimated, not measured." : "");
+    h += chart_div("waterfall");
+  }
+
+  // Decomposition beside the ablations.
+  h += "<h2>Step-time decomposition and ablations</h2>\n<div class=\"row\">\n<div>" +
+       chart_div("decomposition") + "</div>\n<div>";
+  if (!d.points.empty()) h += AblationsHtml(d.points.back());
+  h += "</div>\n</div>\n";
+
+  if (!d.points.empty()) {
+    const analysis::SkewReport& s = d.points.back().skew;
+    h += fmt::format("<h2>Ranks at N={}</h2>\n", d.points.back().scaling.replicas);
+    h += fmt::format(
+        "<p>Compute spread {} ms (cv {}); arrival skew at collectives mean {} ms, p90 {} "
+        "ms.</p>\n",
+        Fixed(1e3 * s.compute_spread, 3), Fixed(s.compute_cv, 3),
+        Fixed(1e3 * s.arrival_skew_mean, 3), Fixed(1e3 * s.arrival_skew_p90, 3));
+    h += "<div class=\"row\">" + chart_div("skew_compute") + chart_div("skew_arrival") + "</div>\n";
+    h += ListOf(s.evidence);
+  }
+
+  if (d.after) {
+    h += "<h2>Before and after the levers</h2>\n<p>Applied: " +
+         H(fmt::format("{}", fmt::join(d.after->levers_applied, ", "))) + "</p>\n";
+    h += chart_div("before_after");
+    h += CurveTableHtml(d.after->points);
+  }
+
+  h += "<h2>Cost</h2>\n<p>Currency: " + H(v.currency) + ". " + H(v.quality_note) + "</p>\n";
+  if (!v.costs.empty()) {
+    h += "<table class=\"num\" id=\"costs\">\n" +
+         Row({"N", "cost per million samples", "marginal cost per million samples"}, true);
+    for (const analysis::CostPoint& c : v.costs) {
+      h += Row({std::to_string(c.replicas), Fixed(c.cost_per_million_samples, 2),
+                c.marginal_cost_per_million_samples > 0
+                    ? Fixed(c.marginal_cost_per_million_samples, 2)
+                    : "-"});
+    }
+    h += "</table>\n";
+  } else {
+    h += "<p class=\"muted\">No device price was given, so there is no cost table.</p>\n";
+  }
+  const analysis::NoiseScale& n = d.noise_scale;
+  h += "<p>Gradient noise scale: " +
+       (n.known ? fmt::format("B_noise ≈ {} samples (local batch {}, global batch {}, {} steps)",
+                              Fixed(n.b_noise, 1), Fixed(n.local_batch, 0),
+                              Fixed(n.global_batch, 0), n.steps)
+                : std::string("unknown")) +
+       (n.reason.empty() ? "" : " — " + H(n.reason)) + "</p>\n";
+
+  if (!d.warnings.empty()) {
+    h += "<h2>Warnings</h2>\n<div class=\"warn\">" + ListOf(d.warnings) + "</div>\n";
+  }
+
+  h += "<h2>Run</h2>\n<table id=\"metadata\">\n";
+  h += Row({"workload", H(workload)});
+  h += Row({"produced by", H(d.source.origin.empty() ? "-" : d.source.origin)});
+  h += Row({"tool version", H(d.source.tool_version.empty() ? "-" : d.source.tool_version)});
+  h += Row({"emulated", d.emulation.emulated ? "yes" : "no"});
+  for (const auto& [k, val] : options.metadata) h += Row({H(k), H(val)});
+  if (!options.input_path.empty()) h += Row({"diagnosis file", H(options.input_path)});
+  h += Row({"schema version", std::to_string(d.schema_version)});
+  h += Row({"charts", H(ChartLibraryVersions())});
+  h += "</table>\n";
+
+  json data = {{"charts", charts}, {"diagnosis", analysis::ToJson(d)}};
+  h += "<script type=\"application/json\" id=\"stepscope-data\">" + JsonForScript(data) +
+       "</script>\n";
+  h += "<script>" + VegaJs() + "</script>\n";
+  h += "<script>" + VegaLiteJs() + "</script>\n";
+  h += "<script>" + VegaEmbedJs() + "</script>\n";
+  h += "<script>" + std::string(kBootScript) + "</script>\n</body>\n</html>\n";
+  return h;
+}
+
+Status WriteHtmlReport(const Diagnosis& d, const std::string& path) {
+  return WriteHtmlReport(d, path, HtmlReportOptions{});
+}
+
+Status WriteHtmlReport(const Diagnosis& d, const std::string& path,
+                       const HtmlReportOptions& options) {
+  const std::string page = RenderHtmlReport(d, options);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return Status::Error(path + ": cannot open for writing (does the directory exist?)");
+  out.write(page.data(), static_cast<std::streamsize>(page.size()));
+  out.close();
+  if (!out) return Status::Error(path + ": write failed (disk full?)");
+  return Status::Ok();
+}
+
+}  // namespace stepscope::report

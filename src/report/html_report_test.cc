@@ -1,0 +1,110 @@
+#include "report/html_report.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "report/html_escape.h"
+#include "report/report_testing.h"
+
+namespace stepscope::report {
+namespace {
+
+size_t Count(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+size_t SeriesCount(const nlohmann::json& rows) {
+  std::set<std::string> series;
+  for (const auto& r : rows) series.insert(r["series"].get<std::string>());
+  return series.size();
+}
+
+TEST(ChartSpecs, SeriesAndPointsFollowTheDiagnosis) {
+  auto d = MakeTestDiagnosis({.after = true});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  const auto& diag = d.value();
+  const nlohmann::json charts = ChartSpecs(diag);
+  const size_t n = diag.points.size();
+  auto rows = [&](const char* name) { return charts[name]["datasets"][name]; };
+  EXPECT_EQ(rows("scaling").size(), 2 * n + diag.after->points.size());
+  EXPECT_EQ(SeriesCount(rows("scaling")), 3u);  // measured, ideal linear, after levers
+  EXPECT_EQ(rows("decomposition").size(), 5 * n);
+  EXPECT_EQ(SeriesCount(rows("decomposition")), 5u);
+  EXPECT_EQ(rows("waterfall").size(), diag.attribution->lines.size() + 2);
+  EXPECT_EQ(rows("skew_compute").size(), static_cast<size_t>(diag.points.back().scaling.replicas));
+  EXPECT_EQ(rows("before_after").size(), n + diag.after->points.size());
+  // The waterfall ends at the measured speed-up.
+  double level = diag.attribution->ideal_devices;
+  for (const auto& l : diag.attribution->lines) level -= l.devices;
+  EXPECT_NEAR(level, diag.attribution->measured_speedup, 1e-6);
+  // The ideal line is N times the 1-replica throughput.
+  EXPECT_NEAR(rows("scaling")[n + n - 1]["samples_per_s"].get<double>(),
+              diag.points.back().scaling.replicas * diag.points.front().scaling.samples_per_s,
+              1e-6);
+  // The straggler's bar is marked as such.
+  const auto skew = rows("skew_compute");
+  EXPECT_EQ(skew[3]["series"], "straggler");
+  EXPECT_EQ(skew[0]["series"], "other ranks");
+}
+
+TEST(HtmlReport, HostileNamesStayText) {
+  auto d = MakeTestDiagnosis({.hostile = true});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  HtmlReportOptions options;
+  options.input_path = std::string("/tmp/") + kHostileName + "/diagnosis.json";
+  options.metadata = {{"host", kHostileName}};
+  const std::string page = RenderHtmlReport(d.value(), options);
+  // Exactly the page's own five script elements, and no injected element.
+  EXPECT_EQ(Count(page, "<script"), 5u);
+  EXPECT_EQ(Count(page, "</script>"), 5u);
+  // Outside the script elements (the chart library's code has its own "<img" strings)...
+  std::string markup;
+  size_t at = 0;
+  for (size_t open = page.find("<script"); open != std::string::npos;
+       open = page.find("<script", at)) {
+    const size_t body = page.find('>', open) + 1;
+    markup += page.substr(at, body - at);
+    at = page.find("</script>", body);
+    ASSERT_NE(at, std::string::npos);
+    const std::string content = page.substr(body, at - body);
+    if (page.compare(open, 36, "<script type=\"application/json\" id=\"") == 0) {
+      EXPECT_EQ(content.find('<'), std::string::npos);  // ...and in the data block
+    }
+  }
+  markup += page.substr(at);
+  EXPECT_EQ(Count(markup, "<img"), 0u);
+  EXPECT_EQ(Count(markup, "<b>bold"), 0u);
+  EXPECT_EQ(Count(page, "<!--"), 0u);
+  // The names appear escaped as text.
+  EXPECT_GE(Count(page, EscapeHtml(kHostileName)), 4u);  // title, h1, workload, host, path...
+}
+
+TEST(HtmlReport, EmulationIsMarkedAndLibraryInlined) {
+  auto d = MakeTestDiagnosis({.emulated = true});
+  ASSERT_TRUE(d.ok());
+  const std::string page = RenderHtmlReport(d.value());
+  EXPECT_NE(page.find("id=\"emulation\""), std::string::npos);
+  EXPECT_NE(page.find("EMULATED"), std::string::npos);
+  EXPECT_EQ(page.find("src=\"http"), std::string::npos);  // nothing fetched
+  EXPECT_EQ(page.find("<script src"), std::string::npos);
+  EXPECT_EQ(page.find("<link"), std::string::npos);
+  auto plain = MakeTestDiagnosis();
+  EXPECT_EQ(RenderHtmlReport(plain.value()).find("id=\"emulation\""), std::string::npos);
+}
+
+TEST(HtmlReport, WriteNamesTheFileOnError) {
+  auto d = MakeTestDiagnosis();
+  ASSERT_TRUE(d.ok());
+  Status s = WriteHtmlReport(d.value(), "/nonexistent-dir/report.html");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("/nonexistent-dir/report.html"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stepscope::report

@@ -1,0 +1,61 @@
+#include "report/report_testing.h"
+
+#include "analysis/build_diagnosis.h"
+#include "analysis/synthetic_run.h"
+
+namespace stepscope::report {
+namespace {
+
+analysis::RunSet Runs(int replicas, double input_wait, bool straggler) {
+  analysis::SyntheticRunSpec spec;
+  spec.replicas = replicas;
+  spec.steps = 12;
+  spec.compute = 0.010;
+  spec.input_wait = input_wait;
+  spec.buckets = 3;
+  spec.bucket_time = 0.0015;
+  spec.jitter = 0.02;
+  spec.grad_sq = 1.0;
+  spec.trace_sigma = 64.0;
+  if (straggler && replicas > 2) spec.rank_compute_factor[replicas - 1] = 1.6;
+  analysis::RunSet set;
+  set.baseline = analysis::SynthesizeRun(spec);
+  if (replicas > 1) {
+    analysis::SyntheticRunSpec no_reduce = spec;
+    no_reduce.reduce = false;
+    set.no_reduce = analysis::SynthesizeRun(no_reduce);
+    analysis::SyntheticRunSpec synthetic = spec;
+    synthetic.input_wait = 0;
+    set.synthetic_input = analysis::SynthesizeRun(synthetic);
+  }
+  return set;
+}
+
+}  // namespace
+
+Result<analysis::Diagnosis> MakeTestDiagnosis(const TestDiagnosisOptions& options) {
+  analysis::DiagnoseOptions opts;
+  opts.source.origin = "diagnose";
+  opts.source.workload = options.hostile ? std::string("mlp 256x2 on ") + kHostileName
+                                         : "mlp 256x2, micro-batch 32, fashion-mnist";
+  opts.source.tool_version = "0.1.0";
+  opts.cost.device_cost_per_hour = 2.5;
+  if (options.emulated || options.hostile) {
+    opts.emulation.emulated = true;
+    opts.emulation.parameters["device_speed"] = "0.25";
+    if (options.hostile) opts.emulation.parameters["host"] = kHostileName;
+  }
+  std::vector<analysis::RunSet> runs = {Runs(1, 0.001, true), Runs(2, 0.001, true),
+                                        Runs(4, 0.001, true)};
+  auto d = analysis::BuildDiagnosis(runs, opts);
+  if (!d.ok()) return d.status();
+  if (options.hostile) d.value().warnings.push_back(std::string("trace ") + kHostileName);
+  if (options.after) {
+    std::vector<analysis::RunSet> after = {Runs(1, 0, false), Runs(2, 0, false), Runs(4, 0, false)};
+    STEPSCOPE_RETURN_IF_ERROR(analysis::AddAfterLevers(
+        after, {"loader_workers_prefetch", "remove_straggler"}, opts, &d.value()));
+  }
+  return d;
+}
+
+}  // namespace stepscope::report

@@ -1,0 +1,25 @@
+// Realistic Diagnosis objects for the report's tests, built by the analysis from synthetic step
+// records (analysis/synthetic_run.h): a curve at 1, 2 and 4 replicas with a straggler at N=4,
+// ablations, a device price, optionally a re-measured curve after levers.
+#pragma once
+
+#include <string>
+
+#include "analysis/diagnosis.h"
+#include "core/status.h"
+
+namespace stepscope::report {
+
+// A workload name, host name and trace name that try to break out of HTML and <script>.
+inline constexpr const char* kHostileName =
+    "</script><img src=x onerror=alert(1)> \"quoted\" & 'single' <!-- <b>bold</b>";
+
+struct TestDiagnosisOptions {
+  bool hostile = false;   // hostile strings in workload, emulation parameters and warnings
+  bool after = false;     // add a re-measured curve after two levers
+  bool emulated = false;  // mark devices as emulated
+};
+
+Result<analysis::Diagnosis> MakeTestDiagnosis(const TestDiagnosisOptions& options = {});
+
+}  // namespace stepscope::report
