@@ -191,5 +191,40 @@ TEST(Importer, EverySharedTraceImports) {
 }
 #endif
 
+// stepscope's own trace, one step [1000, 1900) us: input [1000,1050), compute [1050,1650) and
+// [1760,1860) = 700, exposed wait [1650,1760) = 110, comm [1510,1760) = 250 of which
+// [1510,1650) = 140 hidden behind compute; bucket 0 ready at 1500.
+TEST(Importer, StepscopeTraceHandBuilt) {
+  const char kOwn[] = R"J({"traceEvents":[
+{"ph":"X","name":"step 3","cat":"step","pid":1,"tid":1,"ts":1000.000,"dur":900.000,"args":{"loss":2.3,"warmup":true,"samples":32}},
+{"ph":"X","name":"input wait","cat":"input","pid":1,"tid":1,"ts":1000.000,"dur":50.000},
+{"ph":"X","name":"forward","cat":"compute","pid":1,"tid":1,"ts":1050.000,"dur":300.000},
+{"ph":"X","name":"backward","cat":"compute","pid":1,"tid":1,"ts":1350.000,"dur":300.000},
+{"ph":"i","name":"bucket 0 ready","pid":1,"tid":1,"ts":1500.000,"s":"t"},
+{"ph":"X","name":"all-reduce bucket 0","cat":"comm","pid":1,"tid":2,"ts":1510.000,"dur":250.000,"args":{"bytes":4096,"step":3}},
+{"ph":"X","name":"exposed comm wait","cat":"comm_wait","pid":1,"tid":1,"ts":1650.000,"dur":110.000},
+{"ph":"X","name":"load batch","cat":"loader","pid":1,"tid":3,"ts":1100.000,"dur":500.000},
+{"ph":"X","name":"optimizer","cat":"compute","pid":1,"tid":1,"ts":1760.000,"dur":100.000}]})J";
+  auto t = ImportTraceBuffer(kOwn, "rank-1.trace.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->format, TraceFormat::kStepscopeTrace);
+  EXPECT_EQ(t->clock, ClockKind::kAligned);
+  EXPECT_EQ(t->rank, 1);
+  ASSERT_EQ(t->steps.size(), 1u);
+  const ImportedStep& s = t->steps[0];
+  EXPECT_EQ(s.step, 3);
+  EXPECT_TRUE(s.warmup);
+  EXPECT_EQ(s.samples, 32);
+  EXPECT_NEAR(s.compute, 700e-6, 1e-12);
+  EXPECT_NEAR(s.input_wait, 50e-6, 1e-12);
+  EXPECT_NEAR(s.exposed_comm, 110e-6, 1e-12);
+  EXPECT_NEAR(s.comm_busy, 250e-6, 1e-12);
+  EXPECT_NEAR(s.overlap, 140e-6, 1e-12);
+  EXPECT_NEAR(s.idle, 40e-6, 1e-12);
+  ASSERT_EQ(s.collectives.size(), 1u);
+  EXPECT_NEAR(s.collectives[0].start, 1500e-6, 1e-12);
+  EXPECT_EQ(s.collectives[0].bytes, 4096);
+}
+
 }  // namespace
 }  // namespace stepscope::trace

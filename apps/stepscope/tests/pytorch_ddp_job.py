@@ -2,7 +2,7 @@
 
 DistributedDataParallel over gloo with two ranks on this host, a small MLP, the PyTorch profiler
 writing one Chrome trace per rank (OUT/rank-R.pt.trace.json). A fault can be injected:
-  --fault straggler   rank --slow-rank does extra compute in its forward pass
+  --fault straggler   rank --slow-rank does --slow-factor times the compute in its forward
   --fault input       every sample takes --item-sleep seconds to load (num_workers=0)
   --fault none        neither
 
@@ -64,7 +64,9 @@ def worker(rank, args, port):
             return self.body(x)
 
     slow = args.fault == "straggler" and rank == args.slow_rank
-    model = DistributedDataParallel(Mlp(args.burn_iters if slow else 0))
+    # Every rank does some work (so that scheduling noise is small against it); the straggler
+    # does several times as much.
+    model = DistributedDataParallel(Mlp(args.burn_iters * (args.slow_factor if slow else 1)))
     item_sleep = args.item_sleep if args.fault == "input" else 0.0
     data = Samples(args.batch * (args.steps + 2), item_sleep)
     loader = DataLoader(data, batch_size=args.batch, num_workers=0, shuffle=False)
@@ -93,14 +95,15 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--out", required=True)
     p.add_argument("--fault", choices=["none", "straggler", "input"], default="none")
-    p.add_argument("--steps", type=int, default=8)
+    p.add_argument("--steps", type=int, default=12)
     p.add_argument("--world", type=int, default=2)
     p.add_argument("--slow-rank", type=int, default=1)
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--features", type=int, default=64)
     p.add_argument("--hidden", type=int, default=128)
     p.add_argument("--burn-size", type=int, default=192)
-    p.add_argument("--burn-iters", type=int, default=40)
+    p.add_argument("--burn-iters", type=int, default=15)
+    p.add_argument("--slow-factor", type=int, default=5)
     p.add_argument("--item-sleep", type=float, default=0.003)
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
