@@ -99,32 +99,37 @@ json ScalingChart(const Diagnosis& d) {
     range.push_back("#54a24b");
   }
   json spec = Base("scaling", "Throughput against ideal linear scaling", std::move(rows));
-  const json x = {{"field", "replicas"}, {"type", "quantitative"}, {"title", "replicas (N)"}};
+  json ticks = json::array();
+  for (const DiagnosisPoint& p : d.points) ticks.push_back(p.scaling.replicas);
+  const json x = {{"field", "replicas"},
+                  {"type", "quantitative"},
+                  {"title", "replicas (N)"},
+                  {"axis", {{"values", ticks}, {"format", "d"}}}};
   const json y = {{"field", "samples_per_s"}, {"type", "quantitative"}, {"title", "samples/s"}};
-  spec["layer"] =
-      json::array({{{"mark", {{"type", "line"}, {"point", true}}},
-                    {"encoding",
-                     {{"x", x},
-                      {"y", y},
-                      {"color",
-                       {{"field", "series"},
-                        {"type", "nominal"},
-                        {"scale", ColourScale(domain, range)},
-                        {"title", nullptr}}},
-                      {"strokeDash",
-                       {{"field", "series"},
-                        {"type", "nominal"},
-                        {"legend", nullptr},
-                        {"scale", ColourScale({"measured", "ideal linear", "after levers"},
-                                              {"[1,0]", "[4,3]", "[1,0]"})}}},
-                      {"tooltip", json::array({{{"field", "series"}},
-                                               {{"field", "replicas"}},
-                                               {{"field", "samples_per_s"}, {"format", ".1f"}},
-                                               {{"field", "efficiency"}, {"format", ".0%"}},
-                                               {{"field", "marginal"}, {"format", ".2f"}}})}}}},
-                   {{"transform", json::array({{{"filter", "datum.series === 'measured'"}}})},
-                    {"mark", {{"type", "text"}, {"dy", -12}, {"fontSize", 10}}},
-                    {"encoding", {{"x", x}, {"y", y}, {"text", {{"field", "label"}}}}}}});
+  spec["layer"] = json::array(
+      {{{"mark", {{"type", "line"}, {"point", true}}},
+        {"encoding",
+         {{"x", x},
+          {"y", y},
+          {"color",
+           {{"field", "series"},
+            {"type", "nominal"},
+            {"scale", ColourScale(domain, range)},
+            {"title", nullptr}}},
+          {"strokeDash",
+           {{"field", "series"},
+            {"type", "nominal"},
+            {"legend", nullptr},
+            {"scale", ColourScale({"measured", "ideal linear", "after levers"},
+                                  {"[1,0]", "[4,3]", "[1,0]"})}}},
+          {"tooltip", json::array({{{"field", "series"}},
+                                   {{"field", "replicas"}},
+                                   {{"field", "samples_per_s"}, {"format", ".1f"}},
+                                   {{"field", "efficiency"}, {"format", ".0%"}},
+                                   {{"field", "marginal"}, {"format", ".2f"}}})}}}},
+       {{"transform", json::array({{{"filter", "datum.series === 'measured'"}}})},
+        {"mark", {{"type", "text"}, {"dy", 12}, {"dx", 4}, {"align", "left"}, {"fontSize", 10}}},
+        {"encoding", {{"x", x}, {"y", y}, {"text", {{"field", "label"}}}}}}});
   // strokeDash wants arrays; Vega-Lite takes them as scale range values.
   spec["layer"][0]["encoding"]["strokeDash"]["scale"]["range"] =
       json::array({json::array({1, 0}), json::array({4, 3}), json::array({1, 0})});
@@ -199,7 +204,12 @@ json DecompositionChart(const std::vector<DiagnosisPoint>& points) {
   json spec = Base("decomposition", "Step time per replica count (ms per step)", std::move(rows));
   spec["mark"] = {{"type", "bar"}};
   spec["encoding"] = {
-      {"x", {{"field", "replicas"}, {"type", "nominal"}, {"sort", replicas}, {"title", nullptr}}},
+      {"x",
+       {{"field", "replicas"},
+        {"type", "nominal"},
+        {"sort", replicas},
+        {"title", nullptr},
+        {"axis", {{"labelAngle", 0}}}}},
       {"y", {{"field", "ms"}, {"type", "quantitative"}, {"stack", "zero"}, {"title", "ms/step"}}},
       {"color",
        {{"field", "series"},
@@ -231,7 +241,12 @@ json SkewChart(const analysis::SkewReport& skew, bool compute) {
   spec["width"] = 300;
   spec["mark"] = {{"type", "bar"}};
   spec["encoding"] = {
-      {"x", {{"field", "rank"}, {"type", "nominal"}, {"sort", nullptr}, {"title", nullptr}}},
+      {"x",
+       {{"field", "rank"},
+        {"type", "nominal"},
+        {"sort", nullptr},
+        {"title", nullptr},
+        {"axis", {{"labelAngle", 0}}}}},
       {"y",
        {{"field", "value"},
         {"type", "quantitative"},
@@ -260,7 +275,12 @@ json BeforeAfterChart(const Diagnosis& d) {
   json spec = Base("before_after", "Throughput before and after the levers", std::move(rows));
   spec["mark"] = {{"type", "bar"}};
   spec["encoding"] = {
-      {"x", {{"field", "replicas"}, {"type", "nominal"}, {"sort", nullptr}, {"title", nullptr}}},
+      {"x",
+       {{"field", "replicas"},
+        {"type", "nominal"},
+        {"sort", nullptr},
+        {"title", nullptr},
+        {"axis", {{"labelAngle", 0}}}}},
       {"xOffset", {{"field", "series"}, {"sort", json::array({"before", "after"})}}},
       {"y", {{"field", "samples_per_s"}, {"type", "quantitative"}, {"title", "samples/s"}}},
       {"color",
@@ -356,6 +376,7 @@ th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-al
 table.num td { text-align: right; } table.num td:first-child { text-align: left; }
 th { background: #f4f4f4; }
 .row { display: flex; flex-wrap: wrap; gap: 2em; align-items: flex-start; }
+.row > .side { flex: 1 1 320px; min-width: 0; }
 .verdict { background: #f3f7fc; border-left: 5px solid #4c78a8; padding: 0.6em 1em; }
 .emulated { background: #fff3cd; border: 2px solid #e0a800; padding: 0.6em 1em; font-weight: 600; }
 .ok { color: #2e7d32; } .bad { color: #c62828; font-weight: 600; } .muted { color: #777; }
@@ -475,7 +496,7 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
 
   // Decomposition beside the ablations.
   h += "<h2>Step-time decomposition and ablations</h2>\n<div class=\"row\">\n<div>" +
-       chart_div("decomposition") + "</div>\n<div>";
+       chart_div("decomposition") + "</div>\n<div class=\"side\">";
   if (!d.points.empty()) h += AblationsHtml(d.points.back());
   h += "</div>\n</div>\n";
 
