@@ -7,7 +7,7 @@ packages=(
   libsimdjson-dev nlohmann-json3-dev libcli11-dev libfmt-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist fortunes-min fortunes
-  python3 iproute2
+  python3 python3-torch iproute2
 )
 missing=()
 for p in "${packages[@]}"; do
