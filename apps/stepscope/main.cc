@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "apps/stepscope/analyze_command.h"
+#include "apps/stepscope/diagnose_command.h"
 #include "apps/stepscope/report_command.h"
 #include "apps/stepscope/trace_command.h"
 #include "apps/stepscope/train_command.h"
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   // (further commands register here, one line each)
   stepscope::app::AddReportCommand(app, &run);
   stepscope::app::AddTraceCommand(app, &run);
+  stepscope::app::AddDiagnoseCommand(app, &run);
   stepscope::app::AddAnalyzeCommand(app, &run);
 
   CLI11_PARSE(app, argc, argv);

@@ -29,32 +29,30 @@ int DecodeStatus(int status) {
 
 }  // namespace
 
+// The signal that arrived while a guard was alive. A signal handler can only reach process-wide
+// state; this is the one such variable, written by the handler and read by the guard.
+static volatile std::sig_atomic_t g_received_signal = 0;
+
+static void RecordSignal(int sig) { g_received_signal = sig; }
+
 InterruptGuard::InterruptGuard() {
-  sigset_t block;
-  sigemptyset(&block);
-  sigaddset(&block, SIGINT);
-  sigaddset(&block, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &block, &previous_);
+  g_received_signal = 0;
+  struct sigaction action {};
+  action.sa_handler = RecordSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &action, &previous_int_);
+  sigaction(SIGTERM, &action, &previous_term_);
 }
 
-InterruptGuard::~InterruptGuard() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+InterruptGuard::~InterruptGuard() {
+  sigaction(SIGINT, &previous_int_, nullptr);
+  sigaction(SIGTERM, &previous_term_, nullptr);
+}
 
 bool InterruptGuard::Interrupted() {
-  if (signal_ != 0) return true;
-  sigset_t pending;
-  sigpending(&pending);
-  for (int sig : {SIGINT, SIGTERM}) {
-    if (sigismember(&pending, sig)) {
-      sigset_t one;
-      sigemptyset(&one);
-      sigaddset(&one, sig);
-      int got = 0;
-      sigwait(&one, &got);
-      signal_ = sig;
-      return true;
-    }
-  }
-  return false;
+  if (signal_ == 0 && g_received_signal != 0) signal_ = g_received_signal;
+  return signal_ != 0;
 }
 
 Result<ChildProcess> ChildProcess::Start(const std::vector<std::string>& argv,
@@ -88,7 +86,7 @@ Result<ChildProcess> ChildProcess::Start(const std::vector<std::string>& argv,
   posix_spawn_file_actions_adddup2(&actions, log, 2);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
+  sigset_t none, defaults;  // the child starts with default dispositions and nothing blocked
   sigemptyset(&none);
   sigemptyset(&defaults);
   sigaddset(&defaults, SIGINT);

@@ -1,6 +1,6 @@
 // One launched job: a child process in its own process group, stdout and stderr to a log file.
 // Started with posix_spawn (no shell). Waiting can be interrupted by SIGINT/SIGTERM sent to the
-// caller: the caller blocks those signals first (InterruptGuard) and the wait polls for them.
+// caller: while an InterruptGuard lives, those signals only set a flag that the wait polls.
 #pragma once
 
 #include <sys/types.h>
@@ -13,8 +13,9 @@
 
 namespace stepscope::sweep {
 
-// While alive, SIGINT and SIGTERM are blocked on the calling thread and left pending, so that a
-// wait can notice them without a signal handler. Restores the previous mask when destroyed.
+// While alive, SIGINT and SIGTERM no longer end the process: a handler records them (on whatever
+// thread they land: libraries such as OpenBLAS start threads of their own, so blocking them on
+// one thread is not enough). Restores the previous handlers when destroyed. One at a time.
 class InterruptGuard {
  public:
   InterruptGuard();
@@ -28,7 +29,8 @@ class InterruptGuard {
   int signal() const { return signal_; }
 
  private:
-  sigset_t previous_;
+  struct sigaction previous_int_;
+  struct sigaction previous_term_;
   int signal_ = 0;
 };
 

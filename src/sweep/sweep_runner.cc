@@ -105,10 +105,12 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
         const ChildResult r = child->Wait(guard);
         out.seconds = r.seconds;
         out.exit_code = r.exit_code;
+        const bool marker = std::filesystem::exists(out.run_dir + "/run.json");
         if (r.interrupted) {
-          out.state = JobState::kInterrupted;
+          // run.json is written last: a run that got that far is kept even if stopped on exit.
+          out.state = marker ? JobState::kFinished : JobState::kInterrupted;
           result.interrupted = true;
-        } else if (r.exit_code == 0 && std::filesystem::exists(out.run_dir + "/run.json")) {
+        } else if (r.exit_code == 0 && marker) {
           out.state = JobState::kFinished;
         } else {
           out.state = JobState::kFailed;

@@ -1,0 +1,211 @@
+"""End-to-end tests of `stepscope diagnose`: injected causes are named (ground truth), the
+attribution sums exactly, a failed run is reported while the sweep goes on, and an interrupted
+sweep resumes without losing finished runs. Small workloads, emulated where N exceeds the cores."""
+import json
+import os
+import signal
+import subprocess
+import time
+import unittest
+
+from harness import STEPSCOPE, TempDirTest, read_json, read_jsonl
+
+# A small fast workload: runs of a few seconds each.
+MLP = ["--model", "mlp", "--hidden", "64,64", "--batch", "32", "--steps", "10",
+       "--warmup-steps", "3"]
+
+
+def diagnose(args, timeout=400, check=True):
+    proc = subprocess.run([STEPSCOPE, "diagnose"] + list(args), capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"diagnose {' '.join(args)} exited {proc.returncode}\n"
+                             f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+    return proc
+
+
+def components_sum(d):
+    a = d["attribution"]
+    return sum(c["devices"] for c in a["lines"]), a
+
+
+class GroundTruth(TempDirTest):
+    """Each injected cause must come out as the binding constraint."""
+
+    def check_attribution(self, d):
+        n = d["points"][-1]["replicas"]
+        total, a = components_sum(d)
+        # Lost devices: N - measured speed-up, and the components sum to it exactly.
+        self.assertAlmostEqual(total, a["lost_devices"], places=6)
+        self.assertAlmostEqual(n - a["lost_devices"], a["measured_speedup"], places=6)
+
+    def test_straggler(self):
+        out = self.path("d")
+        diagnose(MLP + ["--replicas", "1,4", "--inject-straggler", "2:3",
+                        "--emulate-device-speed", "0.2", "--ablate-at", "largest", "--out", out])
+        d = read_json(os.path.join(out, "diagnosis.json"))
+        self.assertEqual(d["verdict"]["binding"], "stragglers", d["verdict"]["explanation"])
+        self.assertEqual(d["verdict"]["straggler_ranks"], [2])
+        self.assertTrue(d["emulation"]["emulated"])
+        self.check_attribution(d)
+
+    def test_input(self):
+        out = self.path("d")
+        diagnose(MLP + ["--replicas", "1,2", "--inject-input-delay", "60",
+                        "--ablate-at", "largest", "--out", out])
+        d = read_json(os.path.join(out, "diagnosis.json"))
+        self.assertEqual(d["verdict"]["binding"], "input", d["verdict"]["explanation"])
+        self.check_attribution(d)
+
+    def test_communication(self):
+        out = self.path("d")
+        diagnose(["--model", "mlp", "--hidden", "1024,1024", "--batch", "4", "--steps", "10",
+                  "--warmup-steps", "3", "--emulate-device-speed", "0.2",
+                  "--emulate-link", "0.02,50", "--replicas", "1,4", "--ablate-at", "largest",
+                  "--out", out])
+        d = read_json(os.path.join(out, "diagnosis.json"))
+        self.assertEqual(d["verdict"]["binding"], "communication", d["verdict"]["explanation"])
+        self.check_attribution(d)
+
+    def test_healthy_convnet(self):
+        out = self.path("d")
+        diagnose(["--model", "cnn", "--channels", "8", "--batch", "16", "--steps", "8",
+                  "--warmup-steps", "3", "--emulate-device-speed", "0.3", "--replicas", "1,2",
+                  "--no-ablations", "--out", out])
+        d = read_json(os.path.join(out, "diagnosis.json"))
+        self.assertIn(d["verdict"]["binding"], ("none", "compute"), d["verdict"]["explanation"])
+        self.assertGreater(d["points"][-1]["efficiency"], 0.8)
+
+
+class Robustness(TempDirTest):
+    def test_failed_run_is_reported_and_the_sweep_goes_on(self):
+        out = self.path("d")
+        proc = diagnose(MLP + ["--replicas", "1,2", "--inject-crash", "1:2", "--no-ablations",
+                               "--out", out], check=False)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("baseline-n2", proc.stderr)
+        self.assertIn("FAILED", proc.stderr)
+        self.assertIn("left out of the 1-replica runs", proc.stderr)
+        # The 1-replica run (the crash names rank 1) finished and was diagnosed.
+        self.assertTrue(os.path.exists(os.path.join(out, "runs", "baseline-n1", "run.json")))
+        d = read_json(os.path.join(out, "diagnosis.json"))
+        self.assertEqual([p["replicas"] for p in d["points"]], [1])
+        self.assertTrue(any("baseline-n2" in w for w in d["warnings"]))
+
+    def test_changed_workload_is_refused(self):
+        out = self.path("d")
+        diagnose(MLP + ["--replicas", "1", "--no-ablations", "--out", out])
+        proc = diagnose(MLP + ["--replicas", "1", "--batch", "16", "--no-ablations", "--out", out],
+                        check=False)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--fresh", proc.stderr)
+
+    def test_launcher_template(self):
+        # A launcher of our own: any template works the same way ({n} substituted, program
+        # appended); here `mpirun` named explicitly with quotes in the template.
+        out = self.path("d")
+        launcher = ("mpirun -np {n} --oversubscribe --bind-to none "
+                    "--mca btl 'self,vader' --mca mpi_yield_when_idle 1")
+        diagnose(MLP + ["--replicas", "1,2", "--no-ablations", "--launcher", launcher,
+                        "--out", out])
+        self.assertTrue(os.path.exists(os.path.join(out, "runs", "baseline-n2", "run.json")))
+
+    def test_bad_launcher_fails_each_run_with_a_message(self):
+        out = self.path("d")
+        proc = diagnose(MLP + ["--replicas", "1", "--no-ablations", "--launcher",
+                               "no-such-launcher -n {n}", "--out", out], check=False)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("no-such-launcher", proc.stderr)
+
+
+class Resume(TempDirTest):
+    def test_interrupt_and_resume(self):
+        out = self.path("d")
+        args = [STEPSCOPE, "diagnose"] + MLP + ["--replicas", "1,2", "--ablate-at", "largest",
+                                                 "--out", out]
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                stdin=subprocess.DEVNULL)
+        first = os.path.join(out, "runs", "baseline-n1", "run.json")
+
+        def first_recorded():
+            try:
+                runs = read_json(os.path.join(out, "sweep.json"))["runs"]
+            except (OSError, ValueError):
+                return False
+            return any(r["name"] == "baseline-n1" and r["state"] == "finished" for r in runs)
+
+        deadline = time.monotonic() + 300
+        while not first_recorded() and time.monotonic() < deadline:
+            if proc.poll() is not None:
+                self.fail("diagnose ended before its first run finished:\n" + proc.stderr.read())
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+        self.assertEqual(proc.returncode, 130, stderr)
+        self.assertIn("interrupted", stderr)
+        partial = read_json(os.path.join(out, "diagnosis.json"))
+        self.assertTrue(any("partial" in w for w in partial["warnings"]))
+        self.assertTrue(os.path.exists(first))
+        sweep = read_json(os.path.join(out, "sweep.json"))
+        finished = {r["name"] for r in sweep["runs"] if r["state"] == "finished"}
+        self.assertIn("baseline-n1", finished)
+
+        again = diagnose(args[2:])
+        self.assertIn("baseline-n1 (1 replica): already finished, skipped", again.stderr)
+        d = read_json(os.path.join(out, "diagnosis.json"))
+        self.assertEqual([p["replicas"] for p in d["points"]], [1, 2])
+        self.assertFalse(any("partial" in w for w in d["warnings"]))
+        total, a = components_sum(d)
+        self.assertAlmostEqual(total, a["lost_devices"], places=6)
+
+
+SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "scripts")
+
+
+class EmulatedHosts(TempDirTest):
+    """2 namespaces over a tc-shaped link: per-step exposed communication grows when the link is
+    slowed. Skipped where network namespaces cannot be created."""
+
+    def setUp(self):
+        super().setUp()
+        probe = subprocess.run(["ip", "netns", "add", "stepscope-hprobe"], capture_output=True,
+                               text=True)
+        if probe.returncode != 0:
+            self.skipTest("cannot create network namespaces here (needs root and "
+                          f"CAP_SYS_ADMIN): {probe.stderr.strip()}")
+        subprocess.run(["ip", "netns", "del", "stepscope-hprobe"], check=True)
+
+    def exposed_comm_ms(self, rate):
+        state = self.path(f"hosts-{rate}")
+        script = os.path.join(SCRIPTS, "emulated-hosts.sh")
+        made = subprocess.run([script, "create", "2", "--rate", str(rate), "--dir", state],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(made.returncode, 0, made.stderr)
+        try:
+            template = made.stdout.strip().splitlines()[-1]
+            out = self.path(f"run-{rate}")
+            argv = template.replace("{n}", "2").split() + [
+                STEPSCOPE, "train", "--model", "mlp", "--steps", "8", "--warmup-steps", "2",
+                "--allreduce", "ring", "--no-eval", "--quiet", "--out", out]
+            env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+            run = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env,
+                                 stdin=subprocess.DEVNULL)
+            self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        finally:
+            subprocess.run([script, "destroy", "--dir", state], check=True, timeout=60)
+        self.assertFalse(os.path.exists(state))
+        steps = [r for r in read_jsonl(os.path.join(out, "rank-0.steps.jsonl")) if not r["warmup"]]
+        self.assertTrue(steps)
+        return 1e3 * sum(r["exposed_comm"] for r in steps) / len(steps)
+
+    def test_slower_link_exposes_more_communication(self):
+        fast = self.exposed_comm_ms(1000)
+        slow = self.exposed_comm_ms(50)
+        # ~1 MiB of fp32 gradient: at 50 Mbit/s the ring moves it in ~170 ms, at 1000 in ~9 ms.
+        self.assertGreater(slow, 3 * fast, f"exposed comm {fast:.1f} ms -> {slow:.1f} ms")
+        listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        self.assertNotIn("stepscope-h", listed)
+
+
+if __name__ == "__main__":
+    unittest.main()
