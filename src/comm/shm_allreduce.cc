@@ -47,10 +47,11 @@ class ShmAllreducer final : public Allreducer {
     if (dtype == WireDtype::kFp16 && op == ReduceOp::kMean) Scale(data.data(), inv, n);
     for (size_t begin = 0; begin < n; begin += block_) {
       const size_t length = std::min(block_, n - begin);
-      STEPSCOPE_RETURN_IF_ERROR(Block(data.data() + begin, length, dtype));
+      // The mean's 1/N is applied while reducing (fused: no extra pass over the buffer).
+      const float post_scale = dtype != WireDtype::kFp16 && op == ReduceOp::kMean ? inv : 1.0f;
+      STEPSCOPE_RETURN_IF_ERROR(Block(data.data() + begin, length, dtype, post_scale));
       ++blocks_done_;
     }
-    if (dtype != WireDtype::kFp16 && op == ReduceOp::kMean) Scale(data.data(), inv, n);
     return Status::Ok();
   }
 
@@ -68,7 +69,7 @@ class ShmAllreducer final : public Allreducer {
     return Status::Ok();
   }
 
-  Status Block(float* data, size_t length, WireDtype dtype) {
+  Status Block(float* data, size_t length, WireDtype dtype, float post_scale) {
     const size_t width = dtype == WireDtype::kFp32 ? 4 : 2;
     // 1. copy in
     std::byte* mine = Slot(rank_);
@@ -112,6 +113,9 @@ class ShmAllreducer final : public Allreducer {
             AddFp16ToFloat(reinterpret_cast<const Fp16Bits*>(src), acc, m);
             break;
         }
+      }
+      if (post_scale != 1.0f) {
+        for (size_t i = 0; i < m; ++i) acc[i] *= post_scale;
       }
       switch (dtype) {
         case WireDtype::kFp32:
