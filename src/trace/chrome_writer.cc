@@ -211,46 +211,30 @@ void ChromeTraceWriter::Complete(int pid, int tid, const std::string& name,
 }
 
 void ChromeTraceWriter::Instant(int pid, int tid, const std::string& name, double ts_seconds) {
-  if (closed_) return;
-  BeginEvent();
-  buffer_ += "{\"ph\":\"i\",\"s\":\"t\",\"name\":";
-  AppendJsonString(name, buffer_);
-  buffer_ += ",\"pid\":";
-  AppendInt(pid, buffer_);
-  buffer_ += ",\"tid\":";
-  AppendInt(tid, buffer_);
-  buffer_ += ",\"ts\":";
-  AppendMicros(ts_seconds);
-  buffer_ += "}";
-  MaybeFlush();
+  PointEvent("{\"ph\":\"i\",\"s\":\"t\",\"name\":", pid, tid, name, nullptr, ts_seconds);
 }
 
 void ChromeTraceWriter::FlowStart(int pid, int tid, uint64_t id, const std::string& name,
                                   double ts_seconds) {
-  if (closed_) return;
-  BeginEvent();
-  buffer_ += "{\"ph\":\"s\",\"cat\":\"flow\",\"name\":";
-  AppendJsonString(name, buffer_);
-  buffer_ += ",\"id\":";
-  buffer_ += std::to_string(id);
-  buffer_ += ",\"pid\":";
-  AppendInt(pid, buffer_);
-  buffer_ += ",\"tid\":";
-  AppendInt(tid, buffer_);
-  buffer_ += ",\"ts\":";
-  AppendMicros(ts_seconds);
-  buffer_ += "}";
-  MaybeFlush();
+  PointEvent("{\"ph\":\"s\",\"cat\":\"flow\",\"name\":", pid, tid, name, &id, ts_seconds);
 }
 
 void ChromeTraceWriter::FlowEnd(int pid, int tid, uint64_t id, const std::string& name,
                                 double ts_seconds) {
+  PointEvent("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":", pid, tid, name, &id,
+             ts_seconds);
+}
+
+void ChromeTraceWriter::PointEvent(const char* head, int pid, int tid, const std::string& name,
+                                   const uint64_t* id, double ts_seconds) {
   if (closed_) return;
   BeginEvent();
-  buffer_ += "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":";
+  buffer_ += head;
   AppendJsonString(name, buffer_);
-  buffer_ += ",\"id\":";
-  buffer_ += std::to_string(id);
+  if (id) {
+    buffer_ += ",\"id\":";
+    buffer_ += std::to_string(*id);
+  }
   buffer_ += ",\"pid\":";
   AppendInt(pid, buffer_);
   buffer_ += ",\"tid\":";
