@@ -13,6 +13,10 @@ from harness import STEPSCOPE, TempDirTest, read_json, read_jsonl
 # A small fast workload: runs of a few seconds each.
 MLP = ["--model", "mlp", "--hidden", "64,64", "--batch", "32", "--steps", "10",
        "--warmup-steps", "3"]
+# A compute-bound one: a small convnet paced to a tenth of a core (about 15 ms of compute per
+# step against well under a millisecond of exposed communication at N = 4).
+CNN = ["--model", "cnn", "--channels", "8", "--batch", "16", "--steps", "10",
+       "--warmup-steps", "3", "--emulate-device-speed", "0.1"]
 
 
 def diagnose(args, timeout=400, check=True):
@@ -41,8 +45,8 @@ class GroundTruth(TempDirTest):
 
     def test_straggler(self):
         out = self.path("d")
-        diagnose(MLP + ["--replicas", "1,4", "--inject-straggler", "2:3",
-                        "--emulate-device-speed", "0.2", "--ablate-at", "largest", "--out", out])
+        diagnose(CNN + ["--replicas", "1,4", "--inject-straggler", "2:3", "--ablate-at", "largest",
+                        "--out", out])
         d = read_json(os.path.join(out, "diagnosis.json"))
         self.assertEqual(d["verdict"]["binding"], "stragglers", d["verdict"]["explanation"])
         self.assertEqual(d["verdict"]["straggler_ranks"], [2])
@@ -69,9 +73,7 @@ class GroundTruth(TempDirTest):
 
     def test_healthy_convnet(self):
         out = self.path("d")
-        diagnose(["--model", "cnn", "--channels", "8", "--batch", "16", "--steps", "8",
-                  "--warmup-steps", "3", "--emulate-device-speed", "0.3", "--replicas", "1,2",
-                  "--no-ablations", "--out", out])
+        diagnose(CNN + ["--replicas", "1,2", "--no-ablations", "--out", out])
         d = read_json(os.path.join(out, "diagnosis.json"))
         self.assertIn(d["verdict"]["binding"], ("none", "compute"), d["verdict"]["explanation"])
         self.assertGreater(d["points"][-1]["efficiency"], 0.8)
