@@ -49,8 +49,7 @@ Status ParsePair(const std::string& text, char sep, const std::string& flag, dou
   return Status::Ok();
 }
 
-Status ParseRankStep(const std::string& text, const std::string& flag, int* rank,
-                     int64_t* step) {
+Status ParseRankStep(const std::string& text, const std::string& flag, int* rank, int64_t* step) {
   if (text.empty()) return Status::Ok();
   double r = -1, s = -1;
   STEPSCOPE_RETURN_IF_ERROR(ParsePair(text, ':', flag, &r, &s, true));
@@ -210,8 +209,8 @@ Status FinishTrainOptions(TrainFlags* f) {
     }
     o.injection.straggler_rank = static_cast<int>(rank);
   }
-  STEPSCOPE_RETURN_IF_ERROR(ParseRankStep(f->inject_hang, "--inject-hang",
-                                          &o.injection.hang_rank, &o.injection.hang_step));
+  STEPSCOPE_RETURN_IF_ERROR(ParseRankStep(f->inject_hang, "--inject-hang", &o.injection.hang_rank,
+                                          &o.injection.hang_step));
   STEPSCOPE_RETURN_IF_ERROR(ParseRankStep(f->inject_crash, "--inject-crash",
                                           &o.injection.crash_rank, &o.injection.crash_step));
   return Status::Ok();
@@ -254,7 +253,7 @@ int RunTrain(TrainFlags& flags, int argc, char** argv) {
   }
   if (comm.rank() == 0) {
     const auto& s = summary.value();
-    fmt::print("{} on {} replica(s): {:.0f} samples/s, step {:.2f} ms, final loss {:.4f}", 
+    fmt::print("{} on {} replica(s): {:.0f} samples/s, step {:.2f} ms, final loss {:.4f}",
                s.model_description, s.replicas, s.samples_per_s, s.step_time_mean * 1e3,
                s.final_loss);
     if (s.eval.accuracy >= 0) fmt::print(", test accuracy {:.2f} %", 100 * s.eval.accuracy);
@@ -267,9 +266,10 @@ int RunTrain(TrainFlags& flags, int argc, char** argv) {
 
 void AddTrainCommand(CLI::App& app, int argc, char** argv, std::function<int()>* run) {
   auto flags = std::make_shared<TrainFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "train", "Data-parallel training that records where every step's time goes "
-               "(run under mpirun -np N for N replicas)");
+  CLI::App* cmd =
+      app.add_subcommand("train",
+                         "Data-parallel training that records where every step's time goes "
+                         "(run under mpirun -np N for N replicas)");
   AddTrainOptions(cmd, flags.get());
   cmd->add_flag("--print-model", flags->print_model,
                 "Print parameters, gradient bytes, FLOPs and activation bytes, then exit");

@@ -36,8 +36,8 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}           // NOLINT: implicit by design
-  Result(Status status) : value_(std::move(status)) {}    // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
+  Result(Status status) : value_(std::move(status)) {}  // NOLINT: implicit by design
 
   bool ok() const { return std::holds_alternative<T>(value_); }
   Status status() const { return ok() ? Status::Ok() : std::get<Status>(value_); }
@@ -55,8 +55,8 @@ class [[nodiscard]] Result {
 }  // namespace stepscope
 
 // Returns early from the enclosing function when `expr` (a Status) is an error.
-#define STEPSCOPE_RETURN_IF_ERROR(expr)          \
-  do {                                           \
-    ::stepscope::Status _st = (expr);            \
-    if (!_st.ok()) return _st;                   \
+#define STEPSCOPE_RETURN_IF_ERROR(expr) \
+  do {                                  \
+    ::stepscope::Status _st = (expr);   \
+    if (!_st.ok()) return _st;          \
   } while (0)

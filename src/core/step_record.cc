@@ -111,7 +111,8 @@ Result<StepRecord> StepRecordFromJson(const std::string& line, const std::string
 
 Result<std::vector<StepRecord>> ReadStepRecords(const std::string& path) {
   std::ifstream in(path);
-  if (!in) return Status::Error(path + ": cannot open step records (does the run directory exist?)");
+  if (!in)
+    return Status::Error(path + ": cannot open step records (does the run directory exist?)");
   std::vector<StepRecord> records;
   std::string line;
   int line_no = 0;

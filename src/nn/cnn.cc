@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "nn/conv2d.h"
+#include "nn/image_classifier.h"
 #include "nn/linear.h"
 #include "nn/maxpool2d.h"
 #include "nn/param_init.h"
@@ -17,7 +18,7 @@ namespace {
 
 constexpr int kH = 28, kW = 28, kClasses = 10, kFc = 128, kK = 3, kPad = 1;
 
-class Cnn final : public Model {
+class Cnn final : public ImageClassifier {
  public:
   explicit Cnn(const ModelConfig& config) : c1_(config.cnn_channels), c2_(2 * config.cnn_channels) {
     flat_ = c2_ * (kH / 4) * (kW / 4);
@@ -65,14 +66,6 @@ class Cnn final : public Model {
     return st;
   }
 
-  std::span<float> params() override { return params_; }
-  std::span<float> grads() override { return grads_; }
-
-  float Forward(const Batch& batch) override {
-    const double loss_sum = RunForward(batch, nullptr);
-    return valid_ ? static_cast<float>(loss_sum / B_) : std::numeric_limits<float>::quiet_NaN();
-  }
-
   void Backward(float loss_scale, const GradReadyFn& ready) override {
     if (!valid_) {
       for (int l = kLayers - 1; l >= 0; --l) Publish(l, ready);
@@ -111,18 +104,6 @@ class Cnn final : public Model {
     Conv2dBackward(nullptr, nullptr, g + w_[0], g + b_[0], da1_.data(), col1_.data(), p + w_[0], B,
                    1, kH, kW, c1_, kK, kPad);
     Publish(0, ready);
-  }
-
-  EvalResult Evaluate(const Batch& batch) override {
-    EvalResult r;
-    const double loss_sum = RunForward(batch, &r.correct);
-    if (!valid_) {
-      r.loss_sum = std::numeric_limits<double>::quiet_NaN();
-      return r;
-    }
-    r.loss_sum = loss_sum;
-    r.count = B_;
-    return r;
   }
 
  private:
@@ -171,7 +152,7 @@ class Cnn final : public Model {
     targets_.resize(b);
   }
 
-  double RunForward(const Batch& batch, int64_t* correct) {
+  double RunForward(const Batch& batch, int64_t* correct) override {
     valid_ = CheckImageBatch(batch, 1, kH, kW, kClasses).ok();
     if (!valid_) return 0.0;
     const int B = B_ = batch.size;
@@ -199,14 +180,11 @@ class Cnn final : public Model {
 
   int c1_, c2_, flat_;
   size_t w_[kLayers], b_[kLayers];  // offsets of each layer's weight and bias in params_
-  std::vector<float> params_, grads_;
   std::vector<float> col1_, a1_, da1_, pool1_, dpool1_, col2_, dcol_, a2_, da2_, pool2_, dpool2_;
   std::vector<int32_t> idx1_, idx2_;
   std::vector<float> h_, dh_, logits_, dlogits_, probs_, losses_;
   std::vector<int32_t> targets_;
   int capacity_ = 0;
-  int B_ = 0;
-  bool valid_ = false;
 };
 
 }  // namespace

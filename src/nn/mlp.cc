@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/image_classifier.h"
 #include "nn/linear.h"
 #include "nn/param_init.h"
 #include "nn/relu.h"
@@ -17,7 +18,7 @@ constexpr int kImageC = 1, kImageH = 28, kImageW = 28;
 constexpr int kInputs = kImageC * kImageH * kImageW;
 constexpr int kClasses = 10;
 
-class Mlp final : public Model {
+class Mlp final : public ImageClassifier {
  public:
   explicit Mlp(const ModelConfig& config) {
     dims_.push_back(kInputs);
@@ -71,14 +72,6 @@ class Mlp final : public Model {
     return st;
   }
 
-  std::span<float> params() override { return params_; }
-  std::span<float> grads() override { return grads_; }
-
-  float Forward(const Batch& batch) override {
-    const double loss_sum = RunForward(batch, nullptr);
-    return valid_ ? static_cast<float>(loss_sum / B_) : std::numeric_limits<float>::quiet_NaN();
-  }
-
   void Backward(float loss_scale, const GradReadyFn& ready) override {
     const int L = num_layers();
     if (!valid_) {  // nothing to differentiate; still publish every slice so no reducer waits
@@ -104,18 +97,6 @@ class Mlp final : public Model {
     }
   }
 
-  EvalResult Evaluate(const Batch& batch) override {
-    EvalResult r;
-    const double loss_sum = RunForward(batch, &r.correct);
-    if (!valid_) {
-      r.loss_sum = std::numeric_limits<double>::quiet_NaN();
-      return r;
-    }
-    r.loss_sum = loss_sum;
-    r.count = B_;
-    return r;
-  }
-
  private:
   int num_layers() const { return static_cast<int>(dims_.size()) - 1; }
 
@@ -139,7 +120,7 @@ class Mlp final : public Model {
     targets_.resize(B);
   }
 
-  double RunForward(const Batch& batch, int64_t* correct) {
+  double RunForward(const Batch& batch, int64_t* correct) override {
     valid_ = CheckImageBatch(batch, kImageC, kImageH, kImageW, kClasses).ok();
     if (!valid_) return 0.0;
     B_ = batch.size;
@@ -162,15 +143,12 @@ class Mlp final : public Model {
 
   std::vector<int> dims_;  // 784, hidden..., 10
   std::vector<size_t> weight_offset_, bias_offset_;
-  std::vector<float> params_, grads_;
   // acts_[0] is the input copy (B,784); acts_[l] (B,dims[l]) the output of layer l, after ReLU
   // for hidden layers; acts_[L] holds the logits. dacts_ are their gradients.
   std::vector<std::vector<float>> acts_, dacts_;
   std::vector<float> probs_, losses_;
   std::vector<int32_t> targets_;
   int capacity_ = 0;
-  int B_ = 0;
-  bool valid_ = false;
 };
 
 }  // namespace

@@ -62,9 +62,12 @@ Status Validate(const TrainOptions& o, int world) {
 
 std::string ToString(nn::ModelKind kind) {
   switch (kind) {
-    case nn::ModelKind::kMlp: return "mlp";
-    case nn::ModelKind::kCnn: return "cnn";
-    case nn::ModelKind::kGpt: return "gpt";
+    case nn::ModelKind::kMlp:
+      return "mlp";
+    case nn::ModelKind::kCnn:
+      return "cnn";
+    case nn::ModelKind::kGpt:
+      return "gpt";
   }
   return "?";
 }
@@ -86,10 +89,14 @@ Result<AllreduceChoice> ParseAllreduceChoice(const std::string& name) {
 
 std::string ToString(AllreduceChoice choice) {
   switch (choice) {
-    case AllreduceChoice::kAuto: return "auto";
-    case AllreduceChoice::kMpi: return "mpi";
-    case AllreduceChoice::kRing: return "ring";
-    case AllreduceChoice::kShm: return "shm";
+    case AllreduceChoice::kAuto:
+      return "auto";
+    case AllreduceChoice::kMpi:
+      return "mpi";
+    case AllreduceChoice::kRing:
+      return "ring";
+    case AllreduceChoice::kShm:
+      return "shm";
   }
   return "?";
 }

@@ -19,29 +19,29 @@ namespace stepscope::train {
 enum class AllreduceChoice { kAuto, kMpi, kRing, kShm };
 
 struct ReducerOptions {
-  double bucket_mb = 25;            // --bucket-mb: byte cap of a gradient bucket (MiB)
-  bool overlap = true;              // --no-overlap clears: reduce only after backward
-  bool reduce = true;               // --no-reduce clears: ablation, replicas train alone
-  comm::WireDtype dtype = comm::WireDtype::kFp32;  // --reduce-dtype
+  double bucket_mb = 25;  // --bucket-mb: byte cap of a gradient bucket (MiB)
+  bool overlap = true;    // --no-overlap clears: reduce only after backward
+  bool reduce = true;     // --no-reduce clears: ablation, replicas train alone
+  comm::WireDtype dtype = comm::WireDtype::kFp32;      // --reduce-dtype
   AllreduceChoice algorithm = AllreduceChoice::kAuto;  // --allreduce
 };
 
 // Emulation (DESIGN.md §6): real compute and communication, paced to slower hardware.
 struct EmulationOptions {
-  double device_speed = 0;       // --emulate-device-speed F: compute wall = CPU time / F; 0: off
-  double link_gbps = 0;          // --emulate-link GBPS[,LATENCY_US]: 0: off
+  double device_speed = 0;  // --emulate-device-speed F: compute wall = CPU time / F; 0: off
+  double link_gbps = 0;     // --emulate-link GBPS[,LATENCY_US]: 0: off
   double link_latency_us = 0;
   bool active() const { return device_speed > 0 || link_gbps > 0; }
 };
 
 // Fault injection, the ground truth the diagnosis must find.
 struct InjectionOptions {
-  int straggler_rank = -1;          // --inject-straggler RANK:FACTOR
+  int straggler_rank = -1;  // --inject-straggler RANK:FACTOR
   double straggler_factor = 1.0;
-  double input_delay_ms = 0;        // --inject-input-delay MS (per batch, in the loader)
-  int hang_rank = -1;               // --inject-hang RANK:STEP: that rank stops making progress
+  double input_delay_ms = 0;  // --inject-input-delay MS (per batch, in the loader)
+  int hang_rank = -1;         // --inject-hang RANK:STEP: that rank stops making progress
   int64_t hang_step = 0;
-  int crash_rank = -1;              // --inject-crash RANK:STEP: that rank dies (SIGKILL)
+  int crash_rank = -1;  // --inject-crash RANK:STEP: that rank dies (SIGKILL)
   int64_t crash_step = 0;
 };
 
@@ -50,26 +50,26 @@ enum class DatasetKind { kFashionMnist, kText };
 struct TrainOptions {
   nn::ModelConfig model;
   nn::OptimizerConfig optimizer;
-  int batch = 32;                   // --batch: per-replica micro-batch
-  int accum = 1;                    // --accum K: micro-batches per step (reduce on the last)
-  int64_t steps = 0;                // --steps: stop after this many steps (0: run --epochs)
-  double epochs = 1;                // --epochs (fractions allowed)
-  int warmup_steps = 5;             // --warmup-steps: excluded from steady-state statistics
-  uint64_t seed = 1;                // --seed
+  int batch = 32;        // --batch: per-replica micro-batch
+  int accum = 1;         // --accum K: micro-batches per step (reduce on the last)
+  int64_t steps = 0;     // --steps: stop after this many steps (0: run --epochs)
+  double epochs = 1;     // --epochs (fractions allowed)
+  int warmup_steps = 5;  // --warmup-steps: excluded from steady-state statistics
+  uint64_t seed = 1;     // --seed
   std::string data_dir = "/usr/share/datasets/fashion-mnist";  // --data
   std::string text = "/usr/share/games/fortunes";              // --text
-  int loader_workers = 1;           // --loader-workers
-  int prefetch = 4;                 // --prefetch
-  bool augment = false;             // --augment (images: random crop + flip)
-  bool synthetic_input = false;     // --synthetic-input (ablation)
-  bool evaluate = true;             // --no-eval clears
-  int64_t eval_limit = 0;           // --eval-limit: held-out examples to evaluate (0: all)
-  int checksum_every = 50;          // --checksum-every: parameter agreement check period
-  double stall_timeout_s = 120;     // --stall-timeout: a rank silent this long ends the job
-  bool progress = true;             // --quiet clears
-  std::string out;                  // --out DIR (empty: no files)
-  std::string save_params;          // --save-params FILE: rank 0 writes the final parameters
-                                    // as raw little-endian float32 (a checkpoint)
+  int loader_workers = 1;                                      // --loader-workers
+  int prefetch = 4;                                            // --prefetch
+  bool augment = false;          // --augment (images: random crop + flip)
+  bool synthetic_input = false;  // --synthetic-input (ablation)
+  bool evaluate = true;          // --no-eval clears
+  int64_t eval_limit = 0;        // --eval-limit: held-out examples to evaluate (0: all)
+  int checksum_every = 50;       // --checksum-every: parameter agreement check period
+  double stall_timeout_s = 120;  // --stall-timeout: a rank silent this long ends the job
+  bool progress = true;          // --quiet clears
+  std::string out;               // --out DIR (empty: no files)
+  std::string save_params;       // --save-params FILE: rank 0 writes the final parameters
+                                 // as raw little-endian float32 (a checkpoint)
   ReducerOptions reducer;
   EmulationOptions emulation;
   InjectionOptions injection;

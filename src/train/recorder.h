@@ -23,8 +23,8 @@ struct StepTimeline {
   std::vector<Interval> input_waits;  // one per micro-batch
   std::vector<Interval> forwards;
   std::vector<Interval> backwards;
-  std::vector<Interval> loads;        // loader worker producing each batch
-  Interval exposed_wait;              // main thread blocked on reductions
+  std::vector<Interval> loads;  // loader worker producing each batch
+  Interval exposed_wait;        // main thread blocked on reductions
   Interval optimizer;
 };
 

@@ -166,10 +166,9 @@ Status Reducer::RunJob(const Job& job) {
     global_sq = SumSquares(slice.data(), slice.size());
   }
   record.end = clock_();
-  record.busbw_gbps =
-      options_.reduce ? comm::AllreduceBusBandwidthGBps(record.bytes, record.end - record.start,
-                                                        world_)
-                      : 0;
+  record.busbw_gbps = options_.reduce ? comm::AllreduceBusBandwidthGBps(
+                                            record.bytes, record.end - record.start, world_)
+                                      : 0;
   std::lock_guard<std::mutex> lock(mu_);
   stats_.collectives.push_back(record);
   stats_.comm_busy += record.end - record.start;

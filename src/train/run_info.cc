@@ -41,8 +41,12 @@ Result<std::vector<std::string>> GatherHosts(const comm::Communicator& comm) {
 json OptionsToJson(const TrainOptions& o) {
   json model{{"kind", ToString(o.model.kind)}, {"seed", o.model.seed}};
   switch (o.model.kind) {
-    case nn::ModelKind::kMlp: model["hidden"] = o.model.hidden; break;
-    case nn::ModelKind::kCnn: model["channels"] = o.model.cnn_channels; break;
+    case nn::ModelKind::kMlp:
+      model["hidden"] = o.model.hidden;
+      break;
+    case nn::ModelKind::kCnn:
+      model["channels"] = o.model.cnn_channels;
+      break;
     case nn::ModelKind::kGpt:
       model["layers"] = o.model.gpt_layers;
       model["width"] = o.model.gpt_width;

@@ -4,16 +4,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <numeric>
-#include <csignal>
 #include <thread>
 
+#include "analysis/noise_scale.h"
 #include "core/clock.h"
 #include "data/source.h"
 #include "nn/optimizer.h"
-#include "analysis/noise_scale.h"
 #include "train/pacer.h"
 #include "train/param_checksum.h"
 #include "train/progress.h"
@@ -34,18 +34,22 @@ Status CheckEmulationFeasible(const EmulationOptions& e, const comm::Communicato
     return Status::Error("--emulate-device-speed " + std::to_string(e.device_speed) +
                          ": this host has " + std::to_string(cores) + " cores for " +
                          std::to_string(comm.local_size()) +
-                         " replicas, so it cannot honour more than " +
-                         std::to_string(0.8 * share) + " of a core each; lower F or the replicas");
+                         " replicas, so it cannot honour more than " + std::to_string(0.8 * share) +
+                         " of a core each; lower F or the replicas");
   }
   return Status::Ok();
 }
 
 comm::AllreduceAlgorithm Resolve(AllreduceChoice choice, const comm::Communicator& comm) {
   switch (choice) {
-    case AllreduceChoice::kMpi: return comm::AllreduceAlgorithm::kMpi;
-    case AllreduceChoice::kRing: return comm::AllreduceAlgorithm::kRing;
-    case AllreduceChoice::kShm: return comm::AllreduceAlgorithm::kShm;
-    case AllreduceChoice::kAuto: break;
+    case AllreduceChoice::kMpi:
+      return comm::AllreduceAlgorithm::kMpi;
+    case AllreduceChoice::kRing:
+      return comm::AllreduceAlgorithm::kRing;
+    case AllreduceChoice::kShm:
+      return comm::AllreduceAlgorithm::kShm;
+    case AllreduceChoice::kAuto:
+      break;
   }
   return comm.num_hosts() == 1 ? comm::AllreduceAlgorithm::kShm : comm::AllreduceAlgorithm::kRing;
 }
@@ -65,7 +69,8 @@ Result<EvalSummary> Evaluate(nn::Model& model, const data::Dataset& test, const 
   Batch batch;
   for (int64_t i = comm.rank(); i < n;) {
     indices.clear();
-    for (; i < n && static_cast<int>(indices.size()) < chunk; i += comm.size()) indices.push_back(i);
+    for (; i < n && static_cast<int>(indices.size()) < chunk; i += comm.size())
+      indices.push_back(i);
     test.Fill(indices, /*augment=*/false, 0, &batch);
     nn::EvalResult r = model.Evaluate(batch);
     sums[0] += r.loss_sum;
@@ -150,8 +155,9 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
 
   const int64_t per_epoch = std::max<int64_t>(1, loader.batches_per_epoch() / o.accum);
   const int64_t total_steps =
-      o.steps > 0 ? o.steps
-                  : std::max<int64_t>(1, static_cast<int64_t>(o.epochs * static_cast<double>(per_epoch)));
+      o.steps > 0
+          ? o.steps
+          : std::max<int64_t>(1, static_cast<int64_t>(o.epochs * static_cast<double>(per_epoch)));
 
   std::unique_ptr<RankRecorder> recorder;
   if (!o.out.empty()) {
@@ -201,7 +207,8 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
       watchdog.Publish(step, comm::HeartbeatPhase::kCompute);
       wait.end = comm.Now();
       tl.input_waits.push_back(wait);
-      if (batch.load_end > 0) tl.loads.push_back({batch.load_begin + to_aligned, batch.load_end + to_aligned});
+      if (batch.load_end > 0)
+        tl.loads.push_back({batch.load_begin + to_aligned, batch.load_end + to_aligned});
       rec.epoch = batch.epoch;
 
       Interval fwd{comm.Now(), 0};
@@ -293,15 +300,19 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
                     comm.world()) != MPI_SUCCESS) {
     return Status::Error("summary: MPI_Allreduce of step times failed");
   }
-  double sums[4] = {recent_losses.empty() ? 0 : std::accumulate(recent_losses.begin(), recent_losses.end(), 0.0) / recent_losses.size(),
-                    local_sq_sum, global_sq_sum, static_cast<double>(grad_sq_steps)};
+  double sums[4] = {
+      recent_losses.empty()
+          ? 0
+          : std::accumulate(recent_losses.begin(), recent_losses.end(), 0.0) / recent_losses.size(),
+      local_sq_sum, global_sq_sum, static_cast<double>(grad_sq_steps)};
   if (MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_DOUBLE, MPI_SUM, comm.world()) != MPI_SUCCESS) {
     return Status::Error("summary: MPI_Allreduce of losses failed");
   }
   summary.replicas = world;
   summary.steps = total_steps;
   summary.steady_steps = static_cast<int64_t>(steady_step_times.size());
-  const double steady_time = std::accumulate(steady_step_times.begin(), steady_step_times.end(), 0.0);
+  const double steady_time =
+      std::accumulate(steady_step_times.begin(), steady_step_times.end(), 0.0);
   if (steady_time > 0) {
     summary.step_time_mean = steady_time / static_cast<double>(steady_step_times.size());
     summary.samples_per_s = static_cast<double>(samples_per_step * world) / summary.step_time_mean;

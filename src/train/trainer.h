@@ -13,9 +13,9 @@ namespace stepscope::train {
 
 struct EvalSummary {
   bool done = false;
-  int64_t count = 0;      // examples (images) or predicted bytes (text)
-  double loss = 0;        // mean loss (natural log)
-  double accuracy = -1;   // images
+  int64_t count = 0;          // examples (images) or predicted bytes (text)
+  double loss = 0;            // mean loss (natural log)
+  double accuracy = -1;       // images
   double bits_per_byte = -1;  // text
 };
 
@@ -23,17 +23,17 @@ struct RunSummary {
   int replicas = 1;
   int64_t steps = 0;
   int64_t steady_steps = 0;
-  double samples_per_s = 0;   // steady state, whole job
-  Seconds step_time_mean = 0; // steady state, slowest rank per step
-  double final_loss = 0;      // mean over ranks of the last steps' training loss
+  double samples_per_s = 0;    // steady state, whole job
+  Seconds step_time_mean = 0;  // steady state, slowest rank per step
+  double final_loss = 0;       // mean over ranks of the last steps' training loss
   EvalSummary eval;
-  double noise_scale = -1;    // B_noise estimate (-1: unknown)
+  double noise_scale = -1;  // B_noise estimate (-1: unknown)
   double mean_local_grad_sq = -1;
   double mean_global_grad_sq = -1;
   nn::ModelStats model;
   std::string model_description;
   std::string dataset_description;
-  std::string allreduce;      // algorithm used
+  std::string allreduce;  // algorithm used
   int buckets_per_step = 0;
   Seconds wall_time = 0;
   // Emulation bookkeeping: segments that could not be paced as asked.

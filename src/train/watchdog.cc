@@ -9,12 +9,18 @@ namespace {
 
 const char* PhaseName(comm::HeartbeatPhase p) {
   switch (p) {
-    case comm::HeartbeatPhase::kStarting: return "starting";
-    case comm::HeartbeatPhase::kInput: return "waiting for input";
-    case comm::HeartbeatPhase::kCompute: return "computing";
-    case comm::HeartbeatPhase::kAllreduce: return "in an all-reduce";
-    case comm::HeartbeatPhase::kIdle: return "idle";
-    case comm::HeartbeatPhase::kDone: return "done";
+    case comm::HeartbeatPhase::kStarting:
+      return "starting";
+    case comm::HeartbeatPhase::kInput:
+      return "waiting for input";
+    case comm::HeartbeatPhase::kCompute:
+      return "computing";
+    case comm::HeartbeatPhase::kAllreduce:
+      return "in an all-reduce";
+    case comm::HeartbeatPhase::kIdle:
+      return "idle";
+    case comm::HeartbeatPhase::kDone:
+      return "done";
   }
   return "?";
 }
@@ -60,8 +66,8 @@ void Watchdog::Check() {
   const int64_t step = step_.load(std::memory_order_relaxed);
   std::string message;
   if (phase == comm::HeartbeatPhase::kInput) {
-    message = "waited " + std::to_string(static_cast<int>(waited)) +
-              " s for a batch at step " + std::to_string(step) +
+    message = "waited " + std::to_string(static_cast<int>(waited)) + " s for a batch at step " +
+              std::to_string(step) +
               ": the input pipeline is stuck (check --data/--text and the loader options)";
   } else {
     message = "waited " + std::to_string(static_cast<int>(waited)) +
@@ -73,18 +79,17 @@ void Watchdog::Check() {
       int64_t furthest = -1;
       for (const auto& e : entries) furthest = std::max(furthest, e.step);
       for (const auto& e : entries) {
-        const bool waiting_here =
-            e.step == furthest && e.phase == comm::HeartbeatPhase::kAllreduce;
+        const bool waiting_here = e.step == furthest && e.phase == comm::HeartbeatPhase::kAllreduce;
         if (!waiting_here && e.phase != comm::HeartbeatPhase::kDone) {
-          names += (names.empty() ? "" : "; ") + std::string("rank ") + std::to_string(e.world_rank) +
-                   " stopped at step " + std::to_string(e.step) + " (" + PhaseName(e.phase) +
-                   ", silent for " + std::to_string(static_cast<int>(now - e.time)) + " s)";
+          names += (names.empty() ? "" : "; ") + std::string("rank ") +
+                   std::to_string(e.world_rank) + " stopped at step " + std::to_string(e.step) +
+                   " (" + PhaseName(e.phase) + ", silent for " +
+                   std::to_string(static_cast<int>(now - e.time)) + " s)";
         }
       }
     }
-    message += names.empty()
-                   ? "a rank on another host did not arrive (no local rank is behind)"
-                   : names;
+    message +=
+        names.empty() ? "a rank on another host did not arrive (no local rank is behind)" : names;
     message += ". Ending the job (--stall-timeout " + std::to_string(timeout_) + " s)";
   }
   comm_.Abort(message);
