@@ -18,6 +18,7 @@
 #include "analysis/summary.h"
 #include "apps/stepscope/train_command.h"
 #include "nn/model.h"
+#include "report/html_report.h"
 #include "sweep/child_process.h"
 #include "sweep/launcher.h"
 #include "sweep/run_records.h"
@@ -493,6 +494,12 @@ int RunDiagnose(DiagnoseFlags& f) {
   if (Status st = WriteFileAtomically(json_path, analysis::DiagnosisToString(d) + "\n"); !st.ok()) {
     return fail(st);
   }
+  const std::string html_path = dir + "/report.html";
+  report::HtmlReportOptions html;
+  html.input_path = json_path;
+  if (Status st = report::WriteHtmlReport(d, html_path, html); !st.ok()) {
+    d.warnings.push_back(st.message());  // the diagnosis itself is safe on disk
+  }
   std::fputs(analysis::SummaryText(d).c_str(), stdout);
   if (!d.warnings.empty()) {
     std::fputs("\nwarnings:\n", stdout);
@@ -514,7 +521,8 @@ int RunDiagnose(DiagnoseFlags& f) {
   if (lever_result) failed += FailedRunsText(*lever_result);
   if (!failed.empty())
     std::printf("\nfailed runs (diagnosis made without them):\n%s", failed.c_str());
-  std::printf("\n%sdiagnosis written to %s\n", partial ? "partial " : "", json_path.c_str());
+  std::printf("\n%sdiagnosis written to %s (report: %s)\n", partial ? "partial " : "",
+              json_path.c_str(), html_path.c_str());
   const bool interrupted = result.interrupted || (lever_result && lever_result->interrupted);
   if (interrupted) {
     std::fprintf(stderr,
