@@ -239,7 +239,67 @@ class Reader {
   }
 
   // pos_ is just after '['. Reads elements up to and including the closing ']'.
+  //
+  // Fast path: cut the buffer after its last "}<space>,<space>{" and parse everything before the
+  // cut as one array with simdjson, without scanning it byte by byte. A cut that is not between
+  // two top-level elements (inside a string, or between objects of a nested array) leaves an
+  // unclosed string or container, so the chunk fails to parse: valid JSON means a correct cut.
+  // A chunk that fails, and the last part of the array, go through the exact scanner below, which
+  // also names the offending event of an invalid file.
   Status ReadEventArray() {
+    while (true) {
+      if (!eof_ && buf_.size() - pos_ < opt_.batch_bytes) STEPSCOPE_RETURN_IF_ERROR(Fill(pos_));
+      const size_t cut = FindCut();
+      if (cut != std::string::npos && ParseChunk(pos_, cut)) {
+        pos_ = cut + 1;
+        while (buf_[pos_] != ',') ++pos_;  // only space before it, by FindCut
+        ++pos_;
+        continue;
+      }
+      bool closed = false;
+      STEPSCOPE_RETURN_IF_ERROR(ReadEventArrayExact(/*one_batch=*/true, &closed));
+      if (closed) return Status::Ok();
+    }
+  }
+
+  // Position of the '}' of the last "}<space>,<space>{" after pos_, or npos.
+  size_t FindCut() const {
+    const char* base = buf_.data();
+    size_t end = buf_.size();
+    while (end > pos_) {
+      const void* hit = memrchr(base + pos_, '{', end - pos_);
+      if (hit == nullptr) return std::string::npos;
+      size_t i = static_cast<const char*>(hit) - base;
+      end = i;
+      size_t j = i;
+      while (j > pos_ && IsSpace(base[j - 1])) --j;
+      if (j <= pos_ || base[j - 1] != ',') continue;
+      --j;
+      while (j > pos_ && IsSpace(base[j - 1])) --j;
+      if (j > pos_ && base[j - 1] == '}') return j - 1;
+    }
+    return std::string::npos;
+  }
+
+  // Parses buf_[begin, cut] as the elements of an array; false (nothing visited) if invalid.
+  bool ParseChunk(size_t begin, size_t cut) {
+    const size_t len = cut + 1 - begin;
+    scratch_.resize(len + 2 + simdjson::SIMDJSON_PADDING);
+    scratch_[0] = '[';
+    std::memcpy(scratch_.data() + 1, buf_.data() + begin, len);
+    scratch_[len + 1] = ']';
+    dom::element root;
+    if (parser_.parse(scratch_.data(), len + 2, false).get(root)) return false;
+    dom::array arr;
+    if (root.get_array().get(arr)) return false;
+    const uint64_t offset = begin_ + begin;  // messages name the chunk's first byte
+    for (dom::element el : arr) Visit(el, offset);
+    return true;
+  }
+
+  // The exact scanner: string, escape and depth aware. With `one_batch`, returns after parsing
+  // the complete elements of the current buffer (*closed false) so that the fast path resumes.
+  Status ReadEventArrayExact(bool one_batch, bool* closed_out) {
     starts_.clear();
     size_t batch_begin = pos_;  // first byte of the current batch (an element start or space)
     size_t batch_end = pos_;    // end of the last complete element
@@ -301,6 +361,7 @@ class Reader {
       }
       if (closed) {
         pos_ = q - base;
+        *closed_out = true;
         return ParseBatch(batch_begin, batch_end);
       }
       // Out of data: parse the complete elements, keep the partial one, refill.
@@ -315,9 +376,14 @@ class Reader {
         return Error("one event is larger than " + std::to_string(opt_.max_event_bytes) +
                      " bytes; the file looks corrupt");
       }
+      const bool progressed = !starts_.empty();
       STEPSCOPE_RETURN_IF_ERROR(ParseBatch(batch_begin, batch_end));
       starts_.clear();
       pos_ = keep;
+      if (one_batch && progressed) {  // else keep scanning: the element needs more data
+        *closed_out = false;
+        return Status::Ok();
+      }
       STEPSCOPE_RETURN_IF_ERROR(Fill(keep));
       // Rescan the partial element from its start with fresh state.
       batch_begin = batch_end = elem = 0;
