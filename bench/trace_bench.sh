@@ -10,6 +10,8 @@ src=$here/../../shared/data/traces/pytorch-kineto-gpu/trace_diff__control.json.g
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 "$here/trace_gen.py" "$src" "$tmp/big.json" "$mb"
+# Timings on a loaded machine mean little: say how loaded it was.
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 "$build/bench/bench_trace_read" --repeats 3 "$tmp/big.json" | tee "$tmp/ours.txt"
 py=$(python3 -c '
 import json, sys, time

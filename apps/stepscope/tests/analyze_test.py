@@ -194,7 +194,8 @@ class PyTorchDdp(TempDirTest):
 
     def test_straggler_named(self):
         d = self.job("straggler")
-        self.assertEqual(d["verdict"]["straggler_ranks"], [1], json.dumps(d["verdict"]))
+        self.assertEqual(d["verdict"]["straggler_ranks"], [1],
+                         json.dumps(d["points"][0]["skew"]["ranks"]))
         self.assertEqual(d["trace"]["files"][0]["format"], "pytorch-legacy"
                          if d["trace"]["files"][0]["clock"] == "unaligned"
                          else d["trace"]["files"][0]["format"])
@@ -205,10 +206,17 @@ class PyTorchDdp(TempDirTest):
         self.assertEqual(d["verdict"]["straggler_ranks"], [])
 
     def test_neither(self):
-        d = self.job("none")
+        # On a shared host another process can really slow one rank down (its ops take longer,
+        # and analyze rightly names it): such a run is repeated once before failing.
+        for attempt in range(2):
+            d = self.job("none")
+            if not d["verdict"]["straggler_ranks"] or attempt == 1:
+                break
+            shutil.rmtree(self.path("none"))
         self.assertNotEqual(d["verdict"]["binding"], "input", json.dumps(d["verdict"]))
         self.assertNotEqual(d["verdict"]["binding"], "stragglers", json.dumps(d["verdict"]))
-        self.assertEqual(d["verdict"]["straggler_ranks"], [])
+        self.assertEqual(d["verdict"]["straggler_ranks"], [],
+                         json.dumps(d["points"][0]["skew"]["ranks"]))
 
 
 if __name__ == "__main__":

@@ -103,7 +103,7 @@ def main():
     p.add_argument("--hidden", type=int, default=128)
     p.add_argument("--burn-size", type=int, default=192)
     p.add_argument("--burn-iters", type=int, default=15)
-    p.add_argument("--slow-factor", type=int, default=5)
+    p.add_argument("--slow-factor", type=int, default=10)
     p.add_argument("--item-sleep", type=float, default=0.003)
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
