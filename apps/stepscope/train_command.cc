@@ -132,6 +132,9 @@ void AddTrainOptions(CLI::App* cmd, TrainFlags* f) {
   cmd->add_option("--allreduce", f->allreduce,
                   "All-reduce: auto (shm on one host, ring across hosts), mpi, ring or shm")
       ->capture_default_str();
+  cmd->add_option("--grad-norm-every", o.grad_norm_every,
+                  "Steps between gradient-norm samples for the noise scale (multi-replica runs)")
+      ->capture_default_str();
   cmd->add_option("--checksum-every", o.checksum_every,
                   "Steps between replica parameter agreement checks (0: never)")
       ->capture_default_str();

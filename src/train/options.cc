@@ -20,6 +20,7 @@ Status Validate(const TrainOptions& o, int world) {
   if (!(o.optimizer.lr > 0)) return Bad("--lr", "must be positive");
   if (o.loader_workers < 1) return Bad("--loader-workers", "must be at least 1");
   if (o.prefetch < 1) return Bad("--prefetch", "must be at least 1");
+  if (o.grad_norm_every < 1) return Bad("--grad-norm-every", "must be at least 1");
   if (o.checksum_every < 0) return Bad("--checksum-every", "must not be negative (0 disables)");
   if (!(o.stall_timeout_s > 0)) return Bad("--stall-timeout", "must be positive seconds");
   if (!(o.reducer.bucket_mb > 0)) return Bad("--bucket-mb", "must be positive");

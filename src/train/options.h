@@ -64,6 +64,8 @@ struct TrainOptions {
   bool synthetic_input = false;  // --synthetic-input (ablation)
   bool evaluate = true;          // --no-eval clears
   int64_t eval_limit = 0;        // --eval-limit: held-out examples to evaluate (0: all)
+  int grad_norm_every = 4;       // --grad-norm-every: steps between gradient-norm samples
+                                 // (noise scale; each costs a pass over the gradients)
   int checksum_every = 50;       // --checksum-every: parameter agreement check period
   double stall_timeout_s = 120;  // --stall-timeout: a rank silent this long ends the job
   bool progress = true;          // --quiet clears

@@ -45,8 +45,9 @@ class Reducer {
   Reducer(const Reducer&) = delete;
   Reducer& operator=(const Reducer&) = delete;
 
-  // Starts a step (the micro-batch whose gradients will be reduced).
-  void BeginStep();
+  // Starts a step (the micro-batch whose gradients will be reduced). With `measure_norms`, the
+  // step's |g|^2 before and |G|^2 after reduction are measured (a pass over the gradients each).
+  void BeginStep(bool measure_norms);
   // Backward's GradReadyFn for the reducing micro-batch: grads [offset, offset+count) are final.
   void OnGradReady(size_t offset, size_t count);
   // After backward: launches what is left, blocks until every bucket is reduced, and returns
@@ -76,6 +77,7 @@ class Reducer {
   int world_;
   ClockFn clock_;
   size_t cap_elements_;
+  bool measure_norms_ = true;
   // One replica or no reduction: buckets are recorded on the main thread (no hand-off).
   bool inline_;
 

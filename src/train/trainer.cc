@@ -197,7 +197,8 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     rec.start = comm.Now();
     watchdog.Publish(step, comm::HeartbeatPhase::kCompute);
     InjectFaults(o.injection, rank, step);
-    reducer.BeginStep();
+    // One replica has no noise scale to estimate (B = b): no norms, no extra passes.
+    reducer.BeginStep(world > 1 && step % o.grad_norm_every == 0);
     double loss = 0;
     for (int micro = 0; micro < o.accum; ++micro) {
       const bool reducing = micro + 1 == o.accum;
@@ -259,7 +260,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     rec.comm_busy = rs.comm_busy;
     rec.loss = loss;
     rec.local_grad_sq = rs.local_grad_sq;
-    rec.global_grad_sq = world == 1 ? rs.local_grad_sq : rs.global_grad_sq;
+    rec.global_grad_sq = rs.global_grad_sq;
     rec.collectives = std::move(rs.collectives);
     if (!std::isfinite(loss)) {
       return Status::Error("step " + std::to_string(step) + ": training loss is " +
