@@ -574,6 +574,11 @@ void AddDiagnoseCommand(CLI::App& app, std::function<int()>* run) {
   for (CLI::Option* opt : cmd->get_options()) flags->train_options.push_back(opt);
   flags->train_options.erase(flags->train_options.begin(),
                              flags->train_options.begin() + static_cast<long>(before));
+  // The sweep owns --out (one folder per run below it), and the default workload is a gpt.
+  cmd->get_option("--out")->description(
+      "Sweep directory: diagnosis.json, report.html and runs/<variant>-n<N>/ (resumable)");
+  cmd->get_option("--model")->default_str("")->description(
+      "Model: mlp, cnn or gpt; without it, the built-in default workload (a gpt) runs");
   cmd->add_option("--replicas", flags->replicas,
                   "Replica counts to measure, comma separated (default 1,2,4,8,16)");
   cmd->add_option("--launcher", flags->launcher,
