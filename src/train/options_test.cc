@@ -5,22 +5,26 @@
 namespace stepscope::train {
 namespace {
 
-TEST(Options, DefaultsAreValid) { EXPECT_TRUE(Validate(TrainOptions{}, 4).ok()); }
+TEST(Options, DefaultsAreValid) {
+  const TrainOptions defaults;
+  EXPECT_TRUE(Validate(defaults, 4).ok());
+}
 
 TEST(Options, ErrorsNameTheFlag) {
-  TrainOptions o;
+  const TrainOptions defaults;
+  TrainOptions o = defaults;
   o.batch = 0;
   Status st = Validate(o, 1);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("--batch"), std::string::npos);
 
-  o = TrainOptions{};
+  o = defaults;
   o.injection.straggler_rank = 4;
   st = Validate(o, 4);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("--inject-straggler"), std::string::npos);
 
-  o = TrainOptions{};
+  o = defaults;
   o.model.kind = nn::ModelKind::kGpt;
   o.model.gpt_width = 130;
   o.model.gpt_heads = 4;
@@ -28,7 +32,7 @@ TEST(Options, ErrorsNameTheFlag) {
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("--heads"), std::string::npos);
 
-  o = TrainOptions{};
+  o = defaults;
   o.emulation.device_speed = 1.5;
   EXPECT_FALSE(Validate(o, 1).ok());
 }

@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -28,7 +29,13 @@ void ComputePacer::Begin() {
 void ComputePacer::End() {
   if (!active()) return;
   const Seconds cpu = ThreadCpuSeconds() - cpu_begin_;
-  const Seconds target = slowdown_ * cpu;
+  if (history_.size() <= segment_) history_.resize(segment_ + 1);
+  std::vector<Seconds>& recent = history_[segment_++];
+  if (recent.size() == kHistory) recent.erase(recent.begin());
+  recent.push_back(cpu);
+  std::vector<Seconds> sorted = recent;
+  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+  const Seconds target = slowdown_ * sorted[sorted.size() / 2];
   const Seconds wall = SteadySeconds() - wall_begin_;
   ++segments_;
   // Tolerate scheduler noise of 5 % plus 100 us before calling a segment unhonoured.

@@ -197,6 +197,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     rec.start = comm.Now();
     watchdog.Publish(step, comm::HeartbeatPhase::kCompute);
     InjectFaults(o.injection, rank, step);
+    pacer.BeginStep();
     // One replica has no noise scale to estimate (B = b): no norms, no extra passes.
     reducer.BeginStep(world > 1 && step % o.grad_norm_every == 0);
     double loss = 0;

@@ -74,8 +74,9 @@ class GroundTruth(TempDirTest):
     def test_healthy_convnet(self):
         out = self.path("d")
         # Paced to 5 % of a core: pacing leaves room for other load on a shared 2-core machine.
-        diagnose(CNN + ["--emulate-device-speed", "0.05", "--steps", "12", "--replicas", "1,2",
-                        "--no-ablations", "--out", out])
+        # A micro-batch of 64 keeps scheduler jitter small against the step's compute.
+        diagnose(CNN + ["--emulate-device-speed", "0.05", "--steps", "12", "--batch", "64",
+                        "--replicas", "1,2", "--no-ablations", "--out", out])
         d = read_json(os.path.join(out, "diagnosis.json"))
         self.assertIn(d["verdict"]["binding"], ("none", "compute"), d["verdict"]["explanation"])
         self.assertGreater(d["points"][-1]["efficiency"], 0.8)
