@@ -8,8 +8,7 @@
 //                slots in float, in rank order, and writes the result (at wire precision) into
 //                the same slice of its own slot.
 //   4. barrier   (all slices reduced).
-//   5. copy out: rank r reads slice j of the block from slot j, for every j, into its buffer
-//                (at fp32, its own slice was already written there while reducing).
+//   5. copy out: rank r reads slice j of the block from slot j, for every j, into its buffer.
 // A rank writes a slot set again only two blocks later, after a barrier every rank passes
 // only once it finished reading that set. Waiting is MPI_Barrier on the node communicator,
 // which yields the CPU when mpi_yield_when_idle is set (scripts/mpirun-local.sh sets it).
@@ -121,8 +120,6 @@ class ShmAllreducer final : public Allreducer {
       switch (dtype) {
         case WireDtype::kFp32:
           std::memcpy(mine + at, acc, m * sizeof(float));
-          // The owner's own slice goes straight to its buffer too (no read back in step 5).
-          std::memcpy(data + my_begin + t, acc, m * sizeof(float));
           break;
         case WireDtype::kBf16:
           FloatToBf16(acc, reinterpret_cast<Bf16Bits*>(mine + at), m);
@@ -135,7 +132,6 @@ class ShmAllreducer final : public Allreducer {
     STEPSCOPE_RETURN_IF_ERROR(Sync());
     // 5. copy out every slice from its owner's slot
     for (int j = 0; j < size_; ++j) {
-      if (j == rank_ && dtype == WireDtype::kFp32) continue;  // written while reducing
       const std::byte* src = Slot(j) + slice_begin(j) * width;
       float* dst = data + slice_begin(j);
       const size_t m = slice_length(j);
