@@ -26,8 +26,7 @@ NoiseScale EstimateNoiseScale(const std::vector<StepRecord>& records);
 
 // The estimate from means over steps (and ranks) of |G_b|^2 and |G_B|^2: numerators and
 // denominators averaged before dividing. Unknown when B <= b or an estimate is not positive.
-NoiseScale NoiseScaleFromMeans(double mean_local_sq, double mean_global_sq, double b,
-                               double big_b);
+NoiseScale NoiseScaleFromMeans(double mean_local_sq, double mean_global_sq, double b, double big_b);
 
 // Steps to a target loss at global batch `batch`: S = S_min (1 + B_noise / B).
 double StepsToTarget(double min_steps, double b_noise, double batch);

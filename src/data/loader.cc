@@ -5,9 +5,9 @@
 #include <thread>
 #include <utility>
 
+#include "core/clock.h"
 #include "data/prng.h"
 #include "data/sampler.h"
-#include "core/clock.h"
 #include "data/source.h"
 
 namespace stepscope::data {

@@ -172,13 +172,18 @@ void ChromeTraceWriter::ProcessName(int pid, const std::string& name) {
   MaybeFlush();
 }
 
-void ChromeTraceWriter::ThreadName(int pid, int tid, const std::string& name) {
-  if (closed_) return;
-  BeginEvent();
-  buffer_ += "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":";
+void ChromeTraceWriter::AppendPidTid(int pid, int tid) {
+  buffer_ += ",\"pid\":";
   AppendInt(pid, buffer_);
   buffer_ += ",\"tid\":";
   AppendInt(tid, buffer_);
+}
+
+void ChromeTraceWriter::ThreadName(int pid, int tid, const std::string& name) {
+  if (closed_) return;
+  BeginEvent();
+  buffer_ += "{\"ph\":\"M\",\"name\":\"thread_name\"";
+  AppendPidTid(pid, tid);
   buffer_ += ",\"args\":{\"name\":";
   AppendJsonString(name, buffer_);
   buffer_ += "}}";
@@ -194,10 +199,7 @@ void ChromeTraceWriter::Complete(int pid, int tid, const std::string& name,
   AppendJsonString(name, buffer_);
   buffer_ += ",\"cat\":";
   AppendJsonString(category, buffer_);
-  buffer_ += ",\"pid\":";
-  AppendInt(pid, buffer_);
-  buffer_ += ",\"tid\":";
-  AppendInt(tid, buffer_);
+  AppendPidTid(pid, tid);
   buffer_ += ",\"ts\":";
   AppendMicros(ts_seconds);
   buffer_ += ",\"dur\":";
@@ -235,10 +237,7 @@ void ChromeTraceWriter::PointEvent(const char* head, int pid, int tid, const std
     buffer_ += ",\"id\":";
     buffer_ += std::to_string(*id);
   }
-  buffer_ += ",\"pid\":";
-  AppendInt(pid, buffer_);
-  buffer_ += ",\"tid\":";
-  AppendInt(tid, buffer_);
+  AppendPidTid(pid, tid);
   buffer_ += ",\"ts\":";
   AppendMicros(ts_seconds);
   buffer_ += "}";

@@ -44,7 +44,8 @@ class ChromeTraceWriter {
 
  private:
   ChromeTraceWriter(std::FILE* file, std::string path);
-  void BeginEvent();  // writes the separator between events
+  void BeginEvent();                    // writes the separator between events
+  void AppendPidTid(int pid, int tid);  // ,"pid":P,"tid":T
   // An event without duration: `head` opens it up to the name; `id` (flows) may be null.
   void PointEvent(const char* head, int pid, int tid, const std::string& name, const uint64_t* id,
                   double ts_seconds);
