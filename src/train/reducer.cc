@@ -78,17 +78,18 @@ void Reducer::OnGradReady(size_t offset, size_t count) {
 }
 
 void Reducer::Launch(size_t begin, size_t end) {
-  if (!options_.overlap) {
+  if (options_.overlap) {
+    Start(begin, end);
+  } else {
     deferred_.emplace_back(begin, end);
-    return;
   }
+}
+
+void Reducer::Start(size_t begin, size_t end) {
   Job job{launched_++, begin, end, clock_()};
   if (inline_) {
     // Nothing to wait for: record the bucket on this thread, no hand-off.
-    Status status = RunJob(job);
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!status.ok() && error_.ok()) error_ = status;
-    ++completed_;
+    Finished(RunJob(job));
     return;
   }
   {
@@ -101,12 +102,8 @@ void Reducer::Launch(size_t begin, size_t end) {
 Result<Seconds> Reducer::FinishStep() {
   if (pending_end_ > pending_begin_) Launch(pending_begin_, pending_end_);
   pending_end_ = pending_begin_;
-  if (!options_.overlap) {
-    options_.overlap = true;  // launch the deferred buckets now, in order
-    for (auto [b, e] : deferred_) Launch(b, e);
-    options_.overlap = false;
-    deferred_.clear();
-  }
+  for (auto [b, e] : deferred_) Start(b, e);  // overlap off: every bucket starts now, in order
+  deferred_.clear();
   buckets_per_step_ = launched_;
   const Seconds wait_begin = clock_();
   std::unique_lock<std::mutex> lock(mu_);
@@ -130,14 +127,17 @@ void Reducer::CommLoop() {
       job = queue_.front();
       queue_.pop_front();
     }
-    Status status = RunJob(job);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!status.ok() && error_.ok()) error_ = status;
-      ++completed_;
-    }
-    done_cv_.notify_all();
+    Finished(RunJob(job));
   }
+}
+
+void Reducer::Finished(const Status& status) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!status.ok() && error_.ok()) error_ = status;
+    ++completed_;
+  }
+  done_cv_.notify_all();
 }
 
 Status Reducer::RunJob(const Job& job) {

@@ -66,7 +66,12 @@ class Reducer {
     size_t begin, end;  // element range in grads
     Seconds ready;
   };
+  // A bucket is complete: starts it now (overlap) or after backward (deferred_).
   void Launch(size_t begin, size_t end);
+  // Records the bucket's arrival and runs it inline or hands it to the communication thread.
+  void Start(size_t begin, size_t end);
+  // Counts a bucket as done (keeping its first error) and wakes FinishStep.
+  void Finished(const Status& status);
   void CommLoop();
   Status RunJob(const Job& job);
 
