@@ -25,7 +25,9 @@ namespace stepscope::comm {
 namespace {
 
 struct BenchOptions {
-  std::vector<std::string> algorithms = {"mpi", "ring", "shm"};
+  // shm-resident: kShm on a buffer kept in its window (ResidentStorage), reduced in place, as
+  // the trainer keeps its gradients.
+  std::vector<std::string> algorithms = {"mpi", "ring", "shm", "shm-resident"};
   std::vector<std::string> dtypes = {"fp32", "bf16"};
   // fp32 payload sizes: 64 KiB .. 64 MiB in powers of 4, plus 25 MiB.
   std::vector<int64_t> sizes = {64 << 10, 256 << 10, 1 << 20, 4 << 20,
@@ -98,13 +100,14 @@ int Run(const Communicator& comm, const BenchOptions& options) {
   if (rank == 0) {
     std::printf("# all-reduce, %d ranks on %d host(s), label %s\n", N, comm.num_hosts(),
                 options.label.c_str());
-    std::printf("%-5s %-5s %10s %6s %9s %9s %9s %8s %8s %7s%s\n", "algo", "wire", "bytes", "iters",
+    std::printf("%-12s %-5s %10s %6s %9s %9s %9s %8s %8s %7s%s\n", "algo", "wire", "bytes", "iters",
                 "min_ms", "med_ms", "p95_ms", "algbw", "busbw", "#wrong",
                 options.memcpy ? "  memcpy_GB/s" : "");
   }
   std::vector<float> data(max_elements);
   for (const auto& algorithm_name : options.algorithms) {
-    auto algorithm = ParseAllreduceAlgorithm(algorithm_name);
+    const bool resident = algorithm_name == "shm-resident";
+    auto algorithm = ParseAllreduceAlgorithm(resident ? "shm" : algorithm_name);
     if (!algorithm.ok()) comm.Abort(algorithm.status().message());
     auto reducer = Make(comm, *algorithm, max_elements, options);
     if (!reducer.ok()) {
@@ -113,11 +116,13 @@ int Run(const Communicator& comm, const BenchOptions& options) {
                     reducer.status().message().c_str());
       continue;
     }
+    std::span<float> memory = data;
+    if (resident) memory = (*reducer)->ResidentStorage();
     for (const auto& dtype_name : options.dtypes) {
       auto dtype = ParseWireDtype(dtype_name);
       if (!dtype.ok()) comm.Abort(dtype.status().message());
       for (int64_t bytes : options.sizes) {
-        std::span<float> buffer(data.data(), bytes / sizeof(float));
+        std::span<float> buffer = memory.first(bytes / sizeof(float));
         std::vector<float> input(buffer.size());
         Fill(input, rank);
         auto iteration = [&]() {
@@ -145,7 +150,7 @@ int Run(const Communicator& comm, const BenchOptions& options) {
         if (rank == 0) {
           const double algbw = bytes / median / kGB;
           const double busbw = AllreduceBusBandwidthGBps(bytes, median, N);
-          std::printf("%-5s %-5s %10lld %6d %9.3f %9.3f %9.3f %8.3f %8.3f %7lld",
+          std::printf("%-12s %-5s %10lld %6d %9.3f %9.3f %9.3f %8.3f %8.3f %7lld",
                       algorithm_name.c_str(), dtype_name.c_str(), static_cast<long long>(bytes),
                       iters, Quantile(times, 0) * 1e3, median * 1e3, Quantile(times, 0.95) * 1e3,
                       algbw, busbw, static_cast<long long>(wrong));
@@ -166,7 +171,7 @@ int Run(const Communicator& comm, const BenchOptions& options) {
     for (const std::string dtype : {"fp32", "bf16"}) {
       std::string best;
       double best_time = 0;
-      for (const std::string algorithm : {"ring", "shm"}) {
+      for (const std::string algorithm : {"ring", "shm", "shm-resident"}) {
         auto it = median_at.find(algorithm + "/" + dtype + at);
         if (it != median_at.end() && (best.empty() || it->second < best_time)) {
           best = algorithm;
@@ -188,7 +193,7 @@ int Run(const Communicator& comm, const BenchOptions& options) {
 int main(int argc, char** argv) {
   stepscope::comm::BenchOptions options;
   CLI::App app{"All-reduce benchmark (run under mpirun)"};
-  app.add_option("--algorithms", options.algorithms, "mpi, ring, shm");
+  app.add_option("--algorithms", options.algorithms, "mpi, ring, shm, shm-resident");
   app.add_option("--dtypes", options.dtypes, "wire precisions: fp32, bf16, fp16");
   app.add_option("--sizes", options.sizes, "fp32 buffer sizes in bytes");
   app.add_option("--warmup", options.warmup, "untimed iterations per configuration");

@@ -34,6 +34,11 @@ class Allreducer {
   // same order with the same length. Safe to call from one thread at a time.
   virtual Status Allreduce(std::span<float> data, WireDtype dtype, ReduceOp op) = 0;
   virtual AllreduceAlgorithm algorithm() const = 0;
+  // Memory in which a caller may keep the buffers it reduces so that reductions run in place,
+  // without staging copies (kShm: this rank's part of the shared window, room for max_elements
+  // floats). Empty for algorithms without such memory. A buffer reduced from it must start at the
+  // same offset on every rank.
+  virtual std::span<float> ResidentStorage() { return {}; }
 };
 
 // `max_elements` is the largest buffer that will be reduced (for preallocated staging).

@@ -1,7 +1,14 @@
-// kShm: every rank of the host maps one shared window holding a slot per rank.
+// kShm: every rank of the host maps one shared window holding, per rank, two staging slots and
+// a resident region (ResidentStorage) where a caller may keep the buffers it reduces.
 //
-// For each block of the buffer (ShmOptions::block_elements), with the window's two slot sets
-// used alternately so that no trailing barrier is needed:
+// Resident buffers are reduced in place: after a barrier (every rank's buffer final), rank
+// r sums slice r (1/N of the buffer) over all N ranks' copies in float, in rank order, and
+// writes the result into every copy; a second barrier ends the call. Each rank reads and writes
+// the buffer's size once: no staging.
+//
+// Other buffers (and bf16/fp16) are staged. For each block of the buffer
+// (ShmOptions::block_elements), with the window's two slot sets used alternately so that no
+// trailing barrier is needed:
 //   1. copy in:  rank r writes its block, converted to the wire precision, into its slot.
 //   2. barrier   (all slots written).
 //   3. reduce:   rank r owns slice r of the block (1/N of it); it sums that slice across all N
@@ -12,9 +19,11 @@
 // A rank writes a slot set again only two blocks later, after a barrier every rank passes
 // only once it finished reading that set. Waiting is MPI_Barrier on the node communicator,
 // which yields the CPU when mpi_yield_when_idle is set (scripts/mpirun-local.sh sets it).
+// Both paths sum in the same order, so a buffer gets the same bits either way.
 #include "comm/shm_allreduce.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -29,8 +38,15 @@ constexpr size_t kTile = 2048;  // float accumulator tile, stays in L1
 class ShmAllreducer final : public Allreducer {
  public:
   ShmAllreducer(MPI_Comm node, int rank, int size, size_t block, MPI_Win win,
-                std::vector<std::byte*> slots)
-      : node_(node), rank_(rank), size_(size), block_(block), win_(win), slots_(std::move(slots)) {}
+                std::vector<std::byte*> slots, std::vector<float*> residents, size_t resident_size)
+      : node_(node),
+        rank_(rank),
+        size_(size),
+        block_(block),
+        win_(win),
+        slots_(std::move(slots)),
+        residents_(std::move(residents)),
+        resident_size_(resident_size) {}
   ~ShmAllreducer() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -44,6 +60,9 @@ class ShmAllreducer final : public Allreducer {
     const size_t n = data.size();
     if (n == 0) return Status::Ok();
     const float inv = 1.0f / static_cast<float>(size_);
+    if (IsResident(data)) {
+      return InPlace(static_cast<size_t>(data.data() - residents_[rank_]), n, dtype, op);
+    }
     if (dtype == WireDtype::kFp16 && op == ReduceOp::kMean) Scale(data.data(), inv, n);
     for (size_t begin = 0; begin < n; begin += block_) {
       const size_t length = std::min(block_, n - begin);
@@ -56,8 +75,73 @@ class ShmAllreducer final : public Allreducer {
   }
 
   AllreduceAlgorithm algorithm() const override { return AllreduceAlgorithm::kShm; }
+  std::span<float> ResidentStorage() override { return {residents_[rank_], resident_size_}; }
 
  private:
+  bool IsResident(std::span<float> data) const {
+    const float* base = residents_[rank_];
+    return data.data() >= base && data.data() + data.size() <= base + resident_size_;
+  }
+  // Slice j of a block of `length` elements: rank j reduces it.
+  size_t SliceBegin(size_t length, int j) const {
+    return j * (length / size_) + std::min<size_t>(j, length % size_);
+  }
+  size_t SliceLength(size_t length, int j) const {
+    return length / size_ + (static_cast<size_t>(j) < length % size_ ? 1 : 0);
+  }
+
+  // The resident path. Values are rounded to the wire precision where the staged path would
+  // round them (each input, after fp16's pre-scaling, and the result), so both give the same bits.
+  Status InPlace(size_t offset, size_t n, WireDtype dtype, ReduceOp op) {
+    const float inv = 1.0f / static_cast<float>(size_);
+    const bool pre_scale = dtype == WireDtype::kFp16 && op == ReduceOp::kMean;
+    const float post_scale = !pre_scale && op == ReduceOp::kMean ? inv : 1.0f;
+    STEPSCOPE_RETURN_IF_ERROR(Sync());  // every rank's buffer is final
+    const size_t begin = offset + SliceBegin(n, rank_), length = SliceLength(n, rank_);
+    float acc[kTile], scaled[kTile];
+    uint16_t wire[kTile];  // Bf16Bits and Fp16Bits are both uint16_t
+    for (size_t t = 0; t < length; t += kTile) {
+      const size_t m = std::min(kTile, length - t), at = begin + t;
+      switch (dtype) {
+        case WireDtype::kFp32:
+          std::memcpy(acc, residents_[0] + at, m * sizeof(float));
+          for (int j = 1; j < size_; ++j) AccumulateFp32(acc, residents_[j] + at, m);
+          break;
+        case WireDtype::kBf16:
+          std::fill(acc, acc + m, 0.0f);
+          for (int j = 0; j < size_; ++j) {
+            FloatToBf16(residents_[j] + at, wire, m);
+            AddBf16ToFloat(wire, acc, m);
+          }
+          break;
+        case WireDtype::kFp16:
+          std::fill(acc, acc + m, 0.0f);
+          for (int j = 0; j < size_; ++j) {
+            const float* in = residents_[j] + at;
+            if (pre_scale) {
+              std::memcpy(scaled, in, m * sizeof(float));
+              Scale(scaled, inv, m);
+              in = scaled;
+            }
+            FloatToFp16(in, wire, m);
+            AddFp16ToFloat(wire, acc, m);
+          }
+          break;
+      }
+      if (post_scale != 1.0f) {
+        for (size_t i = 0; i < m; ++i) acc[i] *= post_scale;
+      }
+      if (dtype == WireDtype::kBf16) {
+        FloatToBf16(acc, wire, m);
+        Bf16ToFloat(wire, acc, m);
+      } else if (dtype == WireDtype::kFp16) {
+        FloatToFp16(acc, wire, m);
+        Fp16ToFloat(wire, acc, m);
+      }
+      for (int j = 0; j < size_; ++j) std::memcpy(residents_[j] + at, acc, m * sizeof(float));
+    }
+    return Sync();  // every slice is written into every rank's buffer
+  }
   // Slot of rank j in the slot set used by the current block.
   std::byte* Slot(int j) const { return slots_[j] + (blocks_done_ % 2) * block_ * sizeof(float); }
 
@@ -86,10 +170,7 @@ class ShmAllreducer final : public Allreducer {
     }
     STEPSCOPE_RETURN_IF_ERROR(Sync());
     // 3. reduce my slice in float tiles
-    const size_t base = length / size_, extra = length % size_;
-    auto slice_begin = [&](int j) { return j * base + std::min<size_t>(j, extra); };
-    auto slice_length = [&](int j) { return base + (static_cast<size_t>(j) < extra ? 1 : 0); };
-    const size_t my_begin = slice_begin(rank_), my_length = slice_length(rank_);
+    const size_t my_begin = SliceBegin(length, rank_), my_length = SliceLength(length, rank_);
     float acc[kTile];
     for (size_t t = 0; t < my_length; t += kTile) {
       const size_t m = std::min(kTile, my_length - t);
@@ -132,9 +213,9 @@ class ShmAllreducer final : public Allreducer {
     STEPSCOPE_RETURN_IF_ERROR(Sync());
     // 5. copy out every slice from its owner's slot
     for (int j = 0; j < size_; ++j) {
-      const std::byte* src = Slot(j) + slice_begin(j) * width;
-      float* dst = data + slice_begin(j);
-      const size_t m = slice_length(j);
+      const std::byte* src = Slot(j) + SliceBegin(length, j) * width;
+      float* dst = data + SliceBegin(length, j);
+      const size_t m = SliceLength(length, j);
       switch (dtype) {
         case WireDtype::kFp32:
           std::memcpy(dst, src, m * sizeof(float));
@@ -155,6 +236,8 @@ class ShmAllreducer final : public Allreducer {
   size_t block_;
   MPI_Win win_;
   std::vector<std::byte*> slots_;  // base of each local rank's part of the window
+  std::vector<float*> residents_;  // each local rank's resident region, after its two slots
+  size_t resident_size_;           // floats per resident region
   uint64_t blocks_done_ = 0;       // selects the slot set (parity)
 };
 
@@ -176,7 +259,11 @@ Result<std::unique_ptr<Allreducer>> MakeShmAllreducer(const Communicator& comm, 
       MpiStatus(MPI_Comm_dup(comm.node(), &node), "MPI_Comm_dup for kShm", comm.rank()));
   MPI_Win win = MPI_WIN_NULL;
   void* base = nullptr;
-  const MPI_Aint bytes = static_cast<MPI_Aint>(2 * block * sizeof(float));
+  // Per rank: two staging slots of `block` floats, then the resident region of max_elements.
+  const size_t resident = max_elements;
+  // Rounded up to whole cache lines so every rank's part starts on one.
+  const size_t part = ((2 * block + resident) * sizeof(float) + 63) / 64 * 64;
+  const MPI_Aint bytes = static_cast<MPI_Aint>(part);
   Status st = MpiStatus(MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, node, &base, &win),
                         "MPI_Win_allocate_shared (" + std::to_string(bytes) + " bytes) for kShm",
                         comm.rank());
@@ -185,16 +272,18 @@ Result<std::unique_ptr<Allreducer>> MakeShmAllreducer(const Communicator& comm, 
     return st;
   }
   std::vector<std::byte*> slots(comm.local_size());
+  std::vector<float*> residents(comm.local_size());
   for (int j = 0; j < comm.local_size(); ++j) {
     MPI_Aint size = 0;
     int disp = 0;
     void* ptr = nullptr;
     MPI_Win_shared_query(win, j, &size, &disp, &ptr);
     slots[j] = static_cast<std::byte*>(ptr);
+    residents[j] = reinterpret_cast<float*>(slots[j] + 2 * block * sizeof(float));
   }
   MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
-  return std::unique_ptr<Allreducer>(
-      new ShmAllreducer(node, rank, comm.local_size(), block, win, std::move(slots)));
+  return std::unique_ptr<Allreducer>(new ShmAllreducer(
+      node, rank, comm.local_size(), block, win, std::move(slots), std::move(residents), resident));
 }
 
 }  // namespace stepscope::comm

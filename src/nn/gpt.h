@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/flat_buffer.h"
 #include "nn/gpt_layout.h"
 #include "nn/model.h"
 
@@ -31,6 +32,7 @@ class Gpt : public Model {
   ModelStats Stats() const override;
   std::span<float> params() override { return params_; }
   std::span<float> grads() override { return grads_; }
+  bool RelocateGrads(std::span<float> storage) override { return grads_.Relocate(storage); }
 
   // Batch: tokens and targets (B,t) bytes with B = batch.size and 1 <= t <= context; B may change
   // between calls (buffers grow to the largest B*t seen, then are reused). Returns NaN, and makes
@@ -68,7 +70,7 @@ class Gpt : public Model {
   GptShape shape_;
   GptLayout layout_;
   std::vector<float> params_;
-  std::vector<float> grads_;
+  FlatBuffer grads_;
 
   // Activations of the last Forward (B_ sequences of T_ positions); valid_ when Backward may run.
   int B_ = 0;

@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "nn/flat_buffer.h"
 #include "nn/model.h"
 
 namespace stepscope::nn {
@@ -16,6 +17,7 @@ class ImageClassifier : public Model {
  public:
   std::span<float> params() final { return params_; }
   std::span<float> grads() final { return grads_; }
+  bool RelocateGrads(std::span<float> storage) final { return grads_.Relocate(storage); }
 
   float Forward(const Batch& batch) final {
     const double loss_sum = RunForward(batch, nullptr);
@@ -39,7 +41,8 @@ class ImageClassifier : public Model {
   // returns the loss summed over the batch and adds correct answers to *correct if non-null.
   virtual double RunForward(const Batch& batch, int64_t* correct) = 0;
 
-  std::vector<float> params_, grads_;
+  std::vector<float> params_;
+  FlatBuffer grads_;
   int B_ = 0;
   bool valid_ = false;
 };

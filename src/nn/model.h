@@ -55,6 +55,10 @@ class Model {
   // Input shape the model expects: images (C, H, W) or text context T (H = W = 0).
   virtual std::span<float> params() = 0;
   virtual std::span<float> grads() = 0;
+  // Moves the gradients into `storage` (its first grads().size() floats, contents copied), for
+  // example memory an all-reduce can reduce in place. Returns false, changing nothing, when
+  // `storage` is too small. `storage` must outlive the model's use of it.
+  virtual bool RelocateGrads(std::span<float> storage) = 0;
 
   // Runs forward on `batch`, keeps activations for Backward, returns the mean loss.
   virtual float Forward(const Batch& batch) = 0;

@@ -137,6 +137,10 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     auto a = comm::MakeAllreducer(comm, algorithm, model.grads().size());
     if (!a.ok()) return a.status();
     allreducer = std::move(a.value());
+    // Gradients kept where the algorithm can reduce them in place (kShm's window) skip its
+    // staging copies; too small a region (never expected) leaves them where they are.
+    std::span<float> resident = allreducer->ResidentStorage();
+    if (world > 1 && !resident.empty()) model.RelocateGrads(resident);
   }
 
   data::LoaderOptions lo;
