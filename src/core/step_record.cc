@@ -3,15 +3,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.h"
+
 namespace stepscope {
 namespace {
 
 using nlohmann::json;
-
-json CollectiveToJson(const CollectiveRecord& c) {
-  return json{{"index", c.index}, {"bytes", c.bytes}, {"ready", c.ready},
-              {"start", c.start}, {"end", c.end},     {"busbw_gbps", c.busbw_gbps}};
-}
 
 // Reads field `key` of `obj` into `out`; a missing or mistyped field is an error naming it.
 template <typename T>
@@ -38,28 +35,45 @@ Status OptionalField(const json& obj, const char* key, T* out, const std::string
 }  // namespace
 
 std::string StepRecordToJson(const StepRecord& r) {
-  json collectives = json::array();
-  for (const auto& c : r.collectives) collectives.push_back(CollectiveToJson(c));
-  json j{{"rank", r.rank},
-         {"step", r.step},
-         {"epoch", r.epoch},
-         {"warmup", r.warmup},
-         {"samples", r.samples},
-         {"micro_batches", r.micro_batches},
-         {"start", r.start},
-         {"end", r.end},
-         {"input_wait", r.input_wait},
-         {"forward", r.forward},
-         {"backward", r.backward},
-         {"optimizer", r.optimizer},
-         {"compute", r.compute},
-         {"exposed_comm", r.exposed_comm},
-         {"comm_busy", r.comm_busy},
-         {"loss", r.loss},
-         {"local_grad_sq", r.local_grad_sq},
-         {"global_grad_sq", r.global_grad_sq},
-         {"collectives", std::move(collectives)}};
-  return j.dump();
+  // Written directly (no document built): the trainer writes one record per step.
+  std::string out;
+  out.reserve(512 + 160 * r.collectives.size());
+  JsonObjectWriter w(out);
+  w.Int("rank", r.rank)
+      .Int("step", r.step)
+      .Int("epoch", r.epoch)
+      .Bool("warmup", r.warmup)
+      .Int("samples", r.samples)
+      .Int("micro_batches", r.micro_batches)
+      .Number("start", r.start)
+      .Number("end", r.end)
+      .Number("input_wait", r.input_wait)
+      .Number("forward", r.forward)
+      .Number("backward", r.backward)
+      .Number("optimizer", r.optimizer)
+      .Number("compute", r.compute)
+      .Number("exposed_comm", r.exposed_comm)
+      .Number("comm_busy", r.comm_busy)
+      .Number("loss", r.loss)
+      .Number("local_grad_sq", r.local_grad_sq)
+      .Number("global_grad_sq", r.global_grad_sq);
+  std::string& list = w.Raw("collectives");
+  list.push_back('[');
+  for (size_t i = 0; i < r.collectives.size(); ++i) {
+    const CollectiveRecord& c = r.collectives[i];
+    if (i > 0) list.push_back(',');
+    JsonObjectWriter(list)
+        .Int("index", c.index)
+        .Int("bytes", c.bytes)
+        .Number("ready", c.ready)
+        .Number("start", c.start)
+        .Number("end", c.end)
+        .Number("busbw_gbps", c.busbw_gbps)
+        .End();
+  }
+  list.push_back(']');
+  w.End();
+  return out;
 }
 
 Result<StepRecord> StepRecordFromJson(const std::string& line, const std::string& where) {

@@ -4,16 +4,12 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/json_text.h"
+
 namespace stepscope::trace {
 namespace {
 
 constexpr size_t kFlushBytes = 1 << 20;
-
-void AppendInt(int64_t v, std::string& out) {
-  char buf[24];
-  int n = std::snprintf(buf, sizeof(buf), "%lld", static_cast<long long>(v));
-  out.append(buf, n);
-}
 
 // Serialises a JSON value with the same escaping as names (so no "</script>" can appear).
 void AppendJsonValue(const nlohmann::json& v, std::string& out) {
@@ -46,14 +42,7 @@ void AppendJsonValue(const nlohmann::json& v, std::string& out) {
       ChromeTraceWriter::AppendJsonString(v.get_ref<const std::string&>(), out);
       break;
     case nlohmann::json::value_t::number_float: {
-      double d = v.get<double>();
-      if (!std::isfinite(d)) {
-        out += "null";  // JSON has no NaN/Inf
-      } else {
-        char buf[40];
-        int n = std::snprintf(buf, sizeof(buf), "%.17g", d);
-        out.append(buf, n);
-      }
+      AppendJsonNumber(v.get<double>(), out);
       break;
     }
     case nlohmann::json::value_t::binary:
@@ -137,11 +126,7 @@ void ChromeTraceWriter::BeginEvent() {
 }
 
 void ChromeTraceWriter::AppendMicros(double seconds) {
-  double us = seconds * 1e6;
-  if (!std::isfinite(us)) us = 0;  // JSON has no NaN/Inf; keep the file valid
-  char buf[40];
-  int n = std::snprintf(buf, sizeof(buf), "%.3f", us);
-  buffer_.append(buf, n);
+  AppendJsonFixed(seconds * 1e6, 3, buffer_);  // non-finite becomes 0: the file stays valid
 }
 
 void ChromeTraceWriter::MaybeFlush() {
@@ -165,7 +150,7 @@ void ChromeTraceWriter::ProcessName(int pid, const std::string& name) {
   if (closed_) return;
   BeginEvent();
   buffer_ += "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":";
-  AppendInt(pid, buffer_);
+  AppendJsonInt(pid, buffer_);
   buffer_ += ",\"tid\":0,\"args\":{\"name\":";
   AppendJsonString(name, buffer_);
   buffer_ += "}}";
@@ -174,9 +159,9 @@ void ChromeTraceWriter::ProcessName(int pid, const std::string& name) {
 
 void ChromeTraceWriter::AppendPidTid(int pid, int tid) {
   buffer_ += ",\"pid\":";
-  AppendInt(pid, buffer_);
+  AppendJsonInt(pid, buffer_);
   buffer_ += ",\"tid\":";
-  AppendInt(tid, buffer_);
+  AppendJsonInt(tid, buffer_);
 }
 
 void ChromeTraceWriter::ThreadName(int pid, int tid, const std::string& name) {

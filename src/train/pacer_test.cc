@@ -34,7 +34,9 @@ TEST(ComputePacer, WallAtLeastSlowdownTimesCpu) {
   const double wall = SteadySeconds() - wall0;
   EXPECT_GE(wall, 3.0 * cpu * 0.99);
   EXPECT_EQ(p.segments(), 1);
-  EXPECT_GT(p.slept(), 0);
+  // It slept for the difference, unless a busy host had already stretched the segment that far.
+  EXPECT_LE(p.slept(), wall);
+  EXPECT_TRUE(p.slept() > 0 || p.unhonoured() == 1 || wall >= 3.0 * cpu);
 }
 
 }  // namespace

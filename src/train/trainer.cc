@@ -189,6 +189,9 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   int64_t grad_sq_steps = 0;
 
   model.ZeroGrads();  // from here on the optimizer leaves them zeroed after each update
+  // Steps tile the run: each starts where the previous one ended, so the work between them
+  // (writing records, the replica checksum) counts as the next step's overhead, not as no time.
+  Seconds previous_end = -1;
   for (int64_t step = 0; step < total_steps; ++step) {
     StepRecord rec;
     StepTimeline tl;
@@ -198,7 +201,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     rec.warmup = step < o.warmup_steps && total_steps > o.warmup_steps;
     rec.micro_batches = o.accum;
     rec.samples = samples_per_step;
-    rec.start = comm.Now();
+    rec.start = previous_end >= 0 ? previous_end : comm.Now();
     watchdog.Publish(step, comm::HeartbeatPhase::kCompute);
     InjectFaults(o.injection, rank, step);
     pacer.BeginStep();
@@ -255,6 +258,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     pacer.End();
     tl.optimizer.end = comm.Now();
     rec.end = comm.Now();
+    previous_end = rec.end;
 
     rec.input_wait = Sum(tl.input_waits);
     rec.forward = Sum(tl.forwards);
