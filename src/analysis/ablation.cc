@@ -8,15 +8,17 @@
 namespace stepscope::analysis {
 namespace {
 
+// `noise` is the compared runs' step-to-step spread, in the check's unit.
 AblationCheck Check(std::string name, std::string unit, double measured, double predicted,
-                    double predicted_high, double scale, const AblationOptions& o) {
+                    double predicted_high, double scale, double noise, const AblationOptions& o) {
   AblationCheck c;
   c.name = std::move(name);
   c.unit = std::move(unit);
   c.measured = measured;
   c.predicted = predicted;
   c.predicted_high = std::max(predicted, predicted_high);
-  c.tolerance = std::max(o.relative_tolerance * std::abs(predicted), o.step_tolerance * scale);
+  c.tolerance = std::max({o.relative_tolerance * std::abs(predicted), o.step_tolerance * scale,
+                          o.noise_tolerance * noise});
   c.agrees = measured >= c.predicted - c.tolerance && measured <= c.predicted_high + c.tolerance;
   return c;
 }
@@ -32,6 +34,9 @@ double StepWithout(const Decomposition& d, Part removed) {
 
 std::string Ms(double s) { return fmt::format("{:.2f} ms", 1e3 * s); }
 
+// Step-to-step spread of a run's job step: how far one run's mean can drift from another's.
+double Spread(const Decomposition& d) { return std::max(0.0, d.step_p90 - d.step_p50); }
+
 }  // namespace
 
 AblationReport CompareAblations(const Decomposition& baseline, const AblationRuns& runs,
@@ -42,7 +47,7 @@ AblationReport CompareAblations(const Decomposition& baseline, const AblationRun
     const double predicted =
         b.step - StepWithout(baseline, [](const Components& c) { return c.exposed_comm; });
     AblationCheck c = Check("no_reduce", "s/step", b.step - runs.no_reduce->job.step, predicted,
-                            predicted, b.step, options);
+                            predicted, b.step, Spread(baseline) + Spread(*runs.no_reduce), options);
     c.sentence = fmt::format(
         "removing the reduction cut the step by {} against {} predicted from exposed "
         "communication (job: sync wait {} + transfer {})",
@@ -52,8 +57,9 @@ AblationReport CompareAblations(const Decomposition& baseline, const AblationRun
   if (runs.synthetic_input) {
     const double predicted =
         b.step - StepWithout(baseline, [](const Components& c) { return c.input_wait; });
-    AblationCheck c = Check("synthetic_input", "s/step", b.step - runs.synthetic_input->job.step,
-                            predicted, predicted, b.step, options);
+    AblationCheck c =
+        Check("synthetic_input", "s/step", b.step - runs.synthetic_input->job.step, predicted,
+              predicted, b.step, Spread(baseline) + Spread(*runs.synthetic_input), options);
     c.sentence = fmt::format(
         "synthetic input cut the step by {} against {} predicted from input wait (job: {})",
         Ms(c.measured), Ms(c.predicted), Ms(b.input_wait));
@@ -68,8 +74,12 @@ AblationReport CompareAblations(const Decomposition& baseline, const AblationRun
     const double x = baseline.samples_per_s;
     const double low = t2 > 0 ? 2 * baseline.samples_per_step / t2 - x : 0;
     const double high = t2_best > 0 ? 2 * baseline.samples_per_step / t2_best - x : low;
-    AblationCheck c = Check("double_batch", "samples/s", runs.double_batch->samples_per_s - x, low,
-                            high, x, options);
+    // Spread in step time becomes spread in throughput through x = samples / step.
+    const Decomposition& db = *runs.double_batch;
+    const double noise = (b.step > 0 ? x * Spread(baseline) / b.step : 0) +
+                         (db.job.step > 0 ? db.samples_per_s * Spread(db) / db.job.step : 0);
+    AblationCheck c =
+        Check("double_batch", "samples/s", db.samples_per_s - x, low, high, x, noise, options);
     c.sentence = fmt::format(
         "doubling the micro-batch changed throughput by {:+.1f} samples/s against {:+.1f} to "
         "{:+.1f} predicted (compute and input double; communication stays, or hides behind the "
@@ -83,7 +93,7 @@ AblationReport CompareAblations(const Decomposition& baseline, const AblationRun
     for (const RankDecomposition& r : baseline.ranks)
       max_sync = std::max(max_sync, r.mean.sync_wait);
     AblationCheck c = Check("rank_spread", "s/step", max_sync, skew->compute_spread,
-                            skew->compute_spread, b.step, options);
+                            skew->compute_spread, b.step, Spread(baseline), options);
     c.sentence = fmt::format(
         "the longest mean sync wait of any rank is {} against a per-rank compute spread of {}",
         Ms(c.measured), Ms(c.predicted));

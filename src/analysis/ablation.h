@@ -13,10 +13,12 @@ namespace stepscope::analysis {
 
 struct AblationOptions {
   // Agreement when measured lies in [predicted, predicted_high] widened on both sides by
-  // max(relative * |predicted|, step * scale), with scale the baseline step time (or
-  // throughput, for double_batch).
+  // max(relative * |predicted|, step * scale, noise * run noise), with scale the baseline step
+  // time (or throughput, for double_batch) and run noise the step-to-step spread (p90 - p50 of
+  // the job step) of the runs compared, summed: a busy host widens it, a quiet one does not.
   double relative_tolerance = 0.20;
   double step_tolerance = 0.05;
+  double noise_tolerance = 1.0;
 };
 
 struct AblationCheck {

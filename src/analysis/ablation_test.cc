@@ -74,5 +74,29 @@ TEST(Ablation, RankSpreadMatchesSyncWait) {
   EXPECT_TRUE(r.agree);
 }
 
+TEST(Ablation, NoisyRunsWidenTheTolerance) {
+  // The synthetic-input run is 4 ms faster where the decomposition predicts 4 ms of input
+  // wait, but measured 3 ms short of it: a quiet run disagrees, a run whose steps scatter by
+  // more than that does not.
+  SyntheticRunSpec base = Baseline();
+  SyntheticRunSpec si = base;
+  si.input_wait = 0.003;  // only 1 ms saved
+  for (double jitter : {0.0, 0.6}) {
+    SyntheticRunSpec b = base, a = si;
+    b.jitter = a.jitter = jitter;
+    b.steps = a.steps = 200;
+    AblationRuns runs;
+    runs.synthetic_input = DecomposeSpec(a);
+    const Decomposition baseline = DecomposeSpec(b);
+    const AblationReport r = CompareAblations(baseline, runs, nullptr);
+    ASSERT_EQ(r.checks.size(), 1u);
+    const double spread = (baseline.step_p90 - baseline.step_p50) +
+                          (runs.synthetic_input->step_p90 - runs.synthetic_input->step_p50);
+    EXPECT_GE(r.checks[0].tolerance, spread - 1e-12);
+    EXPECT_EQ(r.checks[0].agrees, jitter > 0)
+        << "jitter " << jitter << " spread " << spread << " tolerance " << r.checks[0].tolerance;
+  }
+}
+
 }  // namespace
 }  // namespace stepscope::analysis
