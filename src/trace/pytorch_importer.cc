@@ -51,6 +51,7 @@ class Collector {
     ++used_;
     first_ts_ = std::min(first_ts_, e.ts);
     Interval iv{e.ts, e.ts + e.dur};
+    last_end_ = std::max(last_end_, iv.end);
     std::string_view name = e.name;
     if (StartsWith(name, "ProfilerStep#")) {
       if (e.cat == "gpu_user_annotation") return;  // the GPU-side copy of the annotation
@@ -63,6 +64,17 @@ class Collector {
       }
       steps_.push_back({n, iv.begin, iv.end});
       return;
+    }
+    // Annotations that repeat once per iteration, for traces without step annotations (they
+    // are host ops as well, so no return).
+    if (e.cat != "gpu_user_annotation") {
+      if (StartsWith(name, "Optimizer.step#")) {
+        optimizer_.push_back(iv);
+      } else if (name == "DistributedDataParallel.forward") {
+        ddp_forward_.push_back(iv);
+      } else if (name == "## forward ##") {
+        forward_.push_back(iv);
+      }
     }
     if (StartsWith(name, "enumerate(DataLoader)")) {
       input_.push_back(iv);
@@ -164,6 +176,7 @@ class Collector {
     std::sort(collectives->begin(), collectives->end(),
               [](const RawCollective& a, const RawCollective& b) { return a.begin < b.begin; });
 
+    if (steps_.empty()) InferSteps(out);
     // Steps in order; a repeated step number keeps its first annotation.
     std::stable_sort(steps_.begin(), steps_.end(),
                      [](const StepMark& a, const StepMark& b) { return a.step < b.step; });
@@ -196,6 +209,67 @@ class Collector {
         s.collectives.push_back({r.name, r.group, r.bytes, r.seq, r.begin * 1e-6, r.end * 1e-6});
       }
       out->steps.push_back(std::move(s));
+    }
+  }
+
+  // No "ProfilerStep#N" annotations: steps from an annotation that repeats once per iteration
+  // (the optimizer step, else the forward pass), else the whole trace as one step. Says which in
+  // out->steps_from and in a warning.
+  void InferSteps(ImportedTrace* out) {
+    if (used_ == 0) return;
+    auto by_begin = [](const Interval& a, const Interval& b) { return a.begin < b.begin; };
+    std::string how;
+    std::vector<Interval>& forward = ddp_forward_.empty() ? forward_ : ddp_forward_;
+    if (!optimizer_.empty()) {
+      // Step k ends where the k-th optimizer step ends; the first starts with the trace. What
+      // follows the last optimizer step is an incomplete iteration and is left out.
+      std::sort(optimizer_.begin(), optimizer_.end(), by_begin);
+      double begin = first_ts_;
+      for (const Interval& o : optimizer_) {
+        if (o.end <= begin) continue;  // nested in or overlapping the previous one
+        steps_.push_back({static_cast<int64_t>(steps_.size()), begin, o.end});
+        begin = o.end;
+      }
+      out->steps_from = StepSource::kOptimizerStep;
+      how =
+          "\"Optimizer.step#...\" annotations (a step ends where one ends; the first starts "
+          "with the trace)";
+    } else if (!forward.empty()) {
+      // Step k runs from the k-th forward pass's start to the next one's; the last to the end
+      // of the trace.
+      std::sort(forward.begin(), forward.end(), by_begin);
+      std::vector<double> starts;
+      double covered = -1e300;
+      for (const Interval& f : forward) {
+        if (f.begin < covered) continue;  // nested in the previous forward pass
+        starts.push_back(f.begin);
+        covered = f.end;
+      }
+      for (size_t i = 0; i < starts.size(); ++i) {
+        const double end = i + 1 < starts.size() ? starts[i + 1] : last_end_;
+        if (end > starts[i]) steps_.push_back({static_cast<int64_t>(i), starts[i], end});
+      }
+      out->steps_from = StepSource::kForward;
+      how = std::string("\"") +
+            (&forward == &ddp_forward_ ? "DistributedDataParallel.forward" : "## forward ##") +
+            "\" annotations (a step starts where one starts; the last ends with the trace)";
+    } else {
+      steps_.push_back({0, first_ts_, last_end_});
+      out->steps_from = StepSource::kWholeTrace;
+    }
+    ++out->warnings;
+    if (out->steps_from == StepSource::kWholeTrace) {
+      out->warning_messages.push_back(
+          out->path +
+          ": no \"ProfilerStep#N\" annotations and no annotation that repeats each iteration; "
+          "the whole trace is analysed as one step (profile with torch.profiler.schedule and "
+          "call prof.step() each iteration for per-step numbers)");
+    } else {
+      out->warning_messages.push_back(
+          out->path + ": no \"ProfilerStep#N\" annotations; " + std::to_string(steps_.size()) +
+          " step(s) inferred from " + how +
+          "; profile with torch.profiler.schedule and call prof.step() each iteration for exact "
+          "steps");
     }
   }
 
@@ -237,12 +311,14 @@ class Collector {
   std::string name_;
   bool has_device_ = false;
   double first_ts_ = 1e300;
+  double last_end_ = -1e300;
   uint64_t used_ = 0;
   uint64_t zero_or_missing_dur_ = 0;
   uint64_t warnings_ = 0;
   std::vector<std::string> warnings_text_;
   std::vector<StepMark> steps_;
   std::vector<Interval> input_, device_compute_, device_comm_, host_comm_, param_comms_;
+  std::vector<Interval> optimizer_, ddp_forward_, forward_;  // per-iteration annotations
   std::vector<RawCollective> device_collectives_, host_collectives_, param_collectives_;
   std::map<uint64_t, std::vector<Interval>> host_ops_;
   std::map<uint64_t, bool> comm_threads_;
@@ -302,8 +378,8 @@ Result<ImportedTrace> Finish(Result<ReadStats> stats, Collector& col, StepscopeT
   if (out.steps.empty()) {
     ++out.warnings;
     out.warning_messages.push_back(out.path +
-                                   ": no \"ProfilerStep#N\" annotations, so no steps; profile with "
-                                   "torch.profiler.schedule and call prof.step() each iteration");
+                                   ": no complete events with a duration, so no steps (is the "
+                                   "trace empty or cut short?)");
   }
   return out;
 }

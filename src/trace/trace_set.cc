@@ -177,8 +177,8 @@ Result<TraceSet> LoadTraceSet(const std::vector<std::string>& files,
     std::string names;
     for (const std::string& p : stepless) names += (names.empty() ? "" : ", ") + p;
     return Status::Error(names +
-                         ": no steps (\"ProfilerStep#N\" annotations or step records); profile "
-                         "with torch.profiler.schedule and call prof.step() each iteration");
+                         ": no steps: the trace has no complete events with a duration (is it "
+                         "empty or cut short?)");
   }
   std::sort(set.traces.begin(), set.traces.end(),
             [](const ImportedTrace& a, const ImportedTrace& b) { return a.rank < b.rank; });
@@ -225,6 +225,7 @@ nlohmann::json TraceSectionJson(const TraceSet& set) {
                      {"rank_from_metadata", t.rank_from_metadata},
                      {"world_size", t.world_size},
                      {"clock", ClockKindName(t.clock)},
+                     {"steps_from", StepSourceName(t.steps_from)},
                      {"bytes", t.bytes},
                      {"events", t.events},
                      {"warnings", t.warnings}});
@@ -302,6 +303,13 @@ std::string TraceSummaryText(const TraceSet& set) {
         r["input_wait"].get<double>() * 1e3,
         r["step"].get<double>() > 0 ? 100 * r["idle"].get<double>() / r["step"].get<double>()
                                     : 0.0);
+  }
+  for (const ImportedTrace& t : set.traces) {
+    if (t.steps_from == StepSource::kProfilerStep || t.steps_from == StepSource::kRecorded) {
+      continue;
+    }
+    out += fmt::format("  rank {}: steps inferred ({}), not annotated; see the warnings\n", t.rank,
+                       StepSourceName(t.steps_from));
   }
   return out;
 }
