@@ -23,6 +23,13 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// How collectives were paired: "sequence" (every process group carried sequence numbers),
+// "order" (none did), or "sequence and order" (some did).
+const char* MatchedBy(const MatchResult& m) {
+  if (m.groups_by_sequence > 0) return m.groups_by_order > 0 ? "sequence and order" : "sequence";
+  return "order";
+}
+
 void Shift(ImportedTrace* t, double offset) {
   for (ImportedStep& s : t->steps) {
     s.start += offset;
@@ -209,6 +216,8 @@ Result<TraceSet> LoadTraceSet(const std::vector<std::string>& files,
     std::vector<StepRecord> r = t.ToStepRecords();
     set.records.insert(set.records.end(), r.begin(), r.end());
   }
+  // The analysis pairs collectives across ranks by (step, index): index them by the match.
+  if (set.traces.size() > 1) NumberMatchedCollectives(set.match, &set.records);
   return set;
 }
 
@@ -277,7 +286,9 @@ nlohmann::json TraceSectionJson(const TraceSet& set) {
   return {{"files", files},
           {"clock_method", ClockMethodName(set.clock_method)},
           {"match_method", MatchMethodName(set.match.method)},
-          {"matched_by", set.match.by_sequence ? "sequence" : "order"},
+          {"matched_by", MatchedBy(set.match)},
+          {"groups_by_sequence", set.match.groups_by_sequence},
+          {"groups_by_order", set.match.groups_by_order},
           {"collectives_matched", set.match.collectives.size()},
           {"ranks", ranks},
           {"steps", steps},
@@ -289,7 +300,7 @@ std::string TraceSummaryText(const TraceSet& set) {
   std::string out = fmt::format(
       "Traces: {} file(s), clocks: {}, collectives matched: {} ({}, by {})\n", set.traces.size(),
       ClockMethodName(set.clock_method), set.match.collectives.size(),
-      MatchMethodName(set.match.method), set.match.by_sequence ? "sequence" : "order");
+      MatchMethodName(set.match.method), MatchedBy(set.match));
   const nlohmann::json section = TraceSectionJson(set);
   out += fmt::format("  {:>4} {:>20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6}\n", "rank", "format",
                      "step ms", "compute", "comm", "hidden", "exposed", "input", "idle");
