@@ -77,7 +77,7 @@ class Collector {
       }
     }
     if (StartsWith(name, "enumerate(DataLoader)")) {
-      input_.push_back(iv);
+      input_.Add(iv);
       return;
     }
     const std::string_view cat = e.cat;
@@ -85,10 +85,10 @@ class Collector {
       has_device_ = true;
       bool comm = cat == "kernel" && (StartsWith(name, "nccl") || !e.collective_name.empty());
       if (comm) {
-        device_comm_.push_back(iv);
+        device_comm_.Add(iv);
         AddCollective(e, iv, &device_collectives_);
       } else {
-        device_compute_.push_back(iv);
+        device_compute_.Add(iv);
       }
       return;
     }
@@ -99,18 +99,18 @@ class Collector {
     uint64_t thread = ThreadKey(e);
     if (StartsWith(name, "gloo:")) {
       comm_threads_[thread] = true;
-      host_comm_.push_back(iv);
+      host_comm_.Add(iv);
       AddCollective(e, iv, &host_collectives_);
       return;
     }
     if (name == "record_param_comms" && !e.collective_name.empty()) {
-      param_comms_.push_back(iv);
+      param_comms_.Add(iv);
       AddCollective(e, iv, &param_collectives_);
       return;
     }
     if (StartsWith(name, "c10d::") || name.find("wait") != std::string_view::npos) return;
     if (cat.empty() || cat == "cpu_op" || cat == "user_annotation") {
-      host_ops_[thread].push_back(iv);
+      HostOps(thread).Add(iv);
     }
   }
 
@@ -132,21 +132,22 @@ class Collector {
     std::vector<Interval> compute, comm;
     std::vector<RawCollective>* collectives;
     if (has_device_) {
-      compute = Union(std::move(device_compute_));
-      comm = Union(std::move(device_comm_));
+      compute = device_compute_.Take();
+      comm = device_comm_.Take();
       collectives = &device_collectives_;
     } else {
       std::vector<Interval> host;
       for (auto& [thread, ivs] : host_ops_) {
         if (comm_threads_.count(thread)) continue;
-        host.insert(host.end(), ivs.begin(), ivs.end());
+        std::vector<Interval> u = ivs.Take();
+        host.insert(host.end(), u.begin(), u.end());
       }
       compute = Union(std::move(host));
       if (!host_comm_.empty()) {
-        comm = Union(std::move(host_comm_));
+        comm = host_comm_.Take();
         collectives = &host_collectives_;
       } else {
-        comm = Union(std::move(param_comms_));
+        comm = param_comms_.Take();
         collectives = &param_collectives_;
       }
     }
@@ -154,7 +155,7 @@ class Collector {
     // Host traces: compute is host ops, so ops inside a DataLoader annotation are input.
     // Device traces: loading while the device computes costs nothing; only the loader time
     // during which the device was neither computing nor communicating is input wait.
-    std::vector<Interval> input = Union(std::move(input_));
+    std::vector<Interval> input = input_.Take();
     if (has_device_) {
       std::vector<Interval> device = compute;
       device.insert(device.end(), comm.begin(), comm.end());
@@ -285,6 +286,13 @@ class Collector {
         e.tid_str.empty() ? static_cast<uint64_t>(e.tid) : std::hash<std::string_view>()(e.tid_str);
     return p * 0x9E3779B97F4A7C15ull ^ t;
   }
+  IntervalUnion& HostOps(uint64_t thread) {
+    if (last_ops_ == nullptr || thread != last_thread_) {
+      last_thread_ = thread;
+      last_ops_ = &host_ops_[thread];
+    }
+    return *last_ops_;
+  }
   void Warn(const TraceEvent& e, const std::string& what) {
     ++warnings_;
     if (warnings_text_.size() < 10) {
@@ -317,10 +325,12 @@ class Collector {
   uint64_t warnings_ = 0;
   std::vector<std::string> warnings_text_;
   std::vector<StepMark> steps_;
-  std::vector<Interval> input_, device_compute_, device_comm_, host_comm_, param_comms_;
+  IntervalUnion input_, device_compute_, device_comm_, host_comm_, param_comms_;
   std::vector<Interval> optimizer_, ddp_forward_, forward_;  // per-iteration annotations
   std::vector<RawCollective> device_collectives_, host_collectives_, param_collectives_;
-  std::map<uint64_t, std::vector<Interval>> host_ops_;
+  std::map<uint64_t, IntervalUnion> host_ops_;
+  uint64_t last_thread_ = 0;           // the thread of the last host op, and its intervals
+  IntervalUnion* last_ops_ = nullptr;  // (map nodes do not move)
   std::map<uint64_t, bool> comm_threads_;
 };
 
