@@ -145,7 +145,16 @@ class Collector {
       compute = Union(std::move(host));
       if (!host_comm_.empty()) {
         comm = host_comm_.Take();
-        collectives = &host_collectives_;
+        // gloo's worker-thread events carry no process group or sequence number, and a worker
+        // may start a collective later than the rank launched it. Where the launches
+        // (record_param_comms) name their group or number, they are the collectives: matched
+        // per group, arrival = launch. Not with unaligned clocks, which are matched by
+        // collective durations, and a launch's duration is not the collective's.
+        const bool launches_identify =
+            out->clock != ClockKind::kUnaligned &&
+            std::any_of(param_collectives_.begin(), param_collectives_.end(),
+                        [](const RawCollective& r) { return !r.group.empty() || r.seq >= 0; });
+        collectives = launches_identify ? &param_collectives_ : &host_collectives_;
       } else {
         comm = param_comms_.Take();
         collectives = &param_collectives_;
