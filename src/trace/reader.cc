@@ -54,6 +54,7 @@ class Window {
   void Reserve(size_t n) {
     if (n <= cap_) return;
     std::unique_ptr<char[]> mem(new char[n + 1 + simdjson::SIMDJSON_PADDING]);
+    mem[0] = ' ';  // the headroom
     if (size_ > 0) std::memcpy(mem.get() + 1, data(), size_);
     mem_ = std::move(mem);
     cap_ = n;
