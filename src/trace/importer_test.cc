@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
+#include "trace/byte_source.h"
 #include "trace/test_util.h"
 
 namespace stepscope::trace {
@@ -273,6 +276,45 @@ TEST(Importer, EverySharedTraceImports) {
     }
   }
   EXPECT_GE(files, 10);
+}
+#endif
+
+#ifdef STEPSCOPE_TRACE_DATA_DIR
+// The real Kineto CPU/gloo trace with its "ProfilerStep#N" annotations removed: the steps
+// inferred from its optimizer steps agree with the annotated ones (5 steps, each within 2 %).
+TEST(Importer, InferredStepsAgreeWithAnnotatedOnesOnARealTrace) {
+  const std::string path =
+      std::string(STEPSCOPE_TRACE_DATA_DIR) +
+      "/pytorch-kineto-cpu-gloo/cpu_only__rank-34.OLDER_COMMIT_05cd72fe.pt.trace.json.gz";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
+  auto annotated = ImportTrace(path);
+  ASSERT_TRUE(annotated.ok()) << annotated.status().message();
+  auto src = OpenByteSource(path);
+  ASSERT_TRUE(src.ok());
+  std::string text(1 << 16, '\0'), all;
+  for (auto got = (*src)->Read(text.data(), text.size()); got.ok() && *got > 0;
+       got = (*src)->Read(text.data(), text.size())) {
+    all.append(text.data(), *got);
+  }
+  nlohmann::json doc = nlohmann::json::parse(all);
+  auto& events = doc["traceEvents"];
+  events.erase(std::remove_if(events.begin(), events.end(),
+                              [](const nlohmann::json& e) {
+                                return e.value("name", "").rfind("ProfilerStep#", 0) == 0;
+                              }),
+               events.end());
+  auto inferred = ImportTraceBuffer(doc.dump(), "stripped.json");
+  ASSERT_TRUE(inferred.ok()) << inferred.status().message();
+  EXPECT_EQ(inferred->steps_from, StepSource::kOptimizerStep);
+  ASSERT_EQ(annotated->steps.size(), 5u);
+  ASSERT_EQ(inferred->steps.size(), annotated->steps.size());
+  for (size_t i = 0; i < inferred->steps.size(); ++i) {
+    const double want = annotated->steps[i].step_time();
+    EXPECT_NEAR(inferred->steps[i].step_time(), want, 0.02 * want) << "step " << i;
+    EXPECT_NEAR(inferred->steps[i].compute, annotated->steps[i].compute,
+                0.02 * annotated->steps[i].compute)
+        << "step " << i;
+  }
 }
 #endif
 
