@@ -19,7 +19,8 @@ class ByteSource {
   virtual bool gzip() const { return false; }
 };
 
-// Opens `path`; a gzip file is decompressed on the fly.
+// Opens `path`; a gzip file is decompressed on the fly, on a worker thread a few MiB ahead of
+// the reader (so that inflating overlaps with parsing).
 Result<std::unique_ptr<ByteSource>> OpenByteSource(const std::string& path);
 // Wraps `data` (which must outlive the source); gzip data is decompressed on the fly.
 std::unique_ptr<ByteSource> MemoryByteSource(std::string_view data, const std::string& name);

@@ -24,6 +24,22 @@ const char* TraceFormatName(TraceFormat format) {
   return "unknown";
 }
 
+const char* StepSourceName(StepSource source) {
+  switch (source) {
+    case StepSource::kProfilerStep:
+      return "profiler-step";
+    case StepSource::kRecorded:
+      return "recorded";
+    case StepSource::kOptimizerStep:
+      return "optimizer-step";
+    case StepSource::kForward:
+      return "forward";
+    case StepSource::kWholeTrace:
+      return "whole-trace";
+  }
+  return "unknown";
+}
+
 const char* ClockKindName(ClockKind kind) {
   switch (kind) {
     case ClockKind::kEpoch:

@@ -16,6 +16,16 @@ namespace stepscope::trace {
 enum class TraceFormat { kKinetoGpu, kKinetoCpu, kLegacy, kStepscopeSteps, kStepscopeTrace };
 const char* TraceFormatName(TraceFormat format);
 
+// Where a file's step boundaries came from.
+enum class StepSource {
+  kProfilerStep,   // "ProfilerStep#N" annotations (torch.profiler with a schedule)
+  kRecorded,       // stepscope's own step events or step records
+  kOptimizerStep,  // inferred: each step ends where an "Optimizer.step#..." annotation ends
+  kForward,        // inferred: each step starts where a forward-pass annotation starts
+  kWholeTrace,     // inferred: nothing repeats, so the whole trace is one step
+};
+const char* StepSourceName(StepSource source);
+
 // How a file's timestamps relate to other files' timestamps.
 enum class ClockKind {
   kEpoch,      // wall clock (Unix epoch): comparable across hosts up to clock sync
@@ -58,7 +68,8 @@ struct ImportedTrace {
   int world_size = -1;  // -1: unknown
   ClockKind clock = ClockKind::kMonotonic;
   bool rank_from_metadata = false;  // false: from the file name or the options
-  uint64_t bytes = 0;               // uncompressed bytes read
+  StepSource steps_from = StepSource::kProfilerStep;
+  uint64_t bytes = 0;  // uncompressed bytes read
   uint64_t events = 0;
   uint64_t warnings = 0;
   std::vector<std::string> warning_messages;

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
+#include "trace/byte_source.h"
 #include "trace/test_util.h"
 
 namespace stepscope::trace {
@@ -110,6 +113,91 @@ TEST(Importer, LegacyCpuHandBuilt) {
   EXPECT_EQ(b.collectives.size(), 2u);
 }
 
+// No "ProfilerStep#N": steps end where "Optimizer.step#" annotations end, the first starting
+// with the trace (ts 0). Steps [0,90) [90,190) [190,290); the ops after 290 are an incomplete
+// iteration, left out. Step 1: aten::mm [100,150) + optimizer [180,190) = 60 us of compute.
+// An "Optimizer.step#" nested in another ([182,187) in [180,190)) ends no step.
+const char kOptimizerSteps[] = R"([
+ {"name":"aten::mm","ph":"X","ts":0,"dur":50,"tid":1,"pid":"CPU functions"},
+ {"name":"Optimizer.step#SGD.step","ph":"X","ts":80,"dur":10,"tid":1,"pid":"CPU functions"},
+ {"name":"aten::mm","ph":"X","ts":100,"dur":50,"tid":1,"pid":"CPU functions"},
+ {"name":"Optimizer.step#SGD.step","ph":"X","ts":180,"dur":10,"tid":1,"pid":"CPU functions"},
+ {"name":"Optimizer.step#SGD.step","ph":"X","ts":182,"dur":5,"tid":1,"pid":"CPU functions"},
+ {"name":"gloo:all_reduce","ph":"X","ts":140,"dur":30,"tid":2,"pid":"CPU functions"},
+ {"name":"aten::mm","ph":"X","ts":200,"dur":50,"tid":1,"pid":"CPU functions"},
+ {"name":"Optimizer.step#SGD.step","ph":"X","ts":280,"dur":10,"tid":1,"pid":"CPU functions"},
+ {"name":"aten::mm","ph":"X","ts":300,"dur":20,"tid":1,"pid":"CPU functions"}
+])";
+
+TEST(Importer, StepsInferredFromOptimizerSteps) {
+  auto t = ImportTraceBuffer(kOptimizerSteps, "opt.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->steps_from, StepSource::kOptimizerStep);
+  EXPECT_STREQ(StepSourceName(t->steps_from), "optimizer-step");
+  ASSERT_EQ(t->steps.size(), 3u);
+  EXPECT_EQ(t->steps[0].step, 0);
+  EXPECT_EQ(t->steps[2].step, 2);
+  EXPECT_NEAR(t->steps[0].start, 0, 1e-12);
+  EXPECT_NEAR(t->steps[0].end, 90e-6, 1e-12);
+  EXPECT_NEAR(t->steps[1].start, 90e-6, 1e-12);
+  EXPECT_NEAR(t->steps[1].end, 190e-6, 1e-12);
+  EXPECT_NEAR(t->steps[2].end, 290e-6, 1e-12);
+  EXPECT_NEAR(t->steps[1].compute, 60e-6, 1e-12);
+  EXPECT_NEAR(t->steps[1].comm_busy, 30e-6, 1e-12);
+  EXPECT_NEAR(t->steps[1].overlap, 10e-6, 1e-12);  // gloo [140,170) under mm until 150
+  EXPECT_EQ(t->steps[1].collectives.size(), 1u);
+  bool said = false;
+  for (const std::string& w : t->warning_messages) {
+    said = said || (w.find("opt.json") != std::string::npos &&
+                    w.find("inferred from \"Optimizer.step#") != std::string::npos);
+  }
+  EXPECT_TRUE(said);
+}
+
+// No step or optimizer annotations, but one DDP forward per iteration: steps from each
+// forward's start to the next one's, the last to the trace's end (320). A forward nested in
+// another ([15,20) inside [10,40)) starts no step.
+const char kForwardSteps[] = R"({"traceEvents":[
+ {"ph":"X","cat":"user_annotation","name":"DistributedDataParallel.forward","pid":1,"tid":1,"ts":10,"dur":30},
+ {"ph":"X","cat":"user_annotation","name":"DistributedDataParallel.forward","pid":1,"tid":1,"ts":15,"dur":5},
+ {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":50,"dur":40},
+ {"ph":"X","cat":"user_annotation","name":"DistributedDataParallel.forward","pid":1,"tid":1,"ts":110,"dur":30},
+ {"ph":"X","cat":"user_annotation","name":"DistributedDataParallel.forward","pid":1,"tid":1,"ts":210,"dur":30},
+ {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":250,"dur":70}
+]})";
+
+TEST(Importer, StepsInferredFromForwardPasses) {
+  auto t = ImportTraceBuffer(kForwardSteps, "fwd_rank2.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->steps_from, StepSource::kForward);
+  ASSERT_EQ(t->steps.size(), 3u);
+  EXPECT_NEAR(t->steps[0].start, 10e-6, 1e-12);
+  EXPECT_NEAR(t->steps[0].end, 110e-6, 1e-12);
+  EXPECT_NEAR(t->steps[0].compute, 70e-6, 1e-12);  // [10,40) + [50,90)
+  EXPECT_NEAR(t->steps[2].start, 210e-6, 1e-12);
+  EXPECT_NEAR(t->steps[2].end, 320e-6, 1e-12);
+  EXPECT_NEAR(t->steps[2].idle, 10e-6, 1e-12);  // [240,250)
+}
+
+// Nothing repeats: the whole trace [1, 9) is one step, with a warning that says so.
+TEST(Importer, WholeTraceIsOneStepWithoutAnyMarker) {
+  auto t = ImportTraceBuffer(R"([{"name":"aten::mm","ph":"X","ts":1,"dur":2,"tid":1},)"
+                             R"({"name":"aten::add","ph":"X","ts":5,"dur":4,"tid":1}])",
+                             "plain.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->steps_from, StepSource::kWholeTrace);
+  ASSERT_EQ(t->steps.size(), 1u);
+  EXPECT_NEAR(t->steps[0].step_time(), 8e-6, 1e-12);
+  EXPECT_NEAR(t->steps[0].compute, 6e-6, 1e-12);
+  EXPECT_NEAR(t->steps[0].idle, 2e-6, 1e-12);
+  ASSERT_FALSE(t->warning_messages.empty());
+  EXPECT_NE(t->warning_messages.back().find("whole trace"), std::string::npos);
+  // Annotated steps win over inference.
+  auto annotated = ImportTraceBuffer(kLegacy, "legacy.json");
+  ASSERT_TRUE(annotated.ok());
+  EXPECT_EQ(annotated->steps_from, StepSource::kProfilerStep);
+}
+
 TEST(Importer, RankFromFileName) {
   EXPECT_EQ(RankFromFileName("/x/trace_rank-3.json.gz"), 3);
   EXPECT_EQ(RankFromFileName("ddp_mlp_rank1.pt.trace.json"), 1);
@@ -188,6 +276,45 @@ TEST(Importer, EverySharedTraceImports) {
     }
   }
   EXPECT_GE(files, 10);
+}
+#endif
+
+#ifdef STEPSCOPE_TRACE_DATA_DIR
+// The real Kineto CPU/gloo trace with its "ProfilerStep#N" annotations removed: the steps
+// inferred from its optimizer steps agree with the annotated ones (5 steps, each within 2 %).
+TEST(Importer, InferredStepsAgreeWithAnnotatedOnesOnARealTrace) {
+  const std::string path =
+      std::string(STEPSCOPE_TRACE_DATA_DIR) +
+      "/pytorch-kineto-cpu-gloo/cpu_only__rank-34.OLDER_COMMIT_05cd72fe.pt.trace.json.gz";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
+  auto annotated = ImportTrace(path);
+  ASSERT_TRUE(annotated.ok()) << annotated.status().message();
+  auto src = OpenByteSource(path);
+  ASSERT_TRUE(src.ok());
+  std::string text(1 << 16, '\0'), all;
+  for (auto got = (*src)->Read(text.data(), text.size()); got.ok() && *got > 0;
+       got = (*src)->Read(text.data(), text.size())) {
+    all.append(text.data(), *got);
+  }
+  nlohmann::json doc = nlohmann::json::parse(all);
+  auto& events = doc["traceEvents"];
+  events.erase(std::remove_if(events.begin(), events.end(),
+                              [](const nlohmann::json& e) {
+                                return e.value("name", "").rfind("ProfilerStep#", 0) == 0;
+                              }),
+               events.end());
+  auto inferred = ImportTraceBuffer(doc.dump(), "stripped.json");
+  ASSERT_TRUE(inferred.ok()) << inferred.status().message();
+  EXPECT_EQ(inferred->steps_from, StepSource::kOptimizerStep);
+  ASSERT_EQ(annotated->steps.size(), 5u);
+  ASSERT_EQ(inferred->steps.size(), annotated->steps.size());
+  for (size_t i = 0; i < inferred->steps.size(); ++i) {
+    const double want = annotated->steps[i].step_time();
+    EXPECT_NEAR(inferred->steps[i].step_time(), want, 0.02 * want) << "step " << i;
+    EXPECT_NEAR(inferred->steps[i].compute, annotated->steps[i].compute,
+                0.02 * annotated->steps[i].compute)
+        << "step " << i;
+  }
 }
 #endif
 

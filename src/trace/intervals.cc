@@ -19,6 +19,18 @@ std::vector<Interval> Union(std::vector<Interval> intervals) {
   return out;
 }
 
+void IntervalUnion::Compact() {
+  raw_ = Union(std::move(raw_));
+  compact_at_ = std::max<size_t>(4096, 2 * raw_.size());
+}
+
+std::vector<Interval> IntervalUnion::Take() {
+  std::vector<Interval> out = Union(std::move(raw_));
+  raw_.clear();
+  compact_at_ = 4096;
+  return out;
+}
+
 std::vector<Interval> Intersect(const std::vector<Interval>& a, const std::vector<Interval>& b) {
   std::vector<Interval> out;
   size_t i = 0, j = 0;

@@ -2,6 +2,7 @@
 // nested and overlapping intervals, intersection of two unions, and measures within a window.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 namespace stepscope::trace {
@@ -19,6 +20,25 @@ std::vector<Interval> Union(std::vector<Interval> intervals);
 std::vector<Interval> Intersect(const std::vector<Interval>& a, const std::vector<Interval>& b);
 // The part of normalised set `a` outside normalised set `b`.
 std::vector<Interval> Subtract(const std::vector<Interval>& a, const std::vector<Interval>& b);
+// Accumulates intervals as a stream delivers them and hands back their union. The raw list is
+// compacted (Union'ed) whenever it doubles, so memory follows the number of disjoint intervals
+// (nested host ops collapse into their outermost one), not the number of events.
+class IntervalUnion {
+ public:
+  void Add(Interval iv) {
+    raw_.push_back(iv);
+    if (raw_.size() >= compact_at_) Compact();
+  }
+  bool empty() const { return raw_.empty(); }
+  // The union of everything added; leaves this empty.
+  std::vector<Interval> Take();
+
+ private:
+  void Compact();
+  std::vector<Interval> raw_;
+  size_t compact_at_ = 4096;
+};
+
 // Total length of a normalised set.
 double Measure(const std::vector<Interval>& set);
 // Length of the part of a normalised set that lies within [begin, end).

@@ -43,5 +43,28 @@ TEST(Intervals, SubtractRemovesCoveredParts) {
   EXPECT_TRUE(Subtract(a, Union({{-1, 20}})).empty());
 }
 
+TEST(Intervals, StreamingUnionEqualsTheUnionOfEverything) {
+  // 20000 intervals, unsorted, nested and overlapping, with gaps: the streaming union (which
+  // compacts several times on the way) equals the one-shot union.
+  std::vector<Interval> all;
+  IntervalUnion stream;
+  for (int i = 0; i < 20000; ++i) {
+    const double t = (i * 7919) % 20000;                        // a permutation of 0..19999
+    const Interval iv{t * 10, t * 10 + (i % 3 == 0 ? 12 : 4)};  // some overlap the next one
+    all.push_back(iv);
+    stream.Add(iv);
+  }
+  const std::vector<Interval> want = Union(all);
+  const std::vector<Interval> got = stream.Take();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_DOUBLE_EQ(got[i].begin, want[i].begin);
+    EXPECT_DOUBLE_EQ(got[i].end, want[i].end);
+  }
+  EXPECT_LT(want.size(), all.size());
+  EXPECT_TRUE(stream.empty());
+  EXPECT_TRUE(stream.Take().empty());
+}
+
 }  // namespace
 }  // namespace stepscope::trace

@@ -1,11 +1,28 @@
 #include "trace/match.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
 
 namespace stepscope::trace {
+
+void NumberMatchedCollectives(const MatchResult& match, std::vector<StepRecord>* records) {
+  std::map<std::tuple<int, int64_t, int>, int> index;  // (rank, step, position) -> index
+  std::map<int64_t, int> next;                         // per step
+  for (const MatchedCollective& m : match.collectives) {
+    const int k = next[m.step]++;
+    for (size_t j = 0; j < m.ranks.size(); ++j) index[{m.ranks[j], m.steps[j], m.positions[j]}] = k;
+  }
+  for (StepRecord& r : *records) {
+    int unmatched = 0;
+    for (CollectiveRecord& c : r.collectives) {
+      auto it = index.find({r.rank, r.step, c.index});
+      c.index = it != index.end() ? it->second : kUnmatchedIndex + r.rank * 10000 + unmatched++;
+    }
+  }
+}
 
 const char* MatchMethodName(MatchMethod method) {
   return method == MatchMethod::kAlignedArrival ? "aligned-arrival" : "unaligned";
@@ -37,15 +54,32 @@ Result<MatchResult> MatchCollectives(const std::vector<ImportedTrace>& traces) {
   }
   const bool aligned = ClocksComparable(traces);
   result.method = aligned ? MatchMethod::kAlignedArrival : MatchMethod::kShortestDuration;
-  bool all_seq = true;
+  // Per group: by sequence number when every collective of the group carries one, across steps
+  // unless a rank repeats a number in another step (stepscope numbers buckets per step).
+  struct GroupMode {
+    bool all_seq = true;
+    bool repeats = false;
+  };
+  std::map<std::string, GroupMode> groups;
   for (const ImportedTrace& t : traces) {
+    std::set<std::pair<std::string, int64_t>> seen;
     for (const ImportedStep& s : t.steps) {
-      for (const ImportedCollective& c : s.collectives) all_seq = all_seq && c.seq >= 0;
+      for (const ImportedCollective& c : s.collectives) {
+        GroupMode& g = groups[c.group];
+        if (c.seq < 0) {
+          g.all_seq = false;
+        } else if (!seen.insert({c.group, c.seq}).second) {
+          g.repeats = true;
+        }
+      }
     }
   }
-  result.by_sequence = all_seq && !traces.empty();
+  for (const auto& [name, g] : groups)
+    ++(g.all_seq ? result.groups_by_sequence : result.groups_by_order);
+  result.by_sequence = result.groups_by_sequence > 0 && result.groups_by_order == 0;
 
-  // Key (step, group, index) -> matched entry.
+  // Key (step or all steps, group, index) -> matched entry.
+  constexpr int64_t kAnyStep = std::numeric_limits<int64_t>::min();
   std::map<std::tuple<int64_t, std::string, int64_t>, MatchedCollective> table;
   std::map<int64_t, std::set<int>> step_ranks;
   for (auto& [rank, t] : by_rank) {
@@ -53,16 +87,22 @@ Result<MatchResult> MatchCollectives(const std::vector<ImportedTrace>& traces) {
     for (const ImportedStep& s : t->steps) {
       step_ranks[s.step].insert(rank);
       std::map<std::string, int> counter;
+      int position = 0;
       for (const ImportedCollective& c : s.collectives) {
-        int64_t index = result.by_sequence ? c.seq : counter[c.group]++;
-        auto& m = table[{s.step, c.group, index}];
-        m.step = s.step;
+        const GroupMode& g = groups[c.group];
+        const int64_t index = g.all_seq ? c.seq : counter[c.group]++;
+        const int64_t step_key = g.all_seq && !g.repeats ? kAnyStep : s.step;
+        auto& m = table[{step_key, c.group, index}];
+        if (m.ranks.empty()) m.step = s.step;
         m.group = c.group;
         m.index = static_cast<int>(index);
+        m.by_sequence = g.all_seq;
         if (m.name.empty()) m.name = c.name;
         m.ranks.push_back(rank);
         m.arrival.push_back(c.start);
         m.duration.push_back(c.end - c.start);
+        m.steps.push_back(s.step);
+        m.positions.push_back(position++);
       }
     }
   }

@@ -51,6 +51,7 @@ class Collector {
     ++used_;
     first_ts_ = std::min(first_ts_, e.ts);
     Interval iv{e.ts, e.ts + e.dur};
+    last_end_ = std::max(last_end_, iv.end);
     std::string_view name = e.name;
     if (StartsWith(name, "ProfilerStep#")) {
       if (e.cat == "gpu_user_annotation") return;  // the GPU-side copy of the annotation
@@ -64,8 +65,19 @@ class Collector {
       steps_.push_back({n, iv.begin, iv.end});
       return;
     }
+    // Annotations that repeat once per iteration, for traces without step annotations (they
+    // are host ops as well, so no return).
+    if (e.cat != "gpu_user_annotation") {
+      if (StartsWith(name, "Optimizer.step#")) {
+        optimizer_.push_back(iv);
+      } else if (name == "DistributedDataParallel.forward") {
+        ddp_forward_.push_back(iv);
+      } else if (name == "## forward ##") {
+        forward_.push_back(iv);
+      }
+    }
     if (StartsWith(name, "enumerate(DataLoader)")) {
-      input_.push_back(iv);
+      input_.Add(iv);
       return;
     }
     const std::string_view cat = e.cat;
@@ -73,10 +85,10 @@ class Collector {
       has_device_ = true;
       bool comm = cat == "kernel" && (StartsWith(name, "nccl") || !e.collective_name.empty());
       if (comm) {
-        device_comm_.push_back(iv);
+        device_comm_.Add(iv);
         AddCollective(e, iv, &device_collectives_);
       } else {
-        device_compute_.push_back(iv);
+        device_compute_.Add(iv);
       }
       return;
     }
@@ -87,18 +99,18 @@ class Collector {
     uint64_t thread = ThreadKey(e);
     if (StartsWith(name, "gloo:")) {
       comm_threads_[thread] = true;
-      host_comm_.push_back(iv);
+      host_comm_.Add(iv);
       AddCollective(e, iv, &host_collectives_);
       return;
     }
     if (name == "record_param_comms" && !e.collective_name.empty()) {
-      param_comms_.push_back(iv);
+      param_comms_.Add(iv);
       AddCollective(e, iv, &param_collectives_);
       return;
     }
     if (StartsWith(name, "c10d::") || name.find("wait") != std::string_view::npos) return;
     if (cat.empty() || cat == "cpu_op" || cat == "user_annotation") {
-      host_ops_[thread].push_back(iv);
+      HostOps(thread).Add(iv);
     }
   }
 
@@ -120,21 +132,31 @@ class Collector {
     std::vector<Interval> compute, comm;
     std::vector<RawCollective>* collectives;
     if (has_device_) {
-      compute = Union(std::move(device_compute_));
-      comm = Union(std::move(device_comm_));
+      compute = device_compute_.Take();
+      comm = device_comm_.Take();
       collectives = &device_collectives_;
     } else {
       std::vector<Interval> host;
       for (auto& [thread, ivs] : host_ops_) {
         if (comm_threads_.count(thread)) continue;
-        host.insert(host.end(), ivs.begin(), ivs.end());
+        std::vector<Interval> u = ivs.Take();
+        host.insert(host.end(), u.begin(), u.end());
       }
       compute = Union(std::move(host));
       if (!host_comm_.empty()) {
-        comm = Union(std::move(host_comm_));
-        collectives = &host_collectives_;
+        comm = host_comm_.Take();
+        // gloo's worker-thread events carry no process group or sequence number, and a worker
+        // may start a collective later than the rank launched it. Where the launches
+        // (record_param_comms) name their group or number, they are the collectives: matched
+        // per group, arrival = launch. Not with unaligned clocks, which are matched by
+        // collective durations, and a launch's duration is not the collective's.
+        const bool launches_identify =
+            out->clock != ClockKind::kUnaligned &&
+            std::any_of(param_collectives_.begin(), param_collectives_.end(),
+                        [](const RawCollective& r) { return !r.group.empty() || r.seq >= 0; });
+        collectives = launches_identify ? &param_collectives_ : &host_collectives_;
       } else {
-        comm = Union(std::move(param_comms_));
+        comm = param_comms_.Take();
         collectives = &param_collectives_;
       }
     }
@@ -142,7 +164,7 @@ class Collector {
     // Host traces: compute is host ops, so ops inside a DataLoader annotation are input.
     // Device traces: loading while the device computes costs nothing; only the loader time
     // during which the device was neither computing nor communicating is input wait.
-    std::vector<Interval> input = Union(std::move(input_));
+    std::vector<Interval> input = input_.Take();
     if (has_device_) {
       std::vector<Interval> device = compute;
       device.insert(device.end(), comm.begin(), comm.end());
@@ -164,6 +186,7 @@ class Collector {
     std::sort(collectives->begin(), collectives->end(),
               [](const RawCollective& a, const RawCollective& b) { return a.begin < b.begin; });
 
+    if (steps_.empty()) InferSteps(out);
     // Steps in order; a repeated step number keeps its first annotation.
     std::stable_sort(steps_.begin(), steps_.end(),
                      [](const StepMark& a, const StepMark& b) { return a.step < b.step; });
@@ -199,6 +222,67 @@ class Collector {
     }
   }
 
+  // No "ProfilerStep#N" annotations: steps from an annotation that repeats once per iteration
+  // (the optimizer step, else the forward pass), else the whole trace as one step. Says which in
+  // out->steps_from and in a warning.
+  void InferSteps(ImportedTrace* out) {
+    if (used_ == 0) return;
+    auto by_begin = [](const Interval& a, const Interval& b) { return a.begin < b.begin; };
+    std::string how;
+    std::vector<Interval>& forward = ddp_forward_.empty() ? forward_ : ddp_forward_;
+    if (!optimizer_.empty()) {
+      // Step k ends where the k-th optimizer step ends; the first starts with the trace. What
+      // follows the last optimizer step is an incomplete iteration and is left out.
+      std::sort(optimizer_.begin(), optimizer_.end(), by_begin);
+      double begin = first_ts_;
+      for (const Interval& o : optimizer_) {
+        if (o.end <= begin) continue;  // nested in or overlapping the previous one
+        steps_.push_back({static_cast<int64_t>(steps_.size()), begin, o.end});
+        begin = o.end;
+      }
+      out->steps_from = StepSource::kOptimizerStep;
+      how =
+          "\"Optimizer.step#...\" annotations (a step ends where one ends; the first starts "
+          "with the trace)";
+    } else if (!forward.empty()) {
+      // Step k runs from the k-th forward pass's start to the next one's; the last to the end
+      // of the trace.
+      std::sort(forward.begin(), forward.end(), by_begin);
+      std::vector<double> starts;
+      double covered = -1e300;
+      for (const Interval& f : forward) {
+        if (f.begin < covered) continue;  // nested in the previous forward pass
+        starts.push_back(f.begin);
+        covered = f.end;
+      }
+      for (size_t i = 0; i < starts.size(); ++i) {
+        const double end = i + 1 < starts.size() ? starts[i + 1] : last_end_;
+        if (end > starts[i]) steps_.push_back({static_cast<int64_t>(i), starts[i], end});
+      }
+      out->steps_from = StepSource::kForward;
+      how = std::string("\"") +
+            (&forward == &ddp_forward_ ? "DistributedDataParallel.forward" : "## forward ##") +
+            "\" annotations (a step starts where one starts; the last ends with the trace)";
+    } else {
+      steps_.push_back({0, first_ts_, last_end_});
+      out->steps_from = StepSource::kWholeTrace;
+    }
+    ++out->warnings;
+    if (out->steps_from == StepSource::kWholeTrace) {
+      out->warning_messages.push_back(
+          out->path +
+          ": no \"ProfilerStep#N\" annotations and no annotation that repeats each iteration; "
+          "the whole trace is analysed as one step (profile with torch.profiler.schedule and "
+          "call prof.step() each iteration for per-step numbers)");
+    } else {
+      out->warning_messages.push_back(
+          out->path + ": no \"ProfilerStep#N\" annotations; " + std::to_string(steps_.size()) +
+          " step(s) inferred from " + how +
+          "; profile with torch.profiler.schedule and call prof.step() each iteration for exact "
+          "steps");
+    }
+  }
+
   bool has_device() const { return has_device_; }
   double first_ts() const { return first_ts_; }
   void set_name(const std::string& name) { name_ = name; }
@@ -210,6 +294,13 @@ class Collector {
     uint64_t t =
         e.tid_str.empty() ? static_cast<uint64_t>(e.tid) : std::hash<std::string_view>()(e.tid_str);
     return p * 0x9E3779B97F4A7C15ull ^ t;
+  }
+  IntervalUnion& HostOps(uint64_t thread) {
+    if (last_ops_ == nullptr || thread != last_thread_) {
+      last_thread_ = thread;
+      last_ops_ = &host_ops_[thread];
+    }
+    return *last_ops_;
   }
   void Warn(const TraceEvent& e, const std::string& what) {
     ++warnings_;
@@ -237,14 +328,18 @@ class Collector {
   std::string name_;
   bool has_device_ = false;
   double first_ts_ = 1e300;
+  double last_end_ = -1e300;
   uint64_t used_ = 0;
   uint64_t zero_or_missing_dur_ = 0;
   uint64_t warnings_ = 0;
   std::vector<std::string> warnings_text_;
   std::vector<StepMark> steps_;
-  std::vector<Interval> input_, device_compute_, device_comm_, host_comm_, param_comms_;
+  IntervalUnion input_, device_compute_, device_comm_, host_comm_, param_comms_;
+  std::vector<Interval> optimizer_, ddp_forward_, forward_;  // per-iteration annotations
   std::vector<RawCollective> device_collectives_, host_collectives_, param_collectives_;
-  std::map<uint64_t, std::vector<Interval>> host_ops_;
+  std::map<uint64_t, IntervalUnion> host_ops_;
+  uint64_t last_thread_ = 0;           // the thread of the last host op, and its intervals
+  IntervalUnion* last_ops_ = nullptr;  // (map nodes do not move)
   std::map<uint64_t, bool> comm_threads_;
 };
 
@@ -302,8 +397,8 @@ Result<ImportedTrace> Finish(Result<ReadStats> stats, Collector& col, StepscopeT
   if (out.steps.empty()) {
     ++out.warnings;
     out.warning_messages.push_back(out.path +
-                                   ": no \"ProfilerStep#N\" annotations, so no steps; profile with "
-                                   "torch.profiler.schedule and call prof.step() each iteration");
+                                   ": no complete events with a duration, so no steps (is the "
+                                   "trace empty or cut short?)");
   }
   return out;
 }

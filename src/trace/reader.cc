@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 
 #include "trace/byte_source.h"
 
@@ -11,6 +12,12 @@ namespace stepscope::trace {
 namespace {
 
 namespace dom = simdjson::dom;
+
+// Whether `key` is the literal `lit` (the length is a constant, so the compare is inlined).
+template <size_t N>
+bool Eq(std::string_view key, const char (&lit)[N]) {
+  return key.size() == N - 1 && std::memcmp(key.data(), lit, N - 1) == 0;
+}
 
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
@@ -27,6 +34,38 @@ const char* FindStringEnd(const char* p, const char* end) {
   return end;
 }
 
+// The input window: raw bytes (never zero-filled) with one byte of headroom before data() and
+// simdjson's padding after the capacity, so that a run of whole events can be parsed in place
+// by writing '[' just before it and ']' just after it.
+class Window {
+ public:
+  char* data() { return mem_.get() + 1; }
+  const char* data() const { return mem_.get() + 1; }
+  size_t size() const { return size_; }
+  size_t capacity() const { return cap_; }
+  char operator[](size_t i) const { return data()[i]; }
+  void set_size(size_t n) { size_ = n; }
+  // Drops the first `n` bytes.
+  void Drop(size_t n) {
+    std::memmove(data(), data() + n, size_ - n);
+    size_ -= n;
+  }
+  // Makes room for `n` bytes in all.
+  void Reserve(size_t n) {
+    if (n <= cap_) return;
+    std::unique_ptr<char[]> mem(new char[n + 1 + simdjson::SIMDJSON_PADDING]);
+    mem[0] = ' ';  // the headroom
+    if (size_ > 0) std::memcpy(mem.get() + 1, data(), size_);
+    mem_ = std::move(mem);
+    cap_ = n;
+  }
+
+ private:
+  std::unique_ptr<char[]> mem_;
+  size_t size_ = 0;
+  size_t cap_ = 0;
+};
+
 class Reader {
  public:
   Reader(ByteSource& src, std::string name, const EventVisitor& visit, const ReaderOptions& opt)
@@ -35,7 +74,7 @@ class Reader {
   Result<ReadStats> Run() {
     stats_.gzip = src_.gzip();
     STEPSCOPE_RETURN_IF_ERROR(Fill());
-    if (buf_.size() >= 3 && buf_.compare(0, 3, "\xEF\xBB\xBF") == 0) pos_ = 3;  // UTF-8 BOM
+    if (buf_.size() >= 3 && std::memcmp(buf_.data(), "\xEF\xBB\xBF", 3) == 0) pos_ = 3;  // BOM
     STEPSCOPE_RETURN_IF_ERROR(SkipSpace());
     if (pos_ >= buf_.size()) {
       return Status::Error(name_ + ": empty file (no JSON at all); expected a Chrome trace");
@@ -74,19 +113,19 @@ class Reader {
   Status Fill(size_t keep = std::string::npos) {
     if (keep == std::string::npos) keep = pos_;
     if (keep > 0) {
-      buf_.erase(0, keep);
+      buf_.Drop(keep);
       begin_ += keep;
       pos_ -= keep;
     }
     if (eof_) return Status::Ok();
-    size_t want = std::max(opt_.batch_bytes, buf_.size());
-    size_t old = buf_.size();
-    buf_.resize(old + want);
+    const size_t old = buf_.size();
+    const size_t target = old + std::max(opt_.batch_bytes, old);
+    buf_.Reserve(target);
     size_t filled = old;
-    while (filled < buf_.size()) {
-      auto got = src_.Read(buf_.data() + filled, buf_.size() - filled);
+    while (filled < target) {
+      auto got = src_.Read(buf_.data() + filled, target - filled);
       if (!got.ok()) {
-        buf_.resize(filled);
+        buf_.set_size(filled);
         return got.status();
       }
       if (*got == 0) {
@@ -95,7 +134,7 @@ class Reader {
       }
       filled += *got;
     }
-    buf_.resize(filled);
+    buf_.set_size(filled);
     stats_.bytes += filled - old;
     return Status::Ok();
   }
@@ -281,15 +320,26 @@ class Reader {
     return std::string::npos;
   }
 
+  // Parses buf_[begin, end) as the elements of one array, in place: the byte before `begin` (a
+  // separator or the headroom) becomes '[' and the byte at `end` (a separator) becomes ']' for
+  // the parse, then both are restored. simdjson copies what the visitor reads (strings included)
+  // into its own buffers, so the window may change afterwards.
+  simdjson::simdjson_result<dom::element> ParseInPlace(size_t begin, size_t end) {
+    char* p = buf_.data();
+    const char before = p[begin - 1];
+    const char after = p[end];
+    p[begin - 1] = '[';
+    p[end] = ']';
+    auto root = parser_.parse(p + begin - 1, end - begin + 2, false);
+    p[begin - 1] = before;
+    p[end] = after;
+    return root;
+  }
+
   // Parses buf_[begin, cut] as the elements of an array; false (nothing visited) if invalid.
   bool ParseChunk(size_t begin, size_t cut) {
-    const size_t len = cut + 1 - begin;
-    scratch_.resize(len + 2 + simdjson::SIMDJSON_PADDING);
-    scratch_[0] = '[';
-    std::memcpy(scratch_.data() + 1, buf_.data() + begin, len);
-    scratch_[len + 1] = ']';
     dom::element root;
-    if (parser_.parse(scratch_.data(), len + 2, false).get(root)) return false;
+    if (ParseInPlace(begin, cut + 1).get(root)) return false;
     dom::array arr;
     if (root.get_array().get(arr)) return false;
     const uint64_t offset = begin_ + begin;  // messages name the chunk's first byte
@@ -397,14 +447,8 @@ class Reader {
     if (starts_.empty()) return Status::Ok();
     // "[" + complete elements + "]" with simdjson's padding.
     size_t first = starts_.front();
-    size_t len = end - first;
-    scratch_.resize(len + 2 + simdjson::SIMDJSON_PADDING);
-    scratch_[0] = '[';
-    std::memcpy(scratch_.data() + 1, buf_.data() + first, len);
-    scratch_[len + 1] = ']';
     dom::element root;
-    auto err = parser_.parse(scratch_.data(), len + 2, false).get(root);
-    if (err) return LocateError(begin, end);
+    if (ParseInPlace(first, end).get(root)) return LocateError(begin, end);
     dom::array arr;
     if (root.get_array().get(arr)) return LocateError(begin, end);
     size_t i = 0;
@@ -512,34 +556,34 @@ class Reader {
     for (auto [key, value] : obj) {
       switch (key.size()) {
         case 2:
-          if (key == "ph") {
+          if (Eq(key, "ph")) {
             std::string_view s = GetStr(value);
             if (!s.empty()) ev.ph = s[0];
-          } else if (key == "ts") {
+          } else if (Eq(key, "ts")) {
             ev.has_ts = GetDouble(value, &ev.ts);
           }
           break;
         case 3:
-          if (key == "dur") {
+          if (Eq(key, "dur")) {
             ev.has_dur = GetDouble(value, &ev.dur);
-          } else if (key == "pid") {
+          } else if (Eq(key, "pid")) {
             if (value.is_string())
               ev.pid_str = GetStr(value);
             else
               GetInt(value, &ev.pid);
-          } else if (key == "tid") {
+          } else if (Eq(key, "tid")) {
             if (value.is_string())
               ev.tid_str = GetStr(value);
             else
               GetInt(value, &ev.tid);
-          } else if (key == "cat") {
+          } else if (Eq(key, "cat")) {
             ev.cat = GetStr(value);
           }
           break;
         case 4:
-          if (key == "name") {
+          if (Eq(key, "name")) {
             ev.name = GetStr(value);
-          } else if (key == "args") {
+          } else if (Eq(key, "args")) {
             VisitArgs(value, &ev);
           }
           break;
@@ -551,35 +595,59 @@ class Reader {
     visit_(ev);
   }
 
+  // The args the importers use, dispatched on the key's length first: most events carry a
+  // dozen args that match none of them.
   static void VisitArgs(dom::element value, TraceEvent* ev) {
     dom::object args;
     if (value.get_object().get(args)) return;
     for (auto [key, v] : args) {
-      if (key == "stream") {
-        GetInt(v, &ev->stream);
-      } else if (key == "External id") {
-        GetInt(v, &ev->external_id);
-      } else if (key == "Collective name") {
-        ev->collective_name = GetStr(v);
-      } else if (key == "Process Group Name" || key == "pg_name") {
-        ev->process_group = GetStr(v);
-      } else if (key == "dtype") {
-        ev->dtype = GetStr(v);
-      } else if (key == "In msg nelems") {
-        GetInt(v, &ev->in_msg_nelems);
-      } else if (key == "seq" || key == "Seq") {
-        GetInt(v, &ev->seq);
-      } else if (key == "step") {
-        GetInt(v, &ev->step);
-      } else if (key == "name") {
-        ev->meta_name = GetStr(v);
-      } else if (key == "samples") {
-        GetInt(v, &ev->samples);
-      } else if (key == "bytes") {
-        GetInt(v, &ev->bytes);
-      } else if (key == "warmup") {
-        bool b = false;
-        if (!v.get_bool().get(b)) ev->warmup = b ? 1 : 0;
+      switch (key.size()) {
+        case 3:
+          if (Eq(key, "seq") || Eq(key, "Seq")) GetInt(v, &ev->seq);
+          break;
+        case 4:
+          if (Eq(key, "step")) {
+            GetInt(v, &ev->step);
+          } else if (Eq(key, "name")) {
+            ev->meta_name = GetStr(v);
+          }
+          break;
+        case 5:
+          if (Eq(key, "dtype")) {
+            ev->dtype = GetStr(v);
+          } else if (Eq(key, "bytes")) {
+            GetInt(v, &ev->bytes);
+          }
+          break;
+        case 6:
+          if (Eq(key, "stream")) {
+            GetInt(v, &ev->stream);
+          } else if (Eq(key, "warmup")) {
+            bool b = false;
+            if (!v.get_bool().get(b)) ev->warmup = b ? 1 : 0;
+          }
+          break;
+        case 7:
+          if (Eq(key, "pg_name")) {
+            ev->process_group = GetStr(v);
+          } else if (Eq(key, "samples")) {
+            GetInt(v, &ev->samples);
+          }
+          break;
+        case 11:
+          if (Eq(key, "External id")) GetInt(v, &ev->external_id);
+          break;
+        case 13:
+          if (Eq(key, "In msg nelems")) GetInt(v, &ev->in_msg_nelems);
+          break;
+        case 15:
+          if (Eq(key, "Collective name")) ev->collective_name = GetStr(v);
+          break;
+        case 18:
+          if (Eq(key, "Process Group Name")) ev->process_group = GetStr(v);
+          break;
+        default:
+          break;
       }
     }
   }
@@ -589,12 +657,11 @@ class Reader {
   const EventVisitor& visit_;
   const ReaderOptions& opt_;
   ReadStats stats_;
-  std::string buf_;
+  Window buf_;
   uint64_t begin_ = 0;  // file offset of buf_[0]
   size_t pos_ = 0;
   bool eof_ = false;
   std::vector<size_t> starts_;
-  std::vector<char> scratch_;
   dom::parser parser_;
 };
 

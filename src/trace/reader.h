@@ -18,7 +18,9 @@
 namespace stepscope::trace {
 
 struct ReaderOptions {
-  size_t batch_bytes = 4 << 20;          // events are parsed in batches of about this size
+  // Events are parsed in batches of about this size. Small enough that the batch, simdjson's
+  // tape for it and the structural index stay in a core's L2 and few pages are touched.
+  size_t batch_bytes = 256 << 10;
   size_t max_event_bytes = 64 << 20;     // one event larger than this is a corrupt file
   size_t max_metadata_bytes = 16 << 20;  // a non-event top-level value larger is skipped
   size_t max_warning_messages = 20;      // warnings kept verbatim (all are counted)

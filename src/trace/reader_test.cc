@@ -103,6 +103,44 @@ TEST(Reader, TruncatedFileNamesFileAndOffset) {
   EXPECT_FALSE(ReadAll(gz.substr(0, gz.size() / 2), &ev).ok());
 }
 
+TEST(Reader, GzipFilesAreInflatedAheadOfTheReader) {
+  // Enough events for several prefetched chunks: the file gives the events the buffer gives.
+  std::string text = "[";
+  for (int i = 0; i < 60000; ++i) {
+    text += std::string(i ? "," : "") + R"({"ph":"X","name":"op)" + std::to_string(i) +
+            R"(","ts":)" + std::to_string(i) + R"(,"dur":1,"pid":1,"tid":1,"args":{"pad":")" +
+            std::string(i % 50, 'x') + "\"}}";
+  }
+  text += "]";
+  std::vector<Seen> from_memory;
+  ASSERT_TRUE(ReadAll(text, &from_memory).ok());
+  const std::string gz = Gzip(text);
+  std::string path = WriteTemp("prefetch.json.gz", gz);
+  uint64_t n = 0;
+  bool same = true;
+  auto st = ReadChromeTrace(path, [&](const TraceEvent& e) {
+    same = same && n < from_memory.size() && e.name == from_memory[n].name && e.ts == n;
+    ++n;
+  });
+  ASSERT_TRUE(st.ok()) << st.status().message();
+  EXPECT_TRUE(st->gzip);
+  EXPECT_EQ(n, 60000u);
+  EXPECT_TRUE(same);
+  EXPECT_EQ(st->bytes, text.size());
+  // A truncated gzip file is an error naming it, after the events before the cut.
+  std::string cut = WriteTemp("prefetch_cut.json.gz", gz.substr(0, gz.size() / 2));
+  n = 0;
+  auto bad = ReadChromeTrace(cut, [&](const TraceEvent&) { ++n; });
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(cut), std::string::npos) << bad.status().message();
+  EXPECT_GT(n, 0u);
+  // A reader that stops early (corrupt JSON at the start) returns while the worker still has
+  // data to inflate.
+  std::string early = WriteTemp("prefetch_early.json.gz", Gzip("[{\"ph\":tru}," + text.substr(1)));
+  EXPECT_FALSE(ReadChromeTrace(early, [](const TraceEvent&) {}).ok());
+  for (const std::string& p : {path, cut, early}) std::filesystem::remove(p);
+}
+
 TEST(Reader, CorruptEventIsLocated) {
   std::vector<Seen> ev;
   auto st = ReadAll(R"({"traceEvents":[{"ph":"X","ts":1},{"ph":"X","ts":tru},{"ph":"i"}]})", &ev);

@@ -12,6 +12,7 @@ Result<ImportedTrace> ImportStepRecords(const std::string& path, const ImportOpt
   ImportedTrace out;
   out.path = path;
   out.format = TraceFormat::kStepscopeSteps;
+  out.steps_from = StepSource::kRecorded;
   out.clock = ClockKind::kAligned;
   std::optional<int> rank = options.rank;
   if (!rank && !records->empty()) {

@@ -51,6 +51,7 @@ void StepscopeTraceCollector::Visit(const TraceEvent& e) {
 
 void StepscopeTraceCollector::Finish(ImportedTrace* out) {
   out->format = TraceFormat::kStepscopeTrace;
+  out->steps_from = StepSource::kRecorded;
   out->clock = ClockKind::kAligned;
   const std::vector<Interval> compute = Union(std::move(compute_));
   const std::vector<Interval> input = Union(std::move(input_));

@@ -23,6 +23,13 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// How collectives were paired: "sequence" (every process group carried sequence numbers),
+// "order" (none did), or "sequence and order" (some did).
+const char* MatchedBy(const MatchResult& m) {
+  if (m.groups_by_sequence > 0) return m.groups_by_order > 0 ? "sequence and order" : "sequence";
+  return "order";
+}
+
 void Shift(ImportedTrace* t, double offset) {
   for (ImportedStep& s : t->steps) {
     s.start += offset;
@@ -177,8 +184,8 @@ Result<TraceSet> LoadTraceSet(const std::vector<std::string>& files,
     std::string names;
     for (const std::string& p : stepless) names += (names.empty() ? "" : ", ") + p;
     return Status::Error(names +
-                         ": no steps (\"ProfilerStep#N\" annotations or step records); profile "
-                         "with torch.profiler.schedule and call prof.step() each iteration");
+                         ": no steps: the trace has no complete events with a duration (is it "
+                         "empty or cut short?)");
   }
   std::sort(set.traces.begin(), set.traces.end(),
             [](const ImportedTrace& a, const ImportedTrace& b) { return a.rank < b.rank; });
@@ -209,6 +216,8 @@ Result<TraceSet> LoadTraceSet(const std::vector<std::string>& files,
     std::vector<StepRecord> r = t.ToStepRecords();
     set.records.insert(set.records.end(), r.begin(), r.end());
   }
+  // The analysis pairs collectives across ranks by (step, index): index them by the match.
+  if (set.traces.size() > 1) NumberMatchedCollectives(set.match, &set.records);
   return set;
 }
 
@@ -225,6 +234,7 @@ nlohmann::json TraceSectionJson(const TraceSet& set) {
                      {"rank_from_metadata", t.rank_from_metadata},
                      {"world_size", t.world_size},
                      {"clock", ClockKindName(t.clock)},
+                     {"steps_from", StepSourceName(t.steps_from)},
                      {"bytes", t.bytes},
                      {"events", t.events},
                      {"warnings", t.warnings}});
@@ -276,7 +286,9 @@ nlohmann::json TraceSectionJson(const TraceSet& set) {
   return {{"files", files},
           {"clock_method", ClockMethodName(set.clock_method)},
           {"match_method", MatchMethodName(set.match.method)},
-          {"matched_by", set.match.by_sequence ? "sequence" : "order"},
+          {"matched_by", MatchedBy(set.match)},
+          {"groups_by_sequence", set.match.groups_by_sequence},
+          {"groups_by_order", set.match.groups_by_order},
           {"collectives_matched", set.match.collectives.size()},
           {"ranks", ranks},
           {"steps", steps},
@@ -288,7 +300,7 @@ std::string TraceSummaryText(const TraceSet& set) {
   std::string out = fmt::format(
       "Traces: {} file(s), clocks: {}, collectives matched: {} ({}, by {})\n", set.traces.size(),
       ClockMethodName(set.clock_method), set.match.collectives.size(),
-      MatchMethodName(set.match.method), set.match.by_sequence ? "sequence" : "order");
+      MatchMethodName(set.match.method), MatchedBy(set.match));
   const nlohmann::json section = TraceSectionJson(set);
   out += fmt::format("  {:>4} {:>20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6}\n", "rank", "format",
                      "step ms", "compute", "comm", "hidden", "exposed", "input", "idle");
@@ -302,6 +314,13 @@ std::string TraceSummaryText(const TraceSet& set) {
         r["input_wait"].get<double>() * 1e3,
         r["step"].get<double>() > 0 ? 100 * r["idle"].get<double>() / r["step"].get<double>()
                                     : 0.0);
+  }
+  for (const ImportedTrace& t : set.traces) {
+    if (t.steps_from == StepSource::kProfilerStep || t.steps_from == StepSource::kRecorded) {
+      continue;
+    }
+    out += fmt::format("  rank {}: steps inferred ({}), not annotated; see the warnings\n", t.rank,
+                       StepSourceName(t.steps_from));
   }
   return out;
 }

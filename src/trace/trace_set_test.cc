@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <filesystem>
+
 #include "trace/test_util.h"
 
 namespace stepscope::trace {
@@ -48,6 +51,69 @@ TEST(TraceSet, UnalignedClocksAreAlignedOnCollectiveEnds) {
   EXPECT_TRUE(set->traces[0].steps[0].warmup);
   EXPECT_FALSE(set->traces[0].steps[1].warmup);
   EXPECT_EQ(set->records.size(), 8u);
+}
+
+// A Kineto CPU trace of one step [0,1000) with two process groups over gloo. The launches
+// (record_param_comms on the main thread) name group and sequence number; the gloo worker
+// events (one worker thread per group) name neither and start 10 us after their launch.
+std::string TwoGroupRank(int rank, double launch_a, double launch_b) {
+  std::string s = "{\"distributedInfo\":{\"rank\":" + std::to_string(rank) +
+                  ",\"world_size\":2},\"traceEvents\":[";
+  auto ev = [&](const std::string& name, int tid, double ts, double dur, const std::string& args) {
+    s += std::string(s.back() == '[' ? "" : ",") + "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" +
+         name + "\",\"pid\":7,\"tid\":" + std::to_string(tid) + ",\"ts\":" + std::to_string(ts) +
+         ",\"dur\":" + std::to_string(dur) + ",\"args\":{" + args + "}}";
+  };
+  ev("ProfilerStep#0", 1, 0, 1000, "");
+  ev("aten::mm", 1, 0, 90, "");
+  ev("record_param_comms", 1, launch_a, 5,
+     "\"Collective name\":\"allreduce\",\"Process Group Name\":\"A\",\"Seq\":1");
+  ev("record_param_comms", 1, launch_b, 5,
+     "\"Collective name\":\"allreduce\",\"Process Group Name\":\"B\",\"Seq\":1");
+  ev("gloo:all_reduce", 2, launch_a + 10, 900 - launch_a - 10, "");
+  ev("gloo:all_reduce", 3, launch_b + 10, 900 - launch_b - 10, "");
+  return s + "]}";
+}
+
+TEST(TraceSet, ConcurrentGlooGroupsMatchByGroupAndSequence) {
+  // Rank 0 launches A at 100 and B at 200; rank 1 launches B at 150 and A at 300. In start
+  // order the gloo events pair rank 0's A with rank 1's B; by (group, seq) A's arrivals are 100
+  // and 300 (rank 1 last, skew 200 us) and B's 200 and 150 (rank 0 last, skew 50 us).
+  auto a = WriteTemp("gloo_groups_0.json", TwoGroupRank(0, 100, 200));
+  auto b = WriteTemp("gloo_groups_1.json", TwoGroupRank(1, 300, 150));
+  TraceSetOptions opt;
+  opt.warmup_steps = 0;
+  auto set = LoadTraceSet({a, b}, opt);
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  EXPECT_EQ(set->match.method, MatchMethod::kAlignedArrival);
+  EXPECT_TRUE(set->match.by_sequence);
+  ASSERT_EQ(set->match.collectives.size(), 2u);
+  for (const MatchedCollective& m : set->match.collectives) {
+    if (m.group == "A") {
+      EXPECT_EQ(m.last_rank, 1);
+      EXPECT_NEAR(m.skew, 200e-6, 1e-9);
+    } else {
+      EXPECT_EQ(m.group, "B");
+      EXPECT_EQ(m.last_rank, 0);
+      EXPECT_NEAR(m.skew, 50e-6, 1e-9);
+    }
+  }
+  EXPECT_EQ(set->match.times_last, (std::vector<int>{1, 1}));
+  // Communication time still comes from the gloo events: [110,900) and [210,900) on rank 0.
+  EXPECT_NEAR(set->traces[0].steps[0].comm_busy, 790e-6, 1e-9);
+  // The records pair A with A: the same index at ready 100 us (rank 0) and 300 us (rank 1).
+  ASSERT_EQ(set->records.size(), 2u);
+  int index_a = -1;
+  for (const CollectiveRecord& c : set->records[0].collectives) {
+    if (std::abs(c.ready - 100e-6) < 1e-9) index_a = c.index;
+  }
+  bool paired = false;
+  for (const CollectiveRecord& c : set->records[1].collectives) {
+    paired = paired || (c.index == index_a && std::abs(c.ready - 300e-6) < 1e-9);
+  }
+  EXPECT_TRUE(paired);
+  std::filesystem::remove(a);
+  std::filesystem::remove(b);
 }
 
 TEST(TraceSet, DuplicateRanksNameBothFiles) {

@@ -41,7 +41,7 @@ class SharedTraces(TempDirTest):
                         self.assertIn("verdict", d)
                         self.assertEqual(len(d["trace"]["files"]), 1)
                     else:
-                        # A file without steps is refused by name.
+                        # An input that cannot be analysed is refused by name.
                         self.assertIn(os.path.basename(f), proc.stderr)
 
     def test_legacy_two_ranks_unaligned(self):
@@ -79,7 +79,7 @@ class Robustness(TempDirTest):
             "truncated.json": '{"traceEvents": [{"name": "a", "ph": "X", "ts": 1, "dur": 2',
             "corrupt.json": '[{"name": "a", "ph": "X", "ts": 1, "dur": }]',
             "scalar.json": "42",
-            "nosteps.json": '[{"name": "aten::mm", "ph": "X", "ts": 1, "dur": 2, "tid": 1}]',
+            "nodurations.json": '[{"name": "aten::mm", "ph": "i", "ts": 1, "tid": 1}]',
         }
         for name, text in cases.items():
             with self.subTest(name=name):
@@ -106,6 +106,14 @@ class Robustness(TempDirTest):
                           f'"tid": 1, "pid": "CPU functions"}}')
             t += d
         return "[" + ",".join(events) + extra + "]"
+
+    def test_trace_without_steps_is_one_step_with_a_warning(self):
+        p = self.write("nosteps.json", '[{"name": "aten::mm", "ph": "X", "ts": 1, "dur": 2, "tid": 1}]')
+        out = self.path("nosteps")
+        analyze([p, "--out", out])
+        d = read_json(os.path.join(out, "diagnosis.json"))
+        self.assertEqual(d["trace"]["files"][0]["steps_from"], "whole-trace")
+        self.assertIn("whole trace", " ".join(d["warnings"]))
 
     def test_duplicate_ranks_named(self):
         a = self.write("a_rank0.json", self.step_trace(0, [100, 100, 100]))
