@@ -2,7 +2,7 @@
 # Training throughput of stepscope against PyTorch (Debian python3-torch), measured in one run.
 #   bench/train.sh [BUILD_DIR] [REPEATS]
 # Both sides: one thread per rank, a synthetic batch of 32, SGD with momentum. Prints each
-# figure's median over REPEATS runs and the ratios the project's targets are stated in.
+# figure once per round (REPEATS rounds) and the ratios the targets are stated in.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -10,7 +10,6 @@ repeats=${2:-3}
 bin=$build/apps/stepscope/stepscope
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 # stepscope samples/s from run.json of one run: NP HIDDEN STEPS [extra train flags]
 ours() {
@@ -26,33 +25,49 @@ ours() {
 theirs() {
   /usr/bin/python3 bench/torch_mlp.py --hidden "$1" --batch 32 --steps "$2" --ddp "$3" | sed 's/.*=//'
 }
-measure() {  # LABEL COMMAND...: median of REPEATS
-  local label=$1; shift
-  local v; v=$(for _ in $(seq "$repeats"); do "$@"; done | median)
-  printf '%s %s\n' "$label" "$v"
-}
+# Rounds: each round measures every figure once, back to back, so a ratio taken within a round
+# compares runs made under the same machine conditions. Ratios are medians of per-round ratios.
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+for round in $(seq "$repeats"); do
+  {
+    echo "ours_small $(ours 1 256,256 2000)"
+    echo "torch_small $(theirs 256,256 2000 1)"
+    echo "ours_big $(ours 1 2048,2048 200)"
+    echo "torch_big $(theirs 2048,2048 200 1)"
+    echo "ours_big2 $(ours 2 2048,2048 200)"
+    echo "ours_big2_bf16 $(ours 2 2048,2048 200 --reduce-dtype bf16)"
+    echo "torch_big2 $(theirs 2048,2048 200 2)"
+  } | sed "s/^/$round /" | tee -a "$out"
+done
 
-{
-  measure ours_small   ours 1 256,256 2000
-  measure torch_small  theirs 256,256 2000 1
-  measure ours_big     ours 1 2048,2048 200
-  measure torch_big    theirs 2048,2048 200 1
-  measure ours_big2    ours 2 2048,2048 200
-  measure ours_big2_bf16 ours 2 2048,2048 200 --reduce-dtype bf16
-  measure torch_big2   theirs 2048,2048 200 2
-} | tee /tmp/stepscope-bench-train.txt
-
-python3 - /tmp/stepscope-bench-train.txt <<'PY'
-import sys
-v = dict(line.split() for line in open(sys.argv[1]))
-v = {k: float(x) for k, x in v.items()}
+python3 - "$out" <<'PY'
+import statistics, sys
+rounds = {}
+for line in open(sys.argv[1]):
+    r, key, value = line.split()
+    rounds.setdefault(r, {})[key] = float(value)
+def figure(f):
+    """median and range over rounds of f(round)"""
+    xs = sorted(f(v) for v in rounds.values())
+    return statistics.median(xs), xs[0], xs[-1]
+def show(label, ours, theirs, ratio):
+    m, lo, hi = ratio
+    print(f"{label:46s} {ours:>10s} {theirs:>10s} {m:7.2f}  ({lo:.2f}-{hi:.2f})")
+med = lambda k: statistics.median(v[k] for v in rounds.values())
+eff = lambda v, k1, k2: v[k2] / (2 * v[k1])
 print()
-print(f"{'case':44s} {'stepscope':>10s} {'pytorch':>10s} {'ratio':>7s}")
-print(f"{'1 replica, mlp 784-256-256-10, samples/s':44s} {v['ours_small']:10.0f} {v['torch_small']:10.0f} {v['ours_small']/v['torch_small']:7.2f}")
-print(f"{'1 replica, mlp 784-2048-2048-10, samples/s':44s} {v['ours_big']:10.0f} {v['torch_big']:10.0f} {v['ours_big']/v['torch_big']:7.2f}")
-eff = v['ours_big2'] / (2 * v['ours_big'])
-eff16 = v['ours_big2_bf16'] / (2 * v['ours_big'])
-teff = v['torch_big2'] / (2 * v['torch_big'])
-print(f"{'2 replicas, 5.8 M mlp, scaling efficiency':44s} {eff:10.2f} {teff:10.2f} {eff/teff:7.2f}")
-print(f"{'2 replicas, 5.8 M mlp, efficiency (bf16 wire)':44s} {eff16:10.2f}")
+print(f"{len(rounds)} rounds; figures are medians, ratios the median (range) of per-round ratios")
+print(f"{'case':46s} {'stepscope':>10s} {'pytorch':>10s} {'ratio':>7s}")
+show("1 replica, mlp 784-256-256-10, samples/s", f"{med('ours_small'):.0f}",
+     f"{med('torch_small'):.0f}", figure(lambda v: v['ours_small'] / v['torch_small']))
+show("1 replica, mlp 784-2048-2048-10, samples/s", f"{med('ours_big'):.0f}",
+     f"{med('torch_big'):.0f}", figure(lambda v: v['ours_big'] / v['torch_big']))
+e, elo, ehi = figure(lambda v: eff(v, 'ours_big', 'ours_big2'))
+t, tlo, thi = figure(lambda v: eff(v, 'torch_big', 'torch_big2'))
+show("2 replicas, 5.8 M mlp, scaling efficiency", f"{e:.2f} ({elo:.2f}-{ehi:.2f})",
+     f"{t:.2f} ({tlo:.2f}-{thi:.2f})",
+     figure(lambda v: eff(v, 'ours_big', 'ours_big2') / eff(v, 'torch_big', 'torch_big2')))
+b, blo, bhi = figure(lambda v: eff(v, 'ours_big', 'ours_big2_bf16'))
+print(f"{'2 replicas, 5.8 M mlp, efficiency (bf16 wire)':46s} {b:.2f} ({blo:.2f}-{bhi:.2f})")
 PY
