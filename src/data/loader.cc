@@ -138,17 +138,23 @@ class SyntheticLoader : public Loader {
   }
 
   Batch Next() override {
-    Batch batch = prepared_;
+    // A recycled batch still holds the prepared contents (Recycle takes batches back unchanged),
+    // so it is served again without a copy; only batches beyond those in flight are copies.
+    Batch batch = recycled_.empty() ? prepared_ : std::move(recycled_.back());
+    if (!recycled_.empty()) recycled_.pop_back();
     batch.epoch = served_ / per_epoch_;
     batch.index = served_ % per_epoch_;
     ++served_;
     return batch;
   }
 
+  void Recycle(Batch batch) override { recycled_.push_back(std::move(batch)); }
+
   int64_t batches_per_epoch() const override { return per_epoch_; }
 
  private:
   Batch prepared_;
+  std::vector<Batch> recycled_;
   int64_t per_epoch_ = 1;
   int64_t served_ = 0;
 };

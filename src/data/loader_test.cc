@@ -172,7 +172,7 @@ TEST(Loader, DestructionWhileWorkersAreBlockedDoesNotHang) {
   ASSERT_TRUE(loader.ok());
 }
 
-TEST(Loader, SyntheticServesCopiesOfOneBatch) {
+TEST(Loader, SyntheticServesOneBatchAgainAndAgain) {
   IndexDataset d(100);
   LoaderOptions o;
   o.batch = 10;
@@ -188,6 +188,8 @@ TEST(Loader, SyntheticServesCopiesOfOneBatch) {
     EXPECT_EQ(std::vector<int64_t>(b.targets.begin(), b.targets.end()), first);
     EXPECT_EQ(b.epoch, i / 10);
     EXPECT_EQ(b.index, i % 10);
+    // Every other batch goes back: the recycled one is served again, the same contents.
+    if (i % 2 == 0) (*loader)->Recycle(std::move(b));
   }
 }
 

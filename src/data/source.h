@@ -84,8 +84,8 @@ Status ValidateLoaderOptions(const Dataset& dataset, const LoaderOptions& option
 // batches with 1 or 8 workers.
 //
 // synthetic: one batch (batch 0 of epoch 0 for this rank) is decoded once at creation and
-// every Next() returns a copy of it at once, with no workers and no input delay: the input
-// pipeline's cost removed, for the ablation.
+// every Next() returns it at once (a recycled batch again, else a copy), with no workers and no
+// input delay: the input pipeline's cost removed, for the ablation.
 //
 // The loader keeps a reference to `dataset`, which must outlive it. Next() and Recycle() must
 // be called from one consumer thread. Destruction stops and joins the workers, also when they
@@ -98,7 +98,7 @@ class Loader {
   // Blocks until the next batch is ready. Batches come in order (epoch, index).
   virtual Batch Next() = 0;
   virtual int64_t batches_per_epoch() const = 0;
-  // Optionally hands a consumed batch back so that a worker can reuse its buffers.
+  // Optionally hands a consumed batch back, unchanged, so that its buffers are reused.
   virtual void Recycle(Batch batch) {}
 };
 
