@@ -10,8 +10,8 @@ namespace stepscope {
 namespace {
 
 TEST(JsonText, NumbersReadBackExactly) {
-  for (double v : {0.0, -0.0, 1.0, 0.1, 1.0 / 3.0, 12345.678901234567, 1e-300, -2.5e300,
-                   10719.338073233}) {
+  for (double v :
+       {0.0, -0.0, 1.0, 0.1, 1.0 / 3.0, 12345.678901234567, 1e-300, -2.5e300, 10719.338073233}) {
     std::string out;
     AppendJsonNumber(v, out);
     EXPECT_EQ(nlohmann::json::parse(out).get<double>(), v) << out;
