@@ -1,5 +1,6 @@
 #include "train/recorder.h"
 
+#include <chrono>
 #include <filesystem>
 
 namespace stepscope::train {
@@ -36,12 +37,58 @@ Result<std::unique_ptr<RankRecorder>> RankRecorder::Open(const std::string& dir,
   r->trace_->ThreadName(rank, kMainTrack, "main (compute)");
   r->trace_->ThreadName(rank, kCommTrack, "communication");
   r->trace_->ThreadName(rank, kLoaderTrack, "loader");
+  r->writer_ = std::thread([raw = r.get()] { raw->WriterLoop(); });
   return r;
 }
 
-Status RankRecorder::Append(const StepRecord& rec, const StepTimeline& t) {
+RankRecorder::~RankRecorder() { (void)Close(); }
+
+Status RankRecorder::Append(StepRecord record, StepTimeline timeline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!error_.ok()) return error_;
+  if (queue_.size() >= kMaxQueued) {
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return queue_.size() < kMaxQueued || !error_.ok(); });
+    if (!error_.ok()) return error_;
+  }
+  queue_.push_back({std::move(record), std::move(timeline)});
+  return Status::Ok();
+}
+
+void RankRecorder::WriterLoop() {
+  std::vector<Entry> batch;
+  for (;;) {
+    bool stopping;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::duration<double>(kWriteInterval),
+                   [&] { return stop_ || queue_.size() >= kMaxQueued; });
+      batch.swap(queue_);
+      stopping = stop_;
+    }
+    cv_.notify_all();  // room in the queue again
+    Status st = Status::Ok();
+    for (const Entry& e : batch) {
+      if (st.ok()) st = Write(e);
+    }
+    if (!batch.empty() && st.ok()) {
+      steps_.flush();
+      if (!steps_) st = Status::Error(steps_path_ + ": write failed (disk full?)");
+    }
+    batch.clear();
+    if (!st.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (error_.ok()) error_ = st;
+    }
+    cv_.notify_all();
+    if (stopping) return;
+  }
+}
+
+Status RankRecorder::Write(const Entry& entry) {
+  const StepRecord& rec = entry.record;
+  const StepTimeline& t = entry.timeline;
   steps_ << StepRecordToJson(rec) << '\n';
-  steps_.flush();
   if (!steps_) return Status::Error(steps_path_ + ": write failed (disk full?)");
 
   const int pid = rank_;
@@ -67,8 +114,22 @@ Status RankRecorder::Append(const StepRecord& rec, const StepTimeline& t) {
 }
 
 Status RankRecorder::Close() {
+  if (closed_) return close_status_;
+  closed_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (writer_.joinable()) writer_.join();  // its last pass writes what was still queued
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    close_status_ = error_;
+  }
   steps_.close();
-  return trace_ ? trace_->Close() : Status::Ok();
+  Status trace_status = trace_ ? trace_->Close() : Status::Ok();
+  if (close_status_.ok()) close_status_ = trace_status;
+  return close_status_;
 }
 
 }  // namespace stepscope::train

@@ -285,7 +285,8 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     }
     recent_losses.push_back(loss);
     if (recent_losses.size() > 20) recent_losses.erase(recent_losses.begin());
-    if (recorder) STEPSCOPE_RETURN_IF_ERROR(recorder->Append(rec, tl));
+    const Seconds step_time = rec.step_time();
+    if (recorder) STEPSCOPE_RETURN_IF_ERROR(recorder->Append(std::move(rec), std::move(tl)));
 
     const bool check = o.reducer.reduce && world > 1 && o.checksum_every > 0 &&
                        ((step + 1) % o.checksum_every == 0 || step + 1 == total_steps);
@@ -293,7 +294,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
       watchdog.Publish(step, comm::HeartbeatPhase::kAllreduce);
       STEPSCOPE_RETURN_IF_ERROR(CheckReplicasAgree(model.params(), step, comm));
     }
-    progress.Update(step, loss, static_cast<double>(samples_per_step * world) / rec.step_time(),
+    progress.Update(step, loss, static_cast<double>(samples_per_step * world) / step_time,
                     comm.Now());
   }
   progress.Finish();
