@@ -59,16 +59,14 @@ class ShmAllreducer final : public Allreducer {
   Status Allreduce(std::span<float> data, WireDtype dtype, ReduceOp op) override {
     const size_t n = data.size();
     if (n == 0) return Status::Ok();
-    const float inv = 1.0f / static_cast<float>(size_);
+    const MeanScaling scaling = ScalingFor(dtype, op);
     if (IsResident(data)) {
-      return InPlace(static_cast<size_t>(data.data() - residents_[rank_]), n, dtype, op);
+      return InPlace(static_cast<size_t>(data.data() - residents_[rank_]), n, dtype, scaling);
     }
-    if (dtype == WireDtype::kFp16 && op == ReduceOp::kMean) Scale(data.data(), inv, n);
+    if (scaling.pre != 1.0f) Scale(data.data(), scaling.pre, n);
     for (size_t begin = 0; begin < n; begin += block_) {
       const size_t length = std::min(block_, n - begin);
-      // The mean's 1/N is applied while reducing (fused: no extra pass over the buffer).
-      const float post_scale = dtype != WireDtype::kFp16 && op == ReduceOp::kMean ? inv : 1.0f;
-      STEPSCOPE_RETURN_IF_ERROR(Block(data.data() + begin, length, dtype, post_scale));
+      STEPSCOPE_RETURN_IF_ERROR(Block(data.data() + begin, length, dtype, scaling.post));
       ++blocks_done_;
     }
     return Status::Ok();
@@ -78,6 +76,18 @@ class ShmAllreducer final : public Allreducer {
   std::span<float> ResidentStorage() override { return {residents_[rank_], resident_size_}; }
 
  private:
+  // The mean's 1/N: fp16 scales each input first so its sums cannot overflow; the others scale
+  // the sum while reducing (fused: no extra pass over the buffer). 1 where not applied.
+  struct MeanScaling {
+    float pre = 1.0f;
+    float post = 1.0f;
+  };
+  MeanScaling ScalingFor(WireDtype dtype, ReduceOp op) const {
+    if (op != ReduceOp::kMean) return {};
+    const float inv = 1.0f / static_cast<float>(size_);
+    return dtype == WireDtype::kFp16 ? MeanScaling{inv, 1.0f} : MeanScaling{1.0f, inv};
+  }
+
   bool IsResident(std::span<float> data) const {
     const float* base = residents_[rank_];
     return data.data() >= base && data.data() + data.size() <= base + resident_size_;
@@ -92,10 +102,7 @@ class ShmAllreducer final : public Allreducer {
 
   // The resident path. Values are rounded to the wire precision where the staged path would
   // round them (each input, after fp16's pre-scaling, and the result), so both give the same bits.
-  Status InPlace(size_t offset, size_t n, WireDtype dtype, ReduceOp op) {
-    const float inv = 1.0f / static_cast<float>(size_);
-    const bool pre_scale = dtype == WireDtype::kFp16 && op == ReduceOp::kMean;
-    const float post_scale = !pre_scale && op == ReduceOp::kMean ? inv : 1.0f;
+  Status InPlace(size_t offset, size_t n, WireDtype dtype, MeanScaling scaling) {
     STEPSCOPE_RETURN_IF_ERROR(Sync());  // every rank's buffer is final
     const size_t begin = offset + SliceBegin(n, rank_), length = SliceLength(n, rank_);
     float acc[kTile], scaled[kTile];
@@ -118,9 +125,9 @@ class ShmAllreducer final : public Allreducer {
           std::fill(acc, acc + m, 0.0f);
           for (int j = 0; j < size_; ++j) {
             const float* in = residents_[j] + at;
-            if (pre_scale) {
+            if (scaling.pre != 1.0f) {
               std::memcpy(scaled, in, m * sizeof(float));
-              Scale(scaled, inv, m);
+              Scale(scaled, scaling.pre, m);
               in = scaled;
             }
             FloatToFp16(in, wire, m);
@@ -128,9 +135,7 @@ class ShmAllreducer final : public Allreducer {
           }
           break;
       }
-      if (post_scale != 1.0f) {
-        for (size_t i = 0; i < m; ++i) acc[i] *= post_scale;
-      }
+      if (scaling.post != 1.0f) Scale(acc, scaling.post, m);
       if (dtype == WireDtype::kBf16) {
         FloatToBf16(acc, wire, m);
         Bf16ToFloat(wire, acc, m);
@@ -195,9 +200,7 @@ class ShmAllreducer final : public Allreducer {
             break;
         }
       }
-      if (post_scale != 1.0f) {
-        for (size_t i = 0; i < m; ++i) acc[i] *= post_scale;
-      }
+      if (post_scale != 1.0f) Scale(acc, post_scale, m);
       switch (dtype) {
         case WireDtype::kFp32:
           std::memcpy(mine + at, acc, m * sizeof(float));

@@ -77,10 +77,12 @@ void RankRecorder::WriterLoop() {
     }
     batch.clear();
     if (!st.ok()) {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (error_.ok()) error_ = st;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (error_.ok()) error_ = st;
+      }
+      cv_.notify_all();  // an Append waiting for room returns the error
     }
-    cv_.notify_all();
     if (stopping) return;
   }
 }
