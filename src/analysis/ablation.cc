@@ -32,7 +32,6 @@ double StepWithout(const Decomposition& d, Part removed) {
   return worst;
 }
 
-std::string Ms(double s) { return fmt::format("{:.2f} ms", 1e3 * s); }
 
 // Step-to-step spread of a run's job step: how far one run's mean can drift from another's.
 double Spread(const Decomposition& d) { return std::max(0.0, d.step_p90 - d.step_p50); }

@@ -36,16 +36,6 @@ Components operator*(const Components& a, double k) {
   return c;
 }
 
-double Percentile(std::vector<double> values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const double pos = std::clamp(p, 0.0, 100.0) / 100.0 * static_cast<double>(values.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(lo + 1, values.size() - 1);
-  const double frac = pos - static_cast<double>(lo);
-  return values[lo] + (values[hi] - values[lo]) * frac;
-}
-
 Seconds SyncWait(const StepRecord& record, const std::map<int, Seconds>& last_arrival) {
   // The rank's wait for late ranks is exposed only after its own last arrival (its backward has
   // ended by then): from that moment until the latest arrival of any rank at any collective.

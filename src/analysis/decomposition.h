@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/statistics.h"
 #include "core/status.h"
 #include "core/step_record.h"
 #include "core/units.h"
@@ -77,8 +78,5 @@ struct Decomposition {
 
 // Decomposes one run. The records are all ranks' records of that run, in any order.
 Result<Decomposition> Decompose(const std::vector<StepRecord>& records);
-
-// Linear-interpolated percentile (p in [0,100]) of `values`; 0 for an empty vector.
-double Percentile(std::vector<double> values, double p);
 
 }  // namespace stepscope::analysis

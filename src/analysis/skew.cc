@@ -9,12 +9,6 @@
 #include "analysis/decomposition.h"
 
 namespace stepscope::analysis {
-namespace {
-
-double Median(std::vector<double> v) { return Percentile(std::move(v), 50); }
-
-}  // namespace
-
 Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const SkewOptions& options) {
   Result<MatchedSteps> matched = MatchSteps(records);
   if (!matched.ok()) return matched.status();

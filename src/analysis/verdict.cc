@@ -5,13 +5,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/text_format.h"
+
 namespace stepscope::analysis {
 namespace {
 
-std::string Ms(double s) { return fmt::format("{:.2f} ms", 1e3 * s); }
-std::string Pct(double part, double whole) {
-  return fmt::format("{:.0f}%", whole > 0 ? 100 * part / whole : 0.0);
-}
 
 const AblationCheck* FindCheck(const AblationReport& r, const std::string& name) {
   for (const AblationCheck& c : r.checks) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/statistics.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -16,13 +18,6 @@ namespace stepscope::report {
 namespace fs = std::filesystem;
 
 namespace {
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 std::string Key(const trace::TraceEvent& e) {
   const std::string pid = e.pid >= 0 ? std::to_string(e.pid) : std::string(e.pid_str);

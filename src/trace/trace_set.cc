@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/statistics.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <set>
@@ -14,13 +16,6 @@ namespace fs = std::filesystem;
 bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // How collectives were paired: "sequence" (every process group carried sequence numbers),

@@ -1,0 +1,37 @@
+// The statistics every module shares: median, percentile, mean, and the bootstrap that turns a
+// sample into an Estimate. One definition each, so that every report means the same thing.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "core/estimate.h"
+
+namespace stepscope {
+
+// Linear-interpolated percentile (p in [0, 100], clamped) of `values`; 0 for an empty vector.
+double Percentile(std::vector<double> values, double p);
+double Median(std::vector<double> values);
+double Mean(const std::vector<double>& values);  // 0 for an empty vector
+
+struct BootstrapOptions {
+  int resamples = 1000;
+  double level = 0.90;  // two-sided: the interval holds this share of the resampled statistic
+  // Resample contiguous blocks of this many values (a moving-block bootstrap), so that
+  // neighbouring steps, which are correlated, stay together. 1: independent values.
+  int block = 1;
+  uint64_t seed = 0x5eed;  // fixed: the same sample gives the same interval
+};
+
+// Percentile bootstrap of `statistic` over `values`: value is the statistic of the sample itself,
+// [low, high] the central `level` share of the statistic over resamples of the same size. An
+// empty sample gives {0, 0, 0}; a single value gives an exact estimate.
+Estimate Bootstrap(const std::vector<double>& values,
+                   const std::function<double(const std::vector<double>&)>& statistic,
+                   const BootstrapOptions& options = {});
+
+// Bootstrap of the mean, the usual case.
+Estimate BootstrapMean(const std::vector<double>& values, const BootstrapOptions& options = {});
+
+}  // namespace stepscope
