@@ -241,10 +241,10 @@ TEST(Importer, StepscopeStepRecords) {
   std::filesystem::remove(path);
 }
 
-#ifdef STEPSCOPE_TRACE_DATA_DIR
-TEST(Importer, EverySharedTraceImports) {
+// Every real trace under tests/data/traces imports.
+TEST(Importer, EveryRealTraceImports) {
   std::string dir = STEPSCOPE_TRACE_DATA_DIR;
-  if (!std::filesystem::exists(dir)) GTEST_SKIP() << dir << " not present";
+  ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;
   int files = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
     std::string p = entry.path().string();
@@ -277,16 +277,14 @@ TEST(Importer, EverySharedTraceImports) {
   }
   EXPECT_GE(files, 10);
 }
-#endif
 
-#ifdef STEPSCOPE_TRACE_DATA_DIR
 // The real Kineto CPU/gloo trace with its "ProfilerStep#N" annotations removed: the steps
 // inferred from its optimizer steps agree with the annotated ones (5 steps, each within 2 %).
 TEST(Importer, InferredStepsAgreeWithAnnotatedOnesOnARealTrace) {
   const std::string path =
       std::string(STEPSCOPE_TRACE_DATA_DIR) +
       "/pytorch-kineto-cpu-gloo/cpu_only__rank-34.OLDER_COMMIT_05cd72fe.pt.trace.json.gz";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
   auto annotated = ImportTrace(path);
   ASSERT_TRUE(annotated.ok()) << annotated.status().message();
   auto src = OpenByteSource(path);
@@ -316,7 +314,6 @@ TEST(Importer, InferredStepsAgreeWithAnnotatedOnesOnARealTrace) {
         << "step " << i;
   }
 }
-#endif
 
 // stepscope's own trace, one step [1000, 1900) us: input [1000,1050), compute [1050,1650) and
 // [1760,1860) = 700, exposed wait [1650,1760) = 110, comm [1510,1760) = 250 of which

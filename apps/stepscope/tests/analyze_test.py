@@ -1,5 +1,6 @@
-"""End-to-end tests of `stepscope analyze`: the shared real traces, broken inputs, a stepscope
-run directory against what train recorded, and real PyTorch DDP runs with injected faults."""
+"""End-to-end tests of `stepscope analyze`: the real traces under tests/data/traces, broken
+inputs, a stepscope run directory against what train recorded, and real PyTorch DDP runs with
+injected faults."""
 import glob
 import gzip
 import json
@@ -13,7 +14,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 from harness import TempDirTest, read_json, read_jsonl, run  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TRACES = os.path.normpath(os.path.join(HERE, "..", "..", "..", "..", "shared", "data", "traces"))
+TRACES = os.environ.get("STEPSCOPE_TRACE_DATA") or os.path.normpath(
+    os.path.join(HERE, "..", "..", "..", "tests", "data", "traces"))
 
 
 def analyze(args, check=True):
@@ -25,8 +27,7 @@ class SharedTraces(TempDirTest):
 
     def test_each_folder(self):
         folders = sorted(glob.glob(os.path.join(TRACES, "*", "")))
-        if not folders:
-            self.skipTest(f"no shared traces under {TRACES}")
+        self.assertEqual(len(folders), 3, f"the real traces belong under {TRACES}")
         for folder in folders:
             with self.subTest(folder=folder):
                 out = self.path(os.path.basename(folder.rstrip("/")))
@@ -46,8 +47,7 @@ class SharedTraces(TempDirTest):
 
     def test_legacy_two_ranks_unaligned(self):
         folder = os.path.join(TRACES, "pytorch-legacy-cpu-gloo")
-        if not os.path.isdir(folder):
-            self.skipTest("no legacy traces")
+        self.assertTrue(os.path.isdir(folder), folder)
         out = self.path("legacy")
         analyze([folder, "--out", out, "--warmup-steps", "0"])
         d = read_json(os.path.join(out, "diagnosis.json"))
