@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/text_format.h"
+
 namespace stepscope::analysis {
 namespace {
 
