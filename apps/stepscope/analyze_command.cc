@@ -6,13 +6,50 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "analysis/build_diagnosis.h"
 #include "analysis/diagnosis.h"
-#include "analysis/summary.h"
+#include "core/step_record.h"
+#include "report/html_report.h"
+#include "report/terminal_report.h"
 
 namespace stepscope::app {
+namespace {
+
+// Writes DIR/diagnosis.json, DIR/report.html and the imported records as a stepscope run
+// (DIR/rank-R.steps.jsonl), so that `stepscope analyze DIR` reads the same steps back.
+Status WriteAnalysis(const std::string& dir, const nlohmann::json& diagnosis_json,
+                     const analysis::Diagnosis& diagnosis, const trace::TraceSet& set) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::Error(dir + ": cannot create the directory (" + ec.message() + ")");
+  const std::string json_path = dir + "/diagnosis.json";
+  {
+    std::ofstream f(json_path, std::ios::trunc);
+    f << diagnosis_json.dump(2) << "\n";
+    f.close();
+    if (!f) return Status::Error(json_path + ": cannot write (is the directory writable?)");
+  }
+  // A step rate stays a step rate when read back: records whose batch size was not known
+  // carry no sample count (0).
+  const bool counts_known = diagnosis.source.throughput_unit == analysis::ThroughputUnit::kSamples;
+  std::map<int, std::vector<StepRecord>> by_rank;
+  for (const StepRecord& r : set.records) {
+    by_rank[r.rank].push_back(r);
+    if (!counts_known) by_rank[r.rank].back().samples = 0;
+  }
+  for (const auto& [rank, records] : by_rank) {
+    const std::string path = fmt::format("{}/rank-{}.steps.jsonl", dir, rank);
+    if (Status s = WriteStepRecords(path, records); !s.ok()) return s;
+  }
+  report::HtmlReportOptions html;
+  html.input_path = json_path;
+  return report::WriteHtmlReport(diagnosis, dir + "/report.html", html);
+}
+
+}  // namespace
 
 int RunAnalyze(const AnalyzeFlags& flags) {
   if (flags.inputs.empty()) {
@@ -46,6 +83,10 @@ int RunAnalyze(const AnalyzeFlags& flags) {
   options.source.workload = fmt::format("{} trace file(s), {}", set->traces.size(),
                                         trace::TraceFormatName(set->traces.front().format));
   options.source.tool_version = STEPSCOPE_VERSION;
+  // Without a batch size in the trace (and none given), a "sample" is a step: say steps/s.
+  options.source.throughput_unit = set->samples_assumed && opt.samples_per_step == 1
+                                       ? analysis::ThroughputUnit::kSteps
+                                       : analysis::ThroughputUnit::kSamples;
   if (set->clock_method != trace::ClockMethod::kShared) {
     // Estimated clock offsets carry errors of about a millisecond on a busy host: a rank's
     // arrival (or compute) must exceed the others' by a wider margin to count as a straggler.
@@ -68,22 +109,19 @@ int RunAnalyze(const AnalyzeFlags& flags) {
   j["trace"] = trace::TraceSectionJson(*set);
 
   if (!flags.out.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(flags.out, ec);
-    const std::string path = flags.out + "/diagnosis.json";
-    std::ofstream f(path, std::ios::trunc);
-    f << j.dump(2) << "\n";
-    f.close();
-    if (ec || !f) {
-      std::cerr << "stepscope analyze: " << path << ": cannot write (is the directory writable?)\n";
+    if (Status st = WriteAnalysis(flags.out, j, *diagnosis, *set); !st.ok()) {
+      std::cerr << "stepscope analyze: " << st.message() << "\n";
       return kAnalyzeBadInput;
     }
   }
   if (flags.json) {
     std::cout << j.dump(2) << "\n";
   } else {
-    std::cout << trace::TraceSummaryText(*set) << "\n" << analysis::SummaryText(*diagnosis);
-    if (!flags.out.empty()) std::cout << "\nWrote " << flags.out << "/diagnosis.json\n";
+    std::cout << trace::TraceSummaryText(*set) << "\n" << report::TerminalReport(*diagnosis);
+    if (!flags.out.empty()) {
+      std::cout << "\nWrote " << flags.out << "/diagnosis.json, report.html and the step records ("
+                << flags.out << "/rank-R.steps.jsonl)\n";
+    }
   }
   return kAnalyzeOk;
 }
@@ -96,7 +134,9 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
       "into the step decomposition, stragglers and verdict. Exit codes: 0 ok, 1 analysis "
       "failed, 2 bad usage or input");
   cmd->add_option("inputs", flags->inputs, "Trace files and directories (one file per rank)");
-  cmd->add_option("--out", flags->out, "Write DIR/diagnosis.json");
+  cmd->add_option("--out", flags->out,
+                  "Write DIR/diagnosis.json, DIR/report.html and the imported steps as "
+                  "DIR/rank-R.steps.jsonl (a run directory analyze reads back)");
   cmd->add_option("--rank", flags->rank, "The rank of a single input file");
   cmd->add_flag("--rank-from-filename", flags->set.rank_from_file_name,
                 "Take each file's rank from its name (rank-3, rank3, _rank_3)");

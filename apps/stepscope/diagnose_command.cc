@@ -15,10 +15,10 @@
 
 #include "analysis/build_diagnosis.h"
 #include "analysis/diagnosis.h"
-#include "analysis/summary.h"
 #include "apps/stepscope/train_command.h"
 #include "nn/model.h"
 #include "report/html_report.h"
+#include "report/terminal_report.h"
 #include "sweep/child_process.h"
 #include "sweep/launcher.h"
 #include "sweep/run_records.h"
@@ -501,7 +501,7 @@ int RunDiagnose(DiagnoseFlags& f) {
   if (Status st = report::WriteHtmlReport(d, html_path, html); !st.ok()) {
     d.warnings.push_back(st.message());  // the diagnosis itself is safe on disk
   }
-  std::fputs(analysis::SummaryText(d).c_str(), stdout);
+  std::fputs(report::TerminalReport(d).c_str(), stdout);
   if (!d.warnings.empty()) {
     std::fputs("\nwarnings:\n", stdout);
     for (const std::string& w : d.warnings) std::printf("  %s\n", w.c_str());

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
+#include <string_view>
 
 #include "analysis/attribution.h"
 #include "analysis/noise_scale.h"
@@ -10,6 +12,48 @@
 
 namespace stepscope::analysis {
 namespace {
+
+// Replaces every `from` in `text` with `to`.
+void ReplaceAll(std::string* text, std::string_view from, std::string_view to) {
+  for (size_t at = text->find(from); at != std::string::npos;
+       at = text->find(from, at + to.size())) {
+    text->replace(at, from.size(), to);
+  }
+}
+
+// The analysis words its sentences in samples. When the records give no batch size the rates
+// are steps per second: say so in every sentence, so that no step rate reads as a sample rate.
+void InSteps(std::string* s) {
+  ReplaceAll(s, "samples/s", "steps/s");
+  ReplaceAll(s, "per sample", "per step");
+}
+
+void SpeakInSteps(DiagnosisPoint* p) {
+  InSteps(&p->ablations.sentence);
+  for (AblationCheck& c : p->ablations.checks) {
+    InSteps(&c.unit);
+    InSteps(&c.sentence);
+  }
+  for (std::string& e : p->skew.evidence) InSteps(&e);
+}
+
+void SpeakInSteps(Diagnosis* d) {
+  for (DiagnosisPoint& p : d->points) SpeakInSteps(&p);
+  if (d->after) {
+    for (DiagnosisPoint& p : d->after->points) SpeakInSteps(&p);
+  }
+  Verdict& v = d->verdict;
+  for (std::string& e : v.evidence) InSteps(&e);
+  for (LeverAdvice& l : v.levers) {
+    InSteps(&l.action);
+    InSteps(&l.basis);
+  }
+  InSteps(&v.decision_reason);
+  InSteps(&v.quality_note);
+  InSteps(&v.explanation);
+  InSteps(&d->noise_scale.reason);
+  for (std::string& w : d->warnings) InSteps(&w);
+}
 
 struct Measured {
   Decomposition baseline;
@@ -85,9 +129,9 @@ Result<std::vector<DiagnosisPoint>> BuildPoints(const std::vector<RunSet>& runs,
     *reference = EstimateSingleReplica(measured.front().baseline);
     x1 = reference->samples_per_s;
     warnings->push_back(fmt::format(
-        "no 1-replica run: one device's throughput ({:.1f} samples/s) is estimated from the "
+        "no 1-replica run: one device's throughput ({:.1f} {}) is estimated from the "
         "{}-replica run's fastest rank without exposed communication",
-        x1, measured.front().baseline.replicas));
+        x1, UnitText(options.source.throughput_unit), measured.front().baseline.replicas));
   }
   std::vector<ScalingInput> inputs;
   for (const Measured& m : measured) {
@@ -145,6 +189,7 @@ Result<Diagnosis> BuildDiagnosis(const std::vector<RunSet>& runs, const Diagnose
   in.noise = d.noise_scale;
   in.cost = options.cost;
   d.verdict = DecideVerdict(in, options.verdict);
+  if (d.source.throughput_unit == ThroughputUnit::kSteps) SpeakInSteps(&d);
   return d;
 }
 
@@ -158,6 +203,7 @@ Status AddAfterLevers(const std::vector<RunSet>& runs, const std::vector<Applied
   after.levers_applied = levers;
   after.points = std::move(points).value();
   diagnosis->after = std::move(after);
+  if (diagnosis->source.throughput_unit == ThroughputUnit::kSteps) SpeakInSteps(diagnosis);
   return Status::Ok();
 }
 

@@ -525,7 +525,8 @@ nlohmann::json ToJson(const Diagnosis& d) {
   j["schema_version"] = kDiagnosisSchemaVersion;  // the structure is always the current one
   j["source"] = {{"origin", d.source.origin},
                  {"workload", d.source.workload},
-                 {"tool_version", d.source.tool_version}};
+                 {"tool_version", d.source.tool_version},
+                 {"throughput_unit", UnitText(d.source.throughput_unit)}};
   j["emulation"] = {{"emulated", d.emulation.emulated}, {"parameters", d.emulation.parameters}};
   j["points"] = PointsJson(d.points);
   j["attribution"] = d.attribution ? AttributionJson(*d.attribution) : json(nullptr);
@@ -560,6 +561,14 @@ Result<Diagnosis> DiagnosisFromJson(const nlohmann::json& j) {
   STEPSCOPE_RETURN_IF_ERROR(Get(*source, "source", "origin", &d.source.origin));
   STEPSCOPE_RETURN_IF_ERROR(Get(*source, "source", "workload", &d.source.workload));
   STEPSCOPE_RETURN_IF_ERROR(Get(*source, "source", "tool_version", &d.source.tool_version));
+  if (auto unit = source->find("throughput_unit"); unit != source->end()) {  // absent: samples/s
+    auto parsed = unit->is_string() ? ParseThroughputUnit(unit->get<std::string>()) : std::nullopt;
+    if (!parsed) {
+      return Status::Error(
+          "diagnosis.json: field 'source.throughput_unit' must be \"samples/s\" or \"steps/s\"");
+    }
+    d.source.throughput_unit = *parsed;
+  }
   const json* emu = nullptr;
   STEPSCOPE_RETURN_IF_ERROR(GetObject(j, "", "emulation", &emu));
   STEPSCOPE_RETURN_IF_ERROR(Get(*emu, "emulation", "emulated", &d.emulation.emulated));

@@ -40,6 +40,8 @@ struct SourceInfo {
   std::string origin;    // "diagnose" or "analyze"
   std::string workload;  // what ran, in words (model, micro-batch, dataset)
   std::string tool_version;
+  // What every throughput in the diagnosis counts: steps when the records give no batch size.
+  ThroughputUnit throughput_unit = ThroughputUnit::kSamples;
 };
 
 // The curve re-measured after the free levers were applied.

@@ -6,7 +6,6 @@
 #include <sstream>
 
 #include "analysis/build_diagnosis.h"
-#include "analysis/summary.h"
 #include "analysis/synthetic_run.h"
 
 namespace stepscope::analysis {
@@ -180,31 +179,6 @@ TEST(Diagnosis, ReadsVersion1) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("'verdict.buy_more_devices'"), std::string::npos)
       << bad.status().message();
-}
-
-TEST(Summary, TableWaterfallAndVerdict) {
-  const Diagnosis d = Sample();
-  const std::string s = SummaryText(d);
-  EXPECT_NE(s.find("samples/s"), std::string::npos);
-  EXPECT_NE(s.find("EMULATED"), std::string::npos);
-  EXPECT_NE(s.find("measured speed-up"), std::string::npos);
-  EXPECT_NE(s.find("binding constraint: " + std::string(ToString(d.verdict.binding))),
-            std::string::npos);
-  EXPECT_NE(s.find("decision: "), std::string::npos);
-  EXPECT_NE(s.find("after applying bigger_micro_batch"), std::string::npos);
-  EXPECT_NE(s.find("N=4: "), std::string::npos);  // before -> after at the same N
-  // One table row per replica count, all of the same width.
-  const std::string table = CurveTable(d.points);
-  size_t lines = 0, width = 0;
-  size_t start = 0;
-  for (size_t i = 0; i < table.size(); ++i) {
-    if (table[i] != '\n') continue;
-    if (lines == 0) width = i - start;
-    EXPECT_EQ(i - start, width);
-    start = i + 1;
-    ++lines;
-  }
-  EXPECT_EQ(lines, 1 + d.points.size());
 }
 
 }  // namespace

@@ -6,6 +6,21 @@
 
 namespace stepscope::analysis {
 
+std::string_view UnitText(ThroughputUnit unit) {
+  return unit == ThroughputUnit::kSteps ? "steps/s" : "samples/s";
+}
+
+std::string_view UnitNoun(ThroughputUnit unit) {
+  return unit == ThroughputUnit::kSteps ? "steps" : "samples";
+}
+
+std::optional<ThroughputUnit> ParseThroughputUnit(std::string_view text) {
+  for (ThroughputUnit u : {ThroughputUnit::kSamples, ThroughputUnit::kSteps}) {
+    if (text == UnitText(u)) return u;
+  }
+  return std::nullopt;
+}
+
 Result<std::vector<ScalingPoint>> ScalingCurve(std::vector<ScalingInput> inputs,
                                                double reference_samples_per_s) {
   if (inputs.empty()) return Status::Error("scaling curve: no points");
@@ -38,10 +53,6 @@ Result<std::vector<ScalingPoint>> ScalingCurve(std::vector<ScalingInput> inputs,
       p.has_marginal = true;
       p.marginal_device_value = (inputs[i].samples_per_s - inputs[i - 1].samples_per_s) / x1 /
                                 (inputs[i].replicas - inputs[i - 1].replicas);
-    } else if (p.replicas > 1) {
-      // From the (real or estimated) single device to the first measured point.
-      p.has_marginal = true;
-      p.marginal_device_value = (p.samples_per_s - x1) / x1 / (p.replicas - 1);
     }
     out.push_back(p);
   }

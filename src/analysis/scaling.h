@@ -2,11 +2,24 @@
 // count. Definitions: docs/metrics.md.
 #pragma once
 
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
 
 namespace stepscope::analysis {
+
+// What a throughput counts. Records that carry no batch size (a profiler trace without one)
+// give a step rate, which must never read as a sample rate.
+enum class ThroughputUnit { kSamples, kSteps };
+
+// "samples/s" or "steps/s": the unit as printed and as written to diagnosis.json.
+std::string_view UnitText(ThroughputUnit unit);
+// "samples" or "steps": what the unit counts, for phrases like "cost per million steps".
+std::string_view UnitNoun(ThroughputUnit unit);
+// The inverse of UnitText; nullopt for any other text.
+std::optional<ThroughputUnit> ParseThroughputUnit(std::string_view text);
 
 struct ScalingInput {
   int replicas = 0;
@@ -19,7 +32,9 @@ struct ScalingPoint {
   double speedup = 0;                // X(N) / X(1)
   double efficiency = 0;             // X(N) / (N X(1))
   double marginal_device_value = 0;  // (X(N_i) - X(N_{i-1})) / X(1) / (N_i - N_{i-1})
-  bool has_marginal = false;         // false for the first point
+  // True only between two measured replica counts: false for the first point, even when X(1)
+  // is an estimate (an estimated reference is no measurement of the added devices).
+  bool has_marginal = false;
 };
 
 // Points sorted by replica count. X(1) is the 1-replica throughput; when there is no 1-replica

@@ -23,9 +23,32 @@ TEST(Scaling, NeedsAReferenceAndDistinctCounts) {
   Result<std::vector<ScalingPoint>> c = ScalingCurve({{2, 150}}, 100);
   ASSERT_TRUE(c.ok());
   EXPECT_DOUBLE_EQ((*c)[0].efficiency, 0.75);
-  EXPECT_DOUBLE_EQ((*c)[0].marginal_device_value, 0.5);
   EXPECT_FALSE(ScalingCurve({{1, 100}, {1, 90}}).ok());
   EXPECT_FALSE(ScalingCurve({}).ok());
+}
+
+// A marginal device value needs two measured replica counts: one count against an estimated
+// (or given) single-device reference has none.
+TEST(Scaling, NoMarginalFromASingleMeasuredCount) {
+  Result<std::vector<ScalingPoint>> one = ScalingCurve({{8, 300}}, 100);
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  EXPECT_FALSE((*one)[0].has_marginal);
+  EXPECT_DOUBLE_EQ((*one)[0].speedup, 3.0);
+
+  Result<std::vector<ScalingPoint>> two = ScalingCurve({{8, 300}, {4, 200}}, 100);
+  ASSERT_TRUE(two.ok()) << two.status().message();
+  EXPECT_FALSE((*two)[0].has_marginal);  // N=4: nothing measured before it
+  ASSERT_TRUE((*two)[1].has_marginal);
+  EXPECT_DOUBLE_EQ((*two)[1].marginal_device_value, (300.0 - 200) / 100 / 4);
+}
+
+TEST(Scaling, UnitTextRoundTrips) {
+  for (ThroughputUnit u : {ThroughputUnit::kSamples, ThroughputUnit::kSteps}) {
+    EXPECT_EQ(ParseThroughputUnit(UnitText(u)), u);
+  }
+  EXPECT_EQ(UnitText(ThroughputUnit::kSteps), "steps/s");
+  EXPECT_EQ(UnitNoun(ThroughputUnit::kSamples), "samples");
+  EXPECT_FALSE(ParseThroughputUnit("samples").has_value());
 }
 
 }  // namespace

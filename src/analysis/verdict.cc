@@ -225,9 +225,11 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
   const bool has_curve = last != nullptr && (last->has_marginal || n == 1);
   const double marginal =
       (last != nullptr && last->has_marginal) ? last->marginal_device_value : eff;
-  if (last == nullptr || (in.points.size() == 1 && n == 1)) {
+  if (last == nullptr || in.points.size() == 1) {
     v.decision = Decision::kPullLevers;
-    v.decision_reason = "only one device measured: measure the scaling curve first";
+    v.decision_reason = n == 1 ? "only one device measured: measure the scaling curve first"
+                               : "only one replica count measured: measure the scaling curve "
+                                 "first";
   } else if (x > 0 && best_gain >= o.levers_recover_a_lot * x) {
     v.decision = Decision::kPullLevers;
     v.decision_reason = fmt::format(

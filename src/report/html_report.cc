@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "core/text_format.h"
 #include "report/chart_assets.h"
 #include "report/html_escape.h"
 
@@ -15,6 +16,7 @@ namespace {
 using analysis::Components;
 using analysis::Diagnosis;
 using analysis::DiagnosisPoint;
+using analysis::ThroughputUnit;
 using nlohmann::json;
 
 constexpr const char* kSchema = "https://vega.github.io/schema/vega-lite/v6.json";
@@ -38,10 +40,6 @@ double ComponentSeconds(const Components& c, const std::string& name) {
   if (name == "transfer") return c.transfer;
   if (name == "overhead") return c.overhead;
   return 0;
-}
-
-std::string Fixed(double v, int digits) {
-  return std::isfinite(v) ? fmt::format("{:.{}f}", v, digits) : "-";
 }
 
 std::string Percent(double v) { return std::isfinite(v) ? fmt::format("{:.0f}%", 100 * v) : "-"; }
@@ -105,7 +103,9 @@ json ScalingChart(const Diagnosis& d) {
                   {"type", "quantitative"},
                   {"title", "replicas (N)"},
                   {"axis", {{"values", ticks}, {"format", "d"}}}};
-  const json y = {{"field", "samples_per_s"}, {"type", "quantitative"}, {"title", "samples/s"}};
+  const json y = {{"field", "samples_per_s"},
+                  {"type", "quantitative"},
+                  {"title", UnitText(d.source.throughput_unit)}};
   spec["layer"] = json::array(
       {{{"mark", {{"type", "line"}, {"point", true}}},
         {"encoding",
@@ -282,7 +282,10 @@ json BeforeAfterChart(const Diagnosis& d) {
         {"title", nullptr},
         {"axis", {{"labelAngle", 0}}}}},
       {"xOffset", {{"field", "series"}, {"sort", json::array({"before", "after"})}}},
-      {"y", {{"field", "samples_per_s"}, {"type", "quantitative"}, {"title", "samples/s"}}},
+      {"y",
+       {{"field", "samples_per_s"},
+        {"type", "quantitative"},
+        {"title", UnitText(d.source.throughput_unit)}}},
       {"color",
        {{"field", "series"},
         {"type", "nominal"},
@@ -331,10 +334,10 @@ std::string ListOf(const std::vector<std::string>& items) {
   return out + "</ul>\n";
 }
 
-std::string CurveTableHtml(const std::vector<DiagnosisPoint>& points) {
+std::string CurveTableHtml(const std::vector<DiagnosisPoint>& points, ThroughputUnit unit) {
   std::string out = "<table class=\"num\">\n";
-  out += Row({"N", "samples/s", "speed-up", "efficiency", "marginal device value", "p50 ms",
-              "compute", "input wait", "sync wait", "transfer", "overhead"},
+  out += Row({"N", std::string(UnitText(unit)), "speed-up", "efficiency", "marginal device value",
+              "p50 ms", "compute", "input wait", "sync wait", "transfer", "overhead"},
              true);
   for (const DiagnosisPoint& p : points) {
     const auto& s = p.scaling;
@@ -422,6 +425,7 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
       d.source.workload.empty() ? "(workload not named)" : d.source.workload;
   const std::string title = options.title.empty() ? "stepscope report: " + workload : options.title;
   const json charts = ChartSpecs(d);
+  const ThroughputUnit unit = d.source.throughput_unit;
   auto chart_div = [&](const char* name) -> std::string {
     return charts.contains(name)
                ? fmt::format("<div id=\"chart-{}\" class=\"chart\"></div>\n", name)
@@ -465,8 +469,8 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
     h += "<p class=\"muted\">No lever is expected to gain enough to list.</p>\n";
   } else {
     h += "<table class=\"num\" id=\"levers\">\n";
-    h += Row({"lever", "action", "expected samples/s", "expected gain", "expected efficiency",
-              "measured gain", "basis"},
+    h += Row({"lever", "action", fmt::format("expected {}", UnitText(unit)), "expected gain",
+              "expected efficiency", "measured gain", "basis"},
              true);
     for (const analysis::LeverAdvice& l : v.levers) {
       std::string got = "-";
@@ -486,7 +490,7 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
 
   // Curve.
   h += "<h2>Scaling curve</h2>\n<div class=\"row\">" + chart_div("scaling") + "</div>\n";
-  h += CurveTableHtml(d.points);
+  h += CurveTableHtml(d.points, unit);
   if (d.attribution) {
     const analysis::Attribution& a = *d.attribution;
     h += fmt::format(
@@ -520,14 +524,16 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
     h += "<h2>Before and after the levers</h2>\n<p>Applied: " +
          H(analysis::AppliedLeversText(d.after->levers_applied)) + "</p>\n";
     h += chart_div("before_after");
-    h += CurveTableHtml(d.after->points);
+    h += CurveTableHtml(d.after->points, unit);
   }
 
   h += "<h2>Cost</h2>\n<p>Currency: " + H(std::string(ToString(v.currency))) + " (" +
        H(std::string(analysis::CurrencyWords(v.currency))) + "). " + H(v.quality_note) + "</p>\n";
   if (!v.costs.empty()) {
     h += "<table class=\"num\" id=\"costs\">\n" +
-         Row({"N", "cost per million samples", "marginal cost per million samples"}, true);
+         Row({"N", fmt::format("cost per million {}", UnitNoun(unit)),
+              fmt::format("marginal cost per million {}", UnitNoun(unit))},
+             true);
     for (const analysis::CostPoint& c : v.costs) {
       h += Row({std::to_string(c.replicas), Fixed(c.cost_per_million_samples, 2),
                 c.marginal_cost_per_million_samples > 0
@@ -554,6 +560,10 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
   h += Row({"workload", H(workload)});
   h += Row({"produced by", H(d.source.origin.empty() ? "-" : d.source.origin)});
   h += Row({"tool version", H(d.source.tool_version.empty() ? "-" : d.source.tool_version)});
+  h += Row({"throughput unit",
+            unit == ThroughputUnit::kSteps
+                ? "steps/s (the records give no batch size, so no rate counts samples)"
+                : "samples/s"});
   h += Row({"emulated", d.emulation.emulated ? "yes" : "no"});
   for (const auto& [k, val] : options.metadata) h += Row({H(k), H(val)});
   if (!options.input_path.empty()) h += Row({"diagnosis file", H(options.input_path)});

@@ -2,51 +2,176 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
-
+#include "core/text_format.h"
 #include "report/terminal_table.h"
 
 namespace stepscope::report {
 namespace {
 
 using analysis::DiagnosisPoint;
+using analysis::ThroughputUnit;
 
-std::string F(double v, int digits) {
-  return std::isfinite(v) ? fmt::format("{:.{}f}", v, digits) : "-";
+// Seconds as a bare millisecond figure for a table cell (the header names the unit).
+std::string MsCell(double seconds) { return Fixed(1e3 * seconds, 3); }
+
+std::string Heading(const std::string& text, bool colour) {
+  return "\n" + Paint(text, Style::kBold, colour) + "\n";
 }
-std::string Ms(double seconds) { return F(1e3 * seconds, 3); }
 
-std::string CurveTable(const std::vector<DiagnosisPoint>& points, bool colour) {
-  TextTable t({"N", "samples/s", "speed-up", "eff", "marginal", "p50 ms", "compute", "input",
-               "sync", "transfer", "overhead"},
+// Before -> after at every replica count measured both times.
+std::string AfterChanges(const analysis::Diagnosis& d, ThroughputUnit unit) {
+  std::string out;
+  for (const DiagnosisPoint& a : d.after->points) {
+    for (const DiagnosisPoint& b : d.points) {
+      if (b.scaling.replicas != a.scaling.replicas || b.scaling.samples_per_s <= 0) continue;
+      out += fmt::format("  N={}: {} -> {} {} ({:+.0f}%)\n", a.scaling.replicas,
+                         Fixed(b.scaling.samples_per_s, 1), Fixed(a.scaling.samples_per_s, 1),
+                         UnitText(unit),
+                         100 * (a.scaling.samples_per_s / b.scaling.samples_per_s - 1));
+    }
+  }
+  return out;
+}
+
+std::string AblationSection(const DiagnosisPoint& p, bool colour) {
+  std::string out = Heading(fmt::format("Ablations at N={}", p.scaling.replicas), colour);
+  out += "  " + p.ablations.sentence + "\n";
+  if (p.ablations.checks.empty()) return out;
+  TextTable t({"ablation", "measured", "predicted", "agrees"},
+              {Align::kLeft, Align::kRight, Align::kRight, Align::kLeft});
+  for (const analysis::AblationCheck& c : p.ablations.checks) {
+    const std::string predicted = c.predicted_high != c.predicted
+                                      ? Fixed(c.predicted, 4) + ".." + Fixed(c.predicted_high, 4)
+                                      : Fixed(c.predicted, 4);
+    t.AddRow({std::string(ToString(c.check)), Fixed(c.measured, 4) + " " + c.unit, predicted,
+              c.agrees ? "yes" : "NO"},
+             c.agrees ? Style::kPlain : Style::kRed);
+  }
+  out += t.Render(colour);
+  for (const analysis::AblationCheck& c : p.ablations.checks) {
+    out += fmt::format("  [{}] {}\n", c.agrees ? "agree" : "DISAGREE", c.sentence);
+  }
+  return out;
+}
+
+std::string RankSection(const DiagnosisPoint& p, bool colour) {
+  const analysis::SkewReport& s = p.skew;
+  if (s.ranks.empty()) return "";
+  std::string out =
+      Heading(fmt::format("Ranks at N={} (arrival skew mean {} ms, p90 {} ms)", p.scaling.replicas,
+                          MsCell(s.arrival_skew_mean), MsCell(s.arrival_skew_p90)),
+              colour);
+  TextTable t({"rank", "compute ms", "excess", "arrived last", ""},
+              {Align::kRight, Align::kRight, Align::kRight, Align::kRight, Align::kLeft});
+  for (const analysis::RankSkew& r : s.ranks) {
+    bool straggler = false;
+    for (int x : s.straggler_ranks) straggler |= x == r.rank;
+    t.AddRow({std::to_string(r.rank), MsCell(r.compute_mean),
+              fmt::format("{:+.0f}%", 100 * r.compute_excess),
+              Fixed(100 * r.last_fraction, 0) + "%", straggler ? "straggler" : ""},
+             straggler ? Style::kRed : Style::kPlain);
+  }
+  return out + t.Render(colour);
+}
+
+std::string VerdictSection(const analysis::Verdict& v, ThroughputUnit unit, bool colour) {
+  std::string out = Heading("Verdict", colour);
+  out += "  binding constraint: " + Paint(std::string(ToString(v.binding)), Style::kYellow, colour);
+  if (!v.straggler_ranks.empty()) {
+    out += fmt::format(" (straggler ranks: {})", fmt::join(v.straggler_ranks, ", "));
+  }
+  out += "\n";
+  for (const std::string& e : v.evidence) out += "  - " + e + "\n";
+  out += "  decision: " +
+         Paint(std::string(ToString(v.decision)),
+               v.decision == Decision::kBuyDevices ? Style::kGreen : Style::kRed, colour) +
+         ": " + std::string(analysis::DecisionWords(v.decision)) + " (" + v.decision_reason +
+         ")\n";
+  if (!v.levers.empty()) {
+    out += Heading("Free levers, cheapest first", colour);
+    TextTable t(
+        {"lever", fmt::format("expected {}", UnitText(unit)), "gain", "efficiency", "action",
+         "basis"},
+        {Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kLeft, Align::kLeft});
+    for (const analysis::LeverAdvice& l : v.levers) {
+      t.AddRow({std::string(ToString(l.lever)), Fixed(l.expected_samples_per_s, 1),
+                fmt::format("{:+.1f}", l.expected_gain_samples_per_s),
+                l.expected_efficiency > 0 ? Fixed(100 * l.expected_efficiency, 0) + "%" : "-",
+                l.action, l.basis});
+    }
+    out += t.Render(colour);
+  }
+  if (!v.costs.empty()) {
+    const std::string_view noun = UnitNoun(unit);
+    out += Heading(fmt::format("Cost per million {}", noun), colour);
+    TextTable t({"N", "cost", fmt::format("added devices, per million added {}", noun)},
+                std::vector<Align>(3, Align::kRight));
+    for (const analysis::CostPoint& c : v.costs) {
+      t.AddRow({std::to_string(c.replicas), Fixed(c.cost_per_million_samples, 2),
+                c.marginal_cost_per_million_samples > 0
+                    ? Fixed(c.marginal_cost_per_million_samples, 2)
+                    : "-"});
+    }
+    out += t.Render(colour);
+  }
+  std::string currency(analysis::CurrencyWords(v.currency));
+  if (unit == ThroughputUnit::kSteps && v.currency == Currency::kCost) {
+    currency = "cost per step";
+  }
+  out += fmt::format("\n  currency: {} ({})\n  {}\n\n{}\n", ToString(v.currency), currency,
+                     v.quality_note, v.explanation);
+  return out;
+}
+
+}  // namespace
+
+std::string CurveTable(const std::vector<DiagnosisPoint>& points, ThroughputUnit unit,
+                       bool colour) {
+  TextTable t({"N", std::string(UnitText(unit)), "speed-up", "eff", "marginal", "p50 ms", "compute",
+               "input", "sync", "transfer", "overhead"},
               std::vector<Align>(11, Align::kRight));
   for (const DiagnosisPoint& p : points) {
-    const auto& s = p.scaling;
-    const auto& c = p.decomposition.job;
+    const analysis::ScalingPoint& s = p.scaling;
+    const analysis::Components& c = p.decomposition.job;
     const Style style = s.efficiency < 0.5   ? Style::kRed
                         : s.efficiency < 0.8 ? Style::kYellow
                                              : Style::kPlain;
-    t.AddRow({std::to_string(s.replicas), F(s.samples_per_s, 1), F(s.speedup, 2),
-              F(100 * s.efficiency, 0) + "%", s.has_marginal ? F(s.marginal_device_value, 2) : "-",
-              Ms(p.decomposition.step_p50), Ms(c.compute), Ms(c.input_wait), Ms(c.sync_wait),
-              Ms(c.transfer), Ms(c.overhead)},
+    t.AddRow({std::to_string(s.replicas), Fixed(s.samples_per_s, 1), Fixed(s.speedup, 2),
+              Fixed(100 * s.efficiency, 0) + "%",
+              s.has_marginal ? Fixed(s.marginal_device_value, 2) : "-",
+              MsCell(p.decomposition.step_p50), MsCell(c.compute), MsCell(c.input_wait),
+              MsCell(c.sync_wait), MsCell(c.transfer), MsCell(c.overhead)},
              style);
   }
   return t.Render(colour);
 }
 
-}  // namespace
+std::string WaterfallTable(const analysis::Attribution& a, bool colour) {
+  TextTable t({"step", "devices", "level"}, {Align::kLeft, Align::kRight, Align::kRight});
+  double level = a.ideal_devices;
+  t.AddRow({"ideal devices", Fixed(a.ideal_devices, 2), Fixed(level, 2)});
+  for (const analysis::WaterfallLine& l : a.lines) {
+    level -= l.devices;
+    t.AddRow({std::string(ToString(l.component)), fmt::format("{:+.2f}", -l.devices), Fixed(level, 2)},
+             l.devices > 0.05 * a.ideal_devices ? Style::kRed : Style::kPlain);
+  }
+  t.AddRow({"measured speed-up", Fixed(a.measured_speedup, 2), Fixed(a.measured_speedup, 2)},
+           Style::kBold);
+  return t.Render(colour);
+}
 
 std::string TerminalReport(const analysis::Diagnosis& d, const TerminalReportOptions& options) {
   const bool colour = options.colour;
-  auto heading = [&](const std::string& s) { return "\n" + Paint(s, Style::kBold, colour) + "\n"; };
+  const ThroughputUnit unit = d.source.throughput_unit;
   std::string out =
-      Paint(fmt::format("stepscope report{}",
+      Paint(fmt::format("stepscope {}{}", d.source.origin.empty() ? "report" : d.source.origin,
                         d.source.workload.empty() ? std::string() : ": " + d.source.workload),
             Style::kBold, colour) +
       "\n";
-  out += fmt::format("from {} {}\n", d.source.origin.empty() ? "-" : d.source.origin,
-                     d.source.tool_version);
+  if (!d.source.tool_version.empty()) out += fmt::format("version {}\n", d.source.tool_version);
+  if (unit == ThroughputUnit::kSteps) {
+    out += "throughput in steps/s: the records give no batch size\n";
+  }
   if (d.emulation.emulated) {
     std::vector<std::string> params;
     for (const auto& [k, v] : d.emulation.parameters) params.push_back(k + "=" + v);
@@ -55,106 +180,34 @@ std::string TerminalReport(const analysis::Diagnosis& d, const TerminalReportOpt
            "\n";
   }
 
-  out += heading("Scaling curve (times in ms per step)");
-  out += CurveTable(d.points, colour);
+  out += Heading("Scaling curve (times in ms per step)", colour);
+  out += CurveTable(d.points, unit, colour);
 
   if (d.attribution) {
     const analysis::Attribution& a = *d.attribution;
-    out += heading(fmt::format("Where the devices went at N={} ({} of {} lost{})", a.replicas,
-                               F(a.lost_devices, 2), F(a.ideal_devices, 0),
-                               a.reference_estimated ? "; 1-replica reference estimated" : ""));
-    TextTable t({"step", "devices", "level"}, {Align::kLeft, Align::kRight, Align::kRight});
-    double level = a.ideal_devices;
-    t.AddRow({"ideal devices", F(a.ideal_devices, 2), F(level, 2)});
-    for (const auto& l : a.lines) {
-      level -= l.devices;
-      t.AddRow(
-          {std::string(ToString(l.component)), fmt::format("{:+.2f}", -l.devices), F(level, 2)},
-          l.devices > 0.05 * a.ideal_devices ? Style::kRed : Style::kPlain);
-    }
-    t.AddRow({"measured speed-up", F(a.measured_speedup, 2), F(a.measured_speedup, 2)},
-             Style::kBold);
-    out += t.Render(colour);
+    out += Heading(fmt::format("Where the devices went at N={} ({} of {} lost{})", a.replicas,
+                               Fixed(a.lost_devices, 2), Fixed(a.ideal_devices, 0),
+                               a.reference_estimated ? "; 1-replica reference estimated" : ""),
+                   colour);
+    out += WaterfallTable(a, colour);
   }
 
   if (!d.points.empty()) {
-    const DiagnosisPoint& p = d.points.back();
-    out += heading(fmt::format("Ablations at N={}", p.scaling.replicas));
-    out += "  " + p.ablations.sentence + "\n";
-    if (!p.ablations.checks.empty()) {
-      TextTable t({"ablation", "measured", "predicted", "agrees"},
-                  {Align::kLeft, Align::kRight, Align::kRight, Align::kLeft});
-      for (const auto& c : p.ablations.checks) {
-        const std::string predicted = c.predicted_high != c.predicted
-                                          ? F(c.predicted, 4) + ".." + F(c.predicted_high, 4)
-                                          : F(c.predicted, 4);
-        t.AddRow({std::string(ToString(c.check)), F(c.measured, 4) + " " + c.unit, predicted,
-                  c.agrees ? "yes" : "NO"},
-                 c.agrees ? Style::kPlain : Style::kRed);
-      }
-      out += t.Render(colour);
-    }
-    const auto& s = p.skew;
-    if (!s.ranks.empty()) {
-      out +=
-          heading(fmt::format("Ranks at N={} (arrival skew mean {} ms, p90 {} ms)",
-                              p.scaling.replicas, Ms(s.arrival_skew_mean), Ms(s.arrival_skew_p90)));
-      TextTable t({"rank", "compute ms", "excess", "arrived last", ""},
-                  {Align::kRight, Align::kRight, Align::kRight, Align::kRight, Align::kLeft});
-      for (const auto& r : s.ranks) {
-        bool straggler = false;
-        for (int x : s.straggler_ranks) straggler |= x == r.rank;
-        t.AddRow({std::to_string(r.rank), Ms(r.compute_mean),
-                  fmt::format("{:+.0f}%", 100 * r.compute_excess),
-                  F(100 * r.last_fraction, 0) + "%", straggler ? "straggler" : ""},
-                 straggler ? Style::kRed : Style::kPlain);
-      }
-      out += t.Render(colour);
-    }
+    out += AblationSection(d.points.back(), colour);
+    out += RankSection(d.points.back(), colour);
   }
 
   if (d.after) {
-    out += heading("After applying " + analysis::AppliedLeversText(d.after->levers_applied));
-    out += CurveTable(d.after->points, colour);
+    out +=
+        Heading("After applying " + analysis::AppliedLeversText(d.after->levers_applied), colour);
+    out += CurveTable(d.after->points, unit, colour);
+    out += AfterChanges(d, unit);
   }
 
-  const analysis::Verdict& v = d.verdict;
-  out += heading("Verdict");
-  out += "  binding constraint: " + Paint(std::string(ToString(v.binding)), Style::kYellow, colour);
-  if (!v.straggler_ranks.empty()) {
-    out += fmt::format(" (straggler ranks: {})", fmt::join(v.straggler_ranks, ", "));
+  out += VerdictSection(d.verdict, unit, colour);
+  for (const std::string& w : d.warnings) {
+    out += Paint("warning: " + w, Style::kYellow, colour) + "\n";
   }
-  out += "\n";
-  for (const auto& e : v.evidence) out += "  - " + e + "\n";
-  out += "  decision: " +
-         Paint(std::string(ToString(v.decision)),
-               v.decision == Decision::kBuyDevices ? Style::kGreen : Style::kRed, colour) +
-         ": " + std::string(analysis::DecisionWords(v.decision)) + " (" + v.decision_reason + ")\n";
-  if (!v.levers.empty()) {
-    out += heading("Free levers, cheapest first");
-    TextTable t({"lever", "expected samples/s", "gain", "efficiency", "action"},
-                {Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kLeft});
-    for (const auto& l : v.levers) {
-      t.AddRow({std::string(ToString(l.lever)), F(l.expected_samples_per_s, 1),
-                fmt::format("{:+.1f}", l.expected_gain_samples_per_s),
-                l.expected_efficiency > 0 ? F(100 * l.expected_efficiency, 0) + "%" : "-",
-                l.action});
-    }
-    out += t.Render(colour);
-  }
-  if (!v.costs.empty()) {
-    out += heading("Cost per million samples");
-    TextTable t({"N", "cost", "marginal"}, std::vector<Align>(3, Align::kRight));
-    for (const auto& c : v.costs) {
-      t.AddRow({std::to_string(c.replicas), F(c.cost_per_million_samples, 2),
-                c.marginal_cost_per_million_samples > 0 ? F(c.marginal_cost_per_million_samples, 2)
-                                                        : "-"});
-    }
-    out += t.Render(colour);
-  }
-  out += fmt::format("\n  currency: {} ({})\n  {}\n\n{}\n", ToString(v.currency),
-                     analysis::CurrencyWords(v.currency), v.quality_note, v.explanation);
-  for (const auto& w : d.warnings) out += Paint("warning: " + w, Style::kYellow, colour) + "\n";
   return out;
 }
 

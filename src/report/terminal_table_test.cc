@@ -2,9 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "report/report_testing.h"
-#include "report/terminal_report.h"
-
 namespace stepscope::report {
 namespace {
 
@@ -23,20 +20,6 @@ TEST(TextTable, ColourOnlyWhenAsked) {
   t.AddRow({"bad"}, Style::kRed);
   EXPECT_EQ(t.Render(false).find('\x1b'), std::string::npos);
   EXPECT_NE(t.Render(true).find("\x1b[31m  bad\x1b[0m"), std::string::npos);
-}
-
-TEST(TerminalReport, NamesTheStragglerAndVerdictWithoutEscapesWhenPlain) {
-  auto d = MakeTestDiagnosis({.after = true});
-  ASSERT_TRUE(d.ok()) << d.status().message();
-  const std::string text = TerminalReport(d.value());
-  EXPECT_EQ(text.find('\x1b'), std::string::npos);
-  EXPECT_NE(text.find("binding constraint: " + std::string(ToString(d.value().verdict.binding))),
-            std::string::npos);
-  EXPECT_NE(text.find("straggler"), std::string::npos);
-  EXPECT_NE(text.find("After applying loader_workers_prefetch (--loader-workers 2 --prefetch 8), "
-                      "remove_straggler"),
-            std::string::npos);
-  EXPECT_NE(TerminalReport(d.value(), {.colour = true}).find('\x1b'), std::string::npos);
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ Result<ImportedTrace> ImportStepRecords(const std::string& path, const ImportOpt
     s.exposed_comm = r.exposed_comm;
     s.overlap = std::max(0.0, r.comm_busy - r.exposed_comm);
     s.input_wait = r.input_wait;
-    s.samples = r.samples;
+    s.samples = r.samples > 0 ? r.samples : -1;  // 0: the records' producer did not know
     s.warmup = r.warmup;
     s.idle = std::max(0.0, r.step_time() - r.input_wait - r.compute - r.exposed_comm);
     for (const CollectiveRecord& c : r.collectives) {

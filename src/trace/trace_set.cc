@@ -196,6 +196,7 @@ Result<TraceSet> LoadTraceSet(const std::vector<std::string>& files,
       for (int i = 0; i < options.warmup_steps; ++i) t.steps[i].warmup = true;
     }
     if (!any_samples) {
+      set.samples_assumed = true;
       for (ImportedStep& s : t.steps) s.samples = options.samples_per_step;
     }
   }

@@ -44,6 +44,8 @@ struct TraceSet {
   std::vector<std::string> notes;       // which files were used or skipped, and why
   std::vector<std::string> warnings;
   std::vector<StepRecord> records;  // all ranks, on the common time base
+  // Some rank's trace gave no sample counts: its records hold options.samples_per_step.
+  bool samples_assumed = false;
 };
 
 // Files to import from the command line's arguments: a directory gives its *.json, *.json.gz

@@ -171,6 +171,93 @@ class StepscopeRun(TempDirTest):
         self.assertEqual(a["points"][0]["samples_per_step"], b["points"][0]["samples_per_step"])
 
 
+def curve_rows(text):
+    """The terminal curve table's rows as {column: cell}, from the header that names "marginal"."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.split()[:1] == ["N"] and "marginal" in line.split():
+            header = line.replace("p50 ms", "p50_ms").split()
+            rows = []
+            for row in lines[i + 1:]:
+                cells = row.split()
+                if len(cells) != len(header):
+                    break
+                rows.append(dict(zip(header, cells)))
+            return rows
+    return []
+
+
+class Outputs(TempDirTest):
+    """analyze --out DIR: diagnosis.json, report.html and the imported steps as a run directory
+    that analyze reads back; a trace without a batch size speaks of steps/s, never samples/s."""
+
+    def test_out_dir_reads_back_in_steps(self):
+        folder = os.path.join(TRACES, "pytorch-legacy-cpu-gloo")
+        if not os.path.isdir(folder):
+            self.skipTest(f"no legacy traces under {TRACES}")
+        out = self.path("out")
+        proc = analyze([folder, "--out", out])
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        d = read_json(os.path.join(out, "diagnosis.json"))
+        with open(os.path.join(out, "report.html")) as f:
+            html = f.read()
+
+        # No batch size in these traces: every rate is a step rate, and says so.
+        self.assertEqual(d["source"]["throughput_unit"], "steps/s")
+        for name, text in (("terminal", proc.stdout), ("report.html", html),
+                           ("diagnosis.json", json.dumps(d))):
+            with self.subTest(output=name):
+                self.assertNotIn("samples/s", text)
+                self.assertIn("steps/s", text)
+
+        # One replica count measured: no marginal device value anywhere.
+        self.assertEqual(len(d["points"]), 1)
+        self.assertIsNone(d["points"][0]["marginal_device_value"])
+        rows = curve_rows(proc.stdout)
+        self.assertEqual(len(rows), 1, proc.stdout)
+        self.assertEqual(rows[0]["marginal"], "-", proc.stdout)
+
+        # The steps, in stepscope's record format, one file per rank.
+        files = sorted(glob.glob(os.path.join(out, "rank-*.steps.jsonl")))
+        self.assertEqual([os.path.basename(f) for f in files],
+                         ["rank-0.steps.jsonl", "rank-1.steps.jsonl"])
+        traced = {(s["rank"], s["step"]) for s in d["trace"]["steps"]}
+        recorded = set()
+        for rank, f in enumerate(files):
+            for rec in read_jsonl(f):
+                self.assertEqual(rec["rank"], rank)
+                self.assertEqual(rec["samples"], 0)  # the trace gave no count
+                recorded.add((rec["rank"], rec["step"]))
+        self.assertEqual(recorded, traced)
+
+        # DIR is a run: analysing it again gives the same decomposition, still in steps.
+        again = self.path("again")
+        analyze([out, "--out", again])
+        d2 = read_json(os.path.join(again, "diagnosis.json"))
+        self.assertEqual(d2["source"]["throughput_unit"], "steps/s")
+        self.assertEqual(d2["trace"]["files"][0]["format"], "stepscope-steps")
+        p1, p2 = d["points"][0], d2["points"][0]
+        self.assertEqual(p1["replicas"], p2["replicas"])
+        self.assertAlmostEqual(p1["samples_per_s"], p2["samples_per_s"],
+                               delta=1e-6 * p1["samples_per_s"])
+        for field, value in p1["components"].items():
+            self.assertAlmostEqual(p2["components"][field], value, delta=1e-6,
+                                   msg=f"components.{field}")
+        self.assertEqual(d["verdict"]["binding"], d2["verdict"]["binding"])
+
+    def test_batch_size_given_speaks_of_samples(self):
+        folder = os.path.join(TRACES, "pytorch-legacy-cpu-gloo")
+        if not os.path.isdir(folder):
+            self.skipTest(f"no legacy traces under {TRACES}")
+        out = self.path("out")
+        proc = analyze([folder, "--out", out, "--samples-per-step", "32"])
+        d = read_json(os.path.join(out, "diagnosis.json"))
+        self.assertEqual(d["source"]["throughput_unit"], "samples/s")
+        self.assertIn("samples/s", proc.stdout)
+        for rec in read_jsonl(os.path.join(out, "rank-0.steps.jsonl")):
+            self.assertEqual(rec["samples"], 32)
+
+
 def torch_python():
     """A python3 that has torch (Debian's python3-torch lives under /usr/bin/python3)."""
     for exe in (sys.executable, "/usr/bin/python3"):

@@ -1,0 +1,79 @@
+#include "analysis/build_diagnosis.h"
+
+#include <gtest/gtest.h>
+
+#include "analysis/synthetic_run.h"
+
+namespace stepscope::analysis {
+namespace {
+
+// One replica count (4, rank 1 slow) with the three ablations: what `analyze` of one trace set
+// looks like, plus ablations so that every kind of sentence is present.
+std::vector<RunSet> OneCount() {
+  SyntheticRunSpec spec;
+  spec.replicas = 4;
+  spec.buckets = 2;
+  spec.input_wait = 0.002;
+  spec.rank_compute_factor = {{1, 1.4}};
+  RunSet set;
+  set.baseline = SynthesizeRun(spec);
+  SyntheticRunSpec nr = spec;
+  nr.reduce = false;
+  set.no_reduce = SynthesizeRun(nr);
+  SyntheticRunSpec si = spec;
+  si.input_wait = 0;
+  set.synthetic_input = SynthesizeRun(si);
+  SyntheticRunSpec db = spec;
+  db.compute *= 2;
+  db.samples_per_rank *= 2;
+  set.double_batch = SynthesizeRun(db);
+  return {set};
+}
+
+TEST(BuildDiagnosis, StepRatesSayStepsInEverySentence) {
+  DiagnoseOptions options;
+  options.source.throughput_unit = ThroughputUnit::kSteps;
+  options.cost.device_cost_per_hour = 2.0;
+  Result<Diagnosis> d = BuildDiagnosis(OneCount(), options);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  const std::string text = DiagnosisToString(*d);
+  EXPECT_EQ(text.find("samples/s"), std::string::npos) << text;
+  EXPECT_EQ(text.find("per sample"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"throughput_unit\": \"steps/s\""), std::string::npos);
+
+  Result<Diagnosis> back = DiagnosisFromString(text);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->source.throughput_unit, ThroughputUnit::kSteps);
+}
+
+TEST(BuildDiagnosis, SampleRatesKeepTheirWords) {
+  Result<Diagnosis> d = BuildDiagnosis(OneCount(), DiagnoseOptions{});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->source.throughput_unit, ThroughputUnit::kSamples);
+  EXPECT_NE(DiagnosisToString(*d).find("samples/s"), std::string::npos);
+}
+
+TEST(BuildDiagnosis, OneReplicaCountHasNoMarginalAndDoesNotDecide) {
+  Result<Diagnosis> d = BuildDiagnosis(OneCount(), DiagnoseOptions{});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  ASSERT_EQ(d->points.size(), 1u);
+  EXPECT_FALSE(d->points[0].scaling.has_marginal);
+  EXPECT_TRUE(ToJson(*d)["points"][0]["marginal_device_value"].is_null());
+  EXPECT_EQ(d->verdict.buy_more_devices, "not yet") << d->verdict.buy_reason;
+  EXPECT_NE(d->verdict.buy_reason.find("one replica count"), std::string::npos);
+}
+
+TEST(BuildDiagnosis, OlderFilesWithoutAUnitReadAsSamples) {
+  Result<Diagnosis> d = BuildDiagnosis(OneCount(), DiagnoseOptions{});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  nlohmann::json j = ToJson(*d);
+  j["source"].erase("throughput_unit");
+  Result<Diagnosis> back = DiagnosisFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->source.throughput_unit, ThroughputUnit::kSamples);
+  j["source"]["throughput_unit"] = "furlongs";
+  EXPECT_FALSE(DiagnosisFromJson(j).ok());
+}
+
+}  // namespace
+}  // namespace stepscope::analysis

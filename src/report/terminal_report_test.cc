@@ -1,0 +1,112 @@
+#include "report/terminal_report.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "analysis/build_diagnosis.h"
+#include "analysis/synthetic_run.h"
+#include "report/report_testing.h"
+
+namespace stepscope::report {
+namespace {
+
+using analysis::ThroughputUnit;
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// A diagnosis from one replica count (4, with a straggler) and no 1-replica run, the shape
+// `analyze` gives for a single trace set.
+analysis::Diagnosis OneReplicaCount(ThroughputUnit unit) {
+  analysis::SyntheticRunSpec spec;
+  spec.replicas = 4;
+  spec.buckets = 2;
+  spec.rank_compute_factor = {{2, 1.5}};
+  analysis::RunSet run;
+  run.baseline = analysis::SynthesizeRun(spec);
+  analysis::DiagnoseOptions options;
+  options.source.origin = "analyze";
+  options.source.throughput_unit = unit;
+  Result<analysis::Diagnosis> d = analysis::BuildDiagnosis({run}, options);
+  EXPECT_TRUE(d.ok()) << d.status().message();
+  return d.ok() ? std::move(d).value() : analysis::Diagnosis{};
+}
+
+TEST(TerminalReport, NamesTheStragglerAndVerdictWithoutEscapesWhenPlain) {
+  auto d = MakeTestDiagnosis({.after = true});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  const std::string text = TerminalReport(d.value());
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  EXPECT_NE(text.find("binding constraint: " + std::string(ToString(d.value().verdict.binding))),
+            std::string::npos);
+  EXPECT_NE(text.find("straggler"), std::string::npos);
+  EXPECT_NE(text.find("After applying loader_workers_prefetch (--loader-workers 2 --prefetch 8), "
+                      "remove_straggler"),
+            std::string::npos);
+  EXPECT_NE(TerminalReport(d.value(), {.colour = true}).find('\x1b'), std::string::npos);
+}
+
+TEST(TerminalReport, HoldsEverySection) {
+  auto made = MakeTestDiagnosis({.after = true, .emulated = true});
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  const analysis::Diagnosis& d = made.value();
+  const std::string s = TerminalReport(d);
+  for (const char* part : {"samples/s", "EMULATED", "Scaling curve", "Where the devices went",
+                           "measured speed-up", "Ablations at N=4", "Ranks at N=4", "Verdict",
+                           "decision: ", "Free levers, cheapest first",
+                           "Cost per million samples", "currency: "}) {
+    EXPECT_NE(s.find(part), std::string::npos) << part;
+  }
+  EXPECT_NE(s.find("N=4: "), std::string::npos);  // before -> after at the same N
+  for (const std::string& e : d.verdict.evidence) EXPECT_NE(s.find(e), std::string::npos) << e;
+  for (const std::string& w : d.warnings) {
+    EXPECT_NE(s.find("warning: " + w), std::string::npos) << w;
+  }
+  for (const analysis::AblationCheck& c : d.points.back().ablations.checks) {
+    EXPECT_NE(s.find(c.sentence), std::string::npos) << c.sentence;
+  }
+}
+
+TEST(TerminalReport, CurveTableHasOneAlignedRowPerReplicaCount) {
+  auto d = MakeTestDiagnosis();
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  const std::vector<std::string> lines =
+      Lines(CurveTable(d.value().points, ThroughputUnit::kSamples));
+  ASSERT_EQ(lines.size(), 1 + d.value().points.size());
+  for (const std::string& line : lines) EXPECT_EQ(line.size(), lines.front().size()) << line;
+  EXPECT_EQ(lines[1].substr(lines[1].find_first_not_of(' '), 2), "1 ");
+}
+
+TEST(TerminalReport, StepRatesNeverReadAsSamples) {
+  const analysis::Diagnosis d = OneReplicaCount(ThroughputUnit::kSteps);
+  const std::string s = TerminalReport(d);
+  EXPECT_EQ(s.find("samples/s"), std::string::npos) << s;
+  EXPECT_EQ(s.find("per sample"), std::string::npos) << s;
+  EXPECT_NE(s.find("steps/s"), std::string::npos);
+  // The same records counted in samples say so.
+  EXPECT_NE(TerminalReport(OneReplicaCount(ThroughputUnit::kSamples)).find("samples/s"),
+            std::string::npos);
+}
+
+TEST(TerminalReport, NoMarginalFromOneReplicaCount) {
+  const analysis::Diagnosis d = OneReplicaCount(ThroughputUnit::kSamples);
+  ASSERT_EQ(d.points.size(), 1u);
+  EXPECT_FALSE(d.points[0].scaling.has_marginal);
+  const std::vector<std::string> lines = Lines(CurveTable(d.points, ThroughputUnit::kSamples));
+  ASSERT_EQ(lines.size(), 2u);
+  // The marginal column (the fifth) holds "-".
+  std::istringstream row(lines[1]);
+  std::vector<std::string> cells;
+  for (std::string c; row >> c;) cells.push_back(c);
+  ASSERT_GE(cells.size(), 5u);
+  EXPECT_EQ(cells[4], "-") << lines[1];
+  EXPECT_EQ(d.verdict.decision, Decision::kPullLevers);
+}
+
+}  // namespace
+}  // namespace stepscope::report
