@@ -59,8 +59,8 @@ TEST(BuildDiagnosis, OneReplicaCountHasNoMarginalAndDoesNotDecide) {
   ASSERT_EQ(d->points.size(), 1u);
   EXPECT_FALSE(d->points[0].scaling.has_marginal);
   EXPECT_TRUE(ToJson(*d)["points"][0]["marginal_device_value"].is_null());
-  EXPECT_EQ(d->verdict.buy_more_devices, "not yet") << d->verdict.buy_reason;
-  EXPECT_NE(d->verdict.buy_reason.find("one replica count"), std::string::npos);
+  EXPECT_EQ(d->verdict.decision, Decision::kPullLevers) << d->verdict.decision_reason;
+  EXPECT_NE(d->verdict.decision_reason.find("one replica count"), std::string::npos);
 }
 
 TEST(BuildDiagnosis, OlderFilesWithoutAUnitReadAsSamples) {
