@@ -178,7 +178,7 @@ Args VariantArgs(Variant v, const Args& workload, const train::TrainOptions& o) 
 // straggler is a hardware action) are described in `skipped`.
 struct LeverPlan {
   Args args;
-  std::vector<std::string> applied;  // lever names, for the diagnosis
+  std::vector<Lever> applied;  // for the diagnosis
   std::vector<std::string> words;    // what was changed, for the terminal
   std::vector<std::string> skipped;
 };
@@ -187,21 +187,21 @@ LeverPlan PlanLevers(const analysis::Verdict& verdict, const Args& workload,
                      const train::TrainOptions& o) {
   LeverPlan plan;
   plan.args = workload;
-  for (const analysis::Lever& lever : verdict.levers) {
-    if (lever.name == "loader_workers_prefetch") {
+  for (const analysis::LeverAdvice& lever : verdict.levers) {
+    if (lever.lever == Lever::kLoaderWorkersPrefetch) {
       const int workers = std::max(2, 2 * o.loader_workers);
       const int prefetch = std::max(8, 2 * o.prefetch);
       plan.args = Plus(
           Without(Without(plan.args, "--loader-workers"), "--prefetch"),
           {"--loader-workers", std::to_string(workers), "--prefetch", std::to_string(prefetch)});
       plan.words.push_back(fmt::format("--loader-workers {} --prefetch {}", workers, prefetch));
-    } else if (lever.name == "bigger_micro_batch") {
+    } else if (lever.lever == Lever::kBiggerMicroBatch) {
       plan.args = Plus(Without(plan.args, "--batch"), {"--batch", std::to_string(2 * o.batch)});
       plan.words.push_back(
           fmt::format("--batch {} (was {}; use --accum 2 instead where "
                       "activation memory binds)",
                       2 * o.batch, o.batch));
-    } else if (lever.name == "overlap_bucketing") {
+    } else if (lever.lever == Lever::kOverlapBucketing) {
       double grad_mib = 0;
       if (auto model = nn::MakeModel(o.model); model.ok()) {
         grad_mib = model.value()->Stats().gradient_bytes / kMiB;
@@ -213,15 +213,16 @@ LeverPlan PlanLevers(const analysis::Verdict& verdict, const Args& workload,
       plan.args = Plus(Without(Without(plan.args, "--no-overlap"), "--bucket-mb"),
                        {"--bucket-mb", fmt::format("{}", bucket)});
       plan.words.push_back(fmt::format("overlap on, --bucket-mb {}", bucket));
-    } else if (lever.name == "low_precision_reduction") {
+    } else if (lever.lever == Lever::kLowPrecisionReduction) {
       plan.args = Plus(Without(plan.args, "--reduce-dtype"), {"--reduce-dtype", "bf16"});
       plan.words.push_back("--reduce-dtype bf16");
     } else {
       plan.skipped.push_back(
-          fmt::format("{} ({}): a hardware action, not a flag; skipped", lever.name, lever.action));
+          fmt::format("{} ({}): a hardware action, not a flag; skipped", ToString(lever.lever),
+                      lever.action));
       continue;
     }
-    plan.applied.push_back(lever.name);
+    plan.applied.push_back(lever.lever);
   }
   return plan;
 }
@@ -478,9 +479,9 @@ int RunDiagnose(DiagnoseFlags& f) {
       std::vector<analysis::RunSet> after =
           CollectRunSets(store.value(), lever_jobs, true, &lever_warnings);
       d.warnings.insert(d.warnings.end(), lever_warnings.begin(), lever_warnings.end());
-      std::vector<std::string> applied;
+      std::vector<analysis::AppliedLever> applied;
       for (size_t i = 0; i < plan.applied.size(); ++i) {
-        applied.push_back(plan.applied[i] + " (" + plan.words[i] + ")");
+        applied.push_back({plan.applied[i], plan.words[i]});
       }
       if (!after.empty()) {
         if (Status st = AddAfterLevers(after, applied, dopt, &d); !st.ok()) {

@@ -5,21 +5,23 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/text_format.h"
+
 namespace stepscope::analysis {
 namespace {
 
 // `noise` is the compared runs' step-to-step spread, in the check's unit.
-AblationCheck Check(std::string name, std::string unit, double measured, double predicted,
+AblationCheck Check(AblationCheckKind kind, std::string unit, double measured, double predicted,
                     double predicted_high, double scale, double noise, const AblationOptions& o) {
   AblationCheck c;
-  c.name = std::move(name);
+  c.check = kind;
   c.unit = std::move(unit);
   c.measured = measured;
   c.predicted = predicted;
   c.predicted_high = std::max(predicted, predicted_high);
   c.tolerance = std::max({o.relative_tolerance * std::abs(predicted), o.step_tolerance * scale,
                           o.noise_tolerance * noise});
-  c.agrees = measured >= c.predicted - c.tolerance && measured <= c.predicted_high + c.tolerance;
+  c.agrees = c.Accepted().Contains(measured);
   return c;
 }
 
@@ -45,7 +47,7 @@ AblationReport CompareAblations(const Decomposition& baseline, const AblationRun
   if (runs.no_reduce) {
     const double predicted =
         b.step - StepWithout(baseline, [](const Components& c) { return c.exposed_comm; });
-    AblationCheck c = Check("no_reduce", "s/step", b.step - runs.no_reduce->job.step, predicted,
+    AblationCheck c = Check(AblationCheckKind::kNoReduce, "s/step", b.step - runs.no_reduce->job.step, predicted,
                             predicted, b.step, Spread(baseline) + Spread(*runs.no_reduce), options);
     c.sentence = fmt::format(
         "removing the reduction cut the step by {} against {} predicted from exposed "
@@ -57,7 +59,7 @@ AblationReport CompareAblations(const Decomposition& baseline, const AblationRun
     const double predicted =
         b.step - StepWithout(baseline, [](const Components& c) { return c.input_wait; });
     AblationCheck c =
-        Check("synthetic_input", "s/step", b.step - runs.synthetic_input->job.step, predicted,
+        Check(AblationCheckKind::kSyntheticInput, "s/step", b.step - runs.synthetic_input->job.step, predicted,
               predicted, b.step, Spread(baseline) + Spread(*runs.synthetic_input), options);
     c.sentence = fmt::format(
         "synthetic input cut the step by {} against {} predicted from input wait (job: {})",
@@ -78,7 +80,7 @@ AblationReport CompareAblations(const Decomposition& baseline, const AblationRun
     const double noise = (b.step > 0 ? x * Spread(baseline) / b.step : 0) +
                          (db.job.step > 0 ? db.samples_per_s * Spread(db) / db.job.step : 0);
     AblationCheck c =
-        Check("double_batch", "samples/s", db.samples_per_s - x, low, high, x, noise, options);
+        Check(AblationCheckKind::kDoubleBatch, "samples/s", db.samples_per_s - x, low, high, x, noise, options);
     c.sentence = fmt::format(
         "doubling the micro-batch changed throughput by {:+.1f} samples/s against {:+.1f} to "
         "{:+.1f} predicted (compute and input double; communication stays, or hides behind the "
@@ -91,7 +93,7 @@ AblationReport CompareAblations(const Decomposition& baseline, const AblationRun
     double max_sync = 0;
     for (const RankDecomposition& r : baseline.ranks)
       max_sync = std::max(max_sync, r.mean.sync_wait);
-    AblationCheck c = Check("rank_spread", "s/step", max_sync, skew->compute_spread,
+    AblationCheck c = Check(AblationCheckKind::kRankSpread, "s/step", max_sync, skew->compute_spread,
                             skew->compute_spread, b.step, Spread(baseline), options);
     c.sentence = fmt::format(
         "the longest mean sync wait of any rank is {} against a per-rank compute spread of {}",
@@ -100,14 +102,12 @@ AblationReport CompareAblations(const Decomposition& baseline, const AblationRun
   }
   std::vector<std::string> disagree;
   for (const AblationCheck& c : report.checks) {
-    if (!c.agrees) {
-      report.agree = false;
-      disagree.push_back(fmt::format("{} ({})", c.name, c.sentence));
-    }
+    if (!c.agrees) disagree.push_back(fmt::format("{} ({})", ToString(c.check), c.sentence));
   }
+  if (!report.checks.empty()) report.agree = disagree.empty();
   if (report.checks.empty()) {
     report.sentence = "no ablation runs to compare with the decomposition";
-  } else if (report.agree) {
+  } else if (*report.agree) {
     report.sentence = "decomposition and ablations agree";
   } else {
     report.sentence =

@@ -8,6 +8,8 @@
 
 #include "analysis/decomposition.h"
 #include "analysis/skew.h"
+#include "core/estimate.h"
+#include "core/vocabulary.h"
 
 namespace stepscope::analysis {
 
@@ -22,7 +24,7 @@ struct AblationOptions {
 };
 
 struct AblationCheck {
-  std::string name;      // no_reduce, synthetic_input, double_batch, rank_spread
+  AblationCheckKind check = AblationCheckKind::kNoReduce;
   std::string unit;      // "s/step" or "samples/s"
   double measured = 0;   // measured delta (step-time drop, or throughput gain)
   double predicted = 0;  // predicted from the baseline decomposition
@@ -32,6 +34,12 @@ struct AblationCheck {
   double tolerance = 0;
   bool agrees = false;
   std::string sentence;
+
+  // The range the measurement must fall in to agree: [predicted - tolerance,
+  // predicted_high + tolerance] around the predicted point.
+  Estimate Accepted() const {
+    return {predicted, predicted - tolerance, predicted_high + tolerance};
+  }
 };
 
 struct AblationRuns {
@@ -42,7 +50,8 @@ struct AblationRuns {
 
 struct AblationReport {
   std::vector<AblationCheck> checks;
-  bool agree = true;     // every check agrees (true when there are none)
+  // Every check agrees; nullopt when there are no checks (nothing confirms the decomposition).
+  std::optional<bool> agree;
   std::string sentence;  // "decomposition and ablations agree" or "... disagree: ..."
 };
 

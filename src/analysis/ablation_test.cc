@@ -42,7 +42,7 @@ TEST(Ablation, AgreesWhenAblationsMatchTheDecomposition) {
   EXPECT_NEAR(r.checks[0].predicted, 0.006, 1e-9);
   EXPECT_NEAR(r.checks[1].measured, 0.004, 1e-9);
   EXPECT_NEAR(r.checks[2].measured, r.checks[2].predicted, 1e-6);
-  EXPECT_TRUE(r.agree);
+  EXPECT_EQ(r.agree, true);
   EXPECT_EQ(r.sentence, "decomposition and ablations agree");
 }
 
@@ -54,7 +54,7 @@ TEST(Ablation, DisagreesWithASentence) {
   const AblationReport r = CompareAblations(DecomposeSpec(base), runs, nullptr);
   ASSERT_EQ(r.checks.size(), 1u);
   EXPECT_FALSE(r.checks[0].agrees);
-  EXPECT_FALSE(r.agree);
+  EXPECT_EQ(r.agree, false);
   EXPECT_NE(r.sentence.find("disagree: synthetic_input"), std::string::npos) << r.sentence;
 }
 
@@ -68,10 +68,10 @@ TEST(Ablation, RankSpreadMatchesSyncWait) {
   ASSERT_TRUE(d.ok());
   const AblationReport r = CompareAblations(*d, {}, &*skew);
   ASSERT_EQ(r.checks.size(), 1u);
-  EXPECT_EQ(r.checks[0].name, "rank_spread");
+  EXPECT_EQ(r.checks[0].check, AblationCheckKind::kRankSpread);
   EXPECT_NEAR(r.checks[0].measured, 0.005, 1e-9);
   EXPECT_NEAR(r.checks[0].predicted, 0.005, 1e-9);
-  EXPECT_TRUE(r.agree);
+  EXPECT_EQ(r.agree, true);
 }
 
 TEST(Ablation, NoisyRunsWidenTheTolerance) {

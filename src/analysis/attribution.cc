@@ -25,10 +25,12 @@ Result<Attribution> Attribute(const Decomposition& reference, const Decompositio
   a.lost_devices = n - a.measured_speedup;
   const Components& c1 = reference.job;
   const Components& cn = at_n.job;
-  const std::pair<const char*, double> deltas[] = {
-      {"compute", cn.compute - c1.compute},       {"input_wait", cn.input_wait - c1.input_wait},
-      {"sync_wait", cn.sync_wait - c1.sync_wait}, {"transfer", cn.transfer - c1.transfer},
-      {"overhead", cn.overhead - c1.overhead},
+  const std::pair<Component, double> deltas[] = {
+      {Component::kCompute, cn.compute - c1.compute},
+      {Component::kInputWait, cn.input_wait - c1.input_wait},
+      {Component::kSyncWait, cn.sync_wait - c1.sync_wait},
+      {Component::kTransfer, cn.transfer - c1.transfer},
+      {Component::kOverhead, cn.overhead - c1.overhead},
   };
   double explained = 0;
   for (const auto& [name, delta] : deltas) {
@@ -40,7 +42,7 @@ Result<Attribution> Attribute(const Decomposition& reference, const Decompositio
   // N T1/TN - X(N)/X(1), non-zero only when samples per step are not N times the reference's.
   const double residual = a.lost_devices - explained;
   if (std::abs(residual) > 1e-9 * std::max(1.0, n)) {
-    a.lines.push_back({"residual", 0, residual});
+    a.lines.push_back({Component::kResidual, 0, residual});
   }
   return a;
 }

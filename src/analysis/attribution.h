@@ -7,11 +7,12 @@
 
 #include "analysis/decomposition.h"
 #include "core/status.h"
+#include "core/vocabulary.h"
 
 namespace stepscope::analysis {
 
 struct WaterfallLine {
-  std::string component;     // compute, input_wait, sync_wait, transfer, overhead, residual
+  Component component = Component::kCompute;
   double delta_seconds = 0;  // c(N) - c(1), seconds per step (0 for the residual)
   double devices = 0;        // devices lost to this component (negative: gained)
 };

@@ -58,7 +58,7 @@ TEST(Attribution, ResidualWhenSamplesPerStepDiffer) {
   Result<Attribution> a = Attribute(ref, dn);
   ASSERT_TRUE(a.ok());
   ASSERT_EQ(a->lines.size(), 6u);
-  EXPECT_EQ(a->lines.back().component, "residual");
+  EXPECT_EQ(a->lines.back().component, Component::kResidual);
   EXPECT_NEAR(Sum(*a), 4 - dn.samples_per_s / ref.samples_per_s, 1e-9);
 }
 
@@ -72,7 +72,7 @@ TEST(Attribution, TransferShowsUpAsItsOwnLine) {
   Result<Attribution> a = Attribute(DecomposeSpec(one), DecomposeSpec(four));
   ASSERT_TRUE(a.ok());
   EXPECT_NEAR(a->lost_devices, 2.0, 1e-9);
-  EXPECT_EQ(a->lines[3].component, "transfer");
+  EXPECT_EQ(a->lines[3].component, Component::kTransfer);
   EXPECT_NEAR(a->lines[3].devices, 2.0, 1e-9);
 }
 

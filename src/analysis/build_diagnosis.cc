@@ -148,7 +148,7 @@ Result<Diagnosis> BuildDiagnosis(const std::vector<RunSet>& runs, const Diagnose
   return d;
 }
 
-Status AddAfterLevers(const std::vector<RunSet>& runs, const std::vector<std::string>& levers,
+Status AddAfterLevers(const std::vector<RunSet>& runs, const std::vector<AppliedLever>& levers,
                       const DiagnoseOptions& options, Diagnosis* diagnosis) {
   Decomposition reference;
   Result<std::vector<DiagnosisPoint>> points =

@@ -45,7 +45,7 @@ Result<std::vector<DiagnosisPoint>> BuildPoints(const std::vector<RunSet>& runs,
 Result<Diagnosis> BuildDiagnosis(const std::vector<RunSet>& runs, const DiagnoseOptions& options);
 
 // Adds the curve re-measured after the levers were applied (before/after).
-Status AddAfterLevers(const std::vector<RunSet>& runs, const std::vector<std::string>& levers,
+Status AddAfterLevers(const std::vector<RunSet>& runs, const std::vector<AppliedLever>& levers,
                       const DiagnoseOptions& options, Diagnosis* diagnosis);
 
 }  // namespace stepscope::analysis

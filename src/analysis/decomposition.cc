@@ -36,6 +36,20 @@ Components operator*(const Components& a, double k) {
   return c;
 }
 
+namespace {
+
+// Throughput with its interval from the job's step times. Blocks of about sqrt(steps) steps keep
+// the step-to-step correlation (a slow phase spans several steps) inside each resample.
+Estimate ThroughputEstimate(const std::vector<double>& job_steps, double samples_per_step) {
+  BootstrapOptions options;
+  options.block = std::max(1, static_cast<int>(std::lround(std::sqrt(job_steps.size()))));
+  const Estimate step = BootstrapMean(job_steps, options);
+  auto rate = [&](double s) { return s > 0 ? samples_per_step / s : 0.0; };
+  return {rate(step.value), rate(step.high), rate(step.low)};
+}
+
+}  // namespace
+
 Seconds SyncWait(const StepRecord& record, const std::map<int, Seconds>& last_arrival) {
   // The rank's wait for late ranks is exposed only after its own last arrival (its backward has
   // ended by then): from that moment until the latest arrival of any rank at any collective.
@@ -234,6 +248,7 @@ Result<Decomposition> Decompose(const std::vector<StepRecord>& records) {
   d.step_p90 = Percentile(job_steps, 90);
   d.samples_per_step = samples_sum * inv;
   d.samples_per_s = d.job.step > 0 ? d.samples_per_step / d.job.step : 0;
+  d.throughput = ThroughputEstimate(job_steps, d.samples_per_step);
   if (d.job.step <= 0) {
     d.warnings.push_back("mean job step time is not positive; throughput reported as 0");
   }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/estimate.h"
 #include "core/statistics.h"
 #include "core/status.h"
 #include "core/step_record.h"
@@ -72,6 +73,9 @@ struct Decomposition {
   Seconds step_p90 = 0;
   double samples_per_step = 0;           // summed over ranks, mean over steps
   double samples_per_s = 0;              // samples_per_step / job.step
+  // samples_per_s with its interval: moving-block bootstrap over the job's steps
+  // (docs/metrics.md, "Estimates").
+  Estimate throughput;
   std::vector<RankDecomposition> ranks;  // ordered by rank
   std::vector<std::string> warnings;
 };

@@ -51,16 +51,17 @@ json SkewJson(const SkewReport& s) {
 json AblationsJson(const AblationReport& a) {
   json checks = json::array();
   for (const AblationCheck& c : a.checks) {
-    checks.push_back({{"name", c.name},
+    checks.push_back({{"check", ToString(c.check)},
                       {"unit", c.unit},
                       {"measured", c.measured},
-                      {"predicted", c.predicted},
+                      {"predicted", ToJson(c.Accepted())},
                       {"predicted_high", c.predicted_high},
-                      {"tolerance", c.tolerance},
                       {"agrees", c.agrees},
                       {"sentence", c.sentence}});
   }
-  return {{"agree", a.agree}, {"sentence", a.sentence}, {"checks", checks}};
+  return {{"agree", a.agree ? json(*a.agree) : json(nullptr)},
+          {"sentence", a.sentence},
+          {"checks", checks}};
 }
 
 json PointJson(const DiagnosisPoint& p) {
@@ -75,6 +76,7 @@ json PointJson(const DiagnosisPoint& p) {
   }
   return {{"replicas", p.scaling.replicas},
           {"samples_per_s", p.scaling.samples_per_s},
+          {"throughput", ToJson(d.throughput)},
           {"speedup", p.scaling.speedup},
           {"efficiency", p.scaling.efficiency},
           {"marginal_device_value",
@@ -99,7 +101,7 @@ json AttributionJson(const Attribution& a) {
   json lines = json::array();
   for (const WaterfallLine& l : a.lines) {
     lines.push_back(
-        {{"component", l.component}, {"delta_seconds", l.delta_seconds}, {"devices", l.devices}});
+        {{"component", ToString(l.component)}, {"delta_seconds", l.delta_seconds}, {"devices", l.devices}});
   }
   return {{"replicas", a.replicas},
           {"ideal_devices", a.ideal_devices},
@@ -111,8 +113,8 @@ json AttributionJson(const Attribution& a) {
 
 json VerdictJson(const Verdict& v) {
   json levers = json::array();
-  for (const Lever& l : v.levers) {
-    levers.push_back({{"name", l.name},
+  for (const LeverAdvice& l : v.levers) {
+    levers.push_back({{"lever", ToString(l.lever)},
                       {"action", l.action},
                       {"expected_samples_per_s", l.expected_samples_per_s},
                       {"expected_gain_samples_per_s", l.expected_gain_samples_per_s},
@@ -125,13 +127,13 @@ json VerdictJson(const Verdict& v) {
                      {"cost_per_million_samples", c.cost_per_million_samples},
                      {"marginal_cost_per_million_samples", c.marginal_cost_per_million_samples}});
   }
-  return {{"binding", v.binding},
+  return {{"binding", ToString(v.binding)},
           {"straggler_ranks", v.straggler_ranks},
           {"evidence", v.evidence},
           {"levers", levers},
-          {"buy_more_devices", v.buy_more_devices},
-          {"buy_reason", v.buy_reason},
-          {"currency", v.currency},
+          {"decision", ToString(v.decision)},
+          {"decision_reason", v.decision_reason},
+          {"currency", ToString(v.currency)},
           {"costs", costs},
           {"quality_note", v.quality_note},
           {"explanation", v.explanation}};
@@ -198,6 +200,48 @@ Status GetObject(const json& j, const std::string& path, const char* key, const 
   return Status::Ok();
 }
 
+// A word of the vocabulary (core/vocabulary.h); the error lists the accepted words.
+template <typename Enum>
+Status GetEnum(const json& j, const std::string& path, const char* key, Enum* out) {
+  std::string text;
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, path, key, &text));
+  std::optional<Enum> v = Parse<Enum>(text);
+  if (!v) {
+    return Status::Error(fmt::format("diagnosis.json: field '{}' is '{}', expected one of: {}",
+                                     Join(path, key), text, ValueList<Enum>()));
+  }
+  *out = *v;
+  return Status::Ok();
+}
+
+Status GetEstimate(const json& j, const std::string& path, const char* key, Estimate* out) {
+  const std::string where = Join(path, key);
+  auto it = j.find(key);
+  if (it == j.end()) return Status::Error(fmt::format("diagnosis.json: missing field '{}'", where));
+  Result<Estimate> e = EstimateFromJson(*it, where);
+  if (!e.ok()) return Status::Error("diagnosis.json: " + e.status().message());
+  *out = *e;
+  return Status::Ok();
+}
+
+// What a version-1 file wrote in words, as the version-2 enums.
+Status V1Decision(const std::string& buy, const std::string& path, Binding binding,
+                  Decision* out) {
+  if (buy == "yes") {
+    *out = Decision::kBuyDevices;
+  } else if (buy == "not yet") {
+    *out = Decision::kPullLevers;
+  } else if (buy == "no") {
+    *out = binding == Binding::kCommunication ? Decision::kUpgradeInterconnect
+           : binding == Binding::kCompute     ? Decision::kUpgradeDevices
+                                              : Decision::kStay;
+  } else {
+    return Status::Error(fmt::format(
+        "diagnosis.json: field '{}' is '{}', expected yes, no or not yet", path, buy));
+  }
+  return Status::Ok();
+}
+
 std::string At(const std::string& path, const char* key, size_t i) {
   return fmt::format("{}[{}]", Join(path, key), i);
 }
@@ -250,8 +294,15 @@ Status ReadSkew(const json& j, const std::string& p, SkewReport* s) {
   return Status::Ok();
 }
 
-Status ReadAblations(const json& j, const std::string& p, AblationReport* a) {
-  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "agree", &a->agree));
+Status ReadAblations(const json& j, const std::string& p, int version, AblationReport* a) {
+  auto agree = j.find("agree");
+  if (agree != j.end() && !agree->is_null()) {
+    bool value = false;
+    STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "agree", &value));
+    a->agree = value;
+  } else if (agree == j.end()) {
+    return Status::Error(fmt::format("diagnosis.json: missing field '{}'", Join(p, "agree")));
+  }
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "sentence", &a->sentence));
   const json* checks = nullptr;
   STEPSCOPE_RETURN_IF_ERROR(GetArray(j, p, "checks", &checks));
@@ -259,26 +310,39 @@ Status ReadAblations(const json& j, const std::string& p, AblationReport* a) {
     const std::string q = At(p, "checks", i);
     const json& e = (*checks)[i];
     AblationCheck c;
-    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "name", &c.name));
+    STEPSCOPE_RETURN_IF_ERROR(GetEnum(e, q, version == 1 ? "name" : "check", &c.check));
     STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "unit", &c.unit));
     STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "measured", &c.measured));
-    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "predicted", &c.predicted));
     STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "predicted_high", &c.predicted_high));
-    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "tolerance", &c.tolerance));
+    if (version == 1) {
+      STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "predicted", &c.predicted));
+      STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "tolerance", &c.tolerance));
+    } else {
+      Estimate accepted;
+      STEPSCOPE_RETURN_IF_ERROR(GetEstimate(e, q, "predicted", &accepted));
+      c.predicted = accepted.value;
+      c.tolerance = accepted.value - accepted.low;
+    }
     STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "agrees", &c.agrees));
     STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "sentence", &c.sentence));
     a->checks.push_back(c);
   }
+  if (a->checks.empty()) a->agree.reset();  // version 1 wrote true for no checks
   return Status::Ok();
 }
 
-Status ReadPoint(const json& j, const std::string& p, DiagnosisPoint* out) {
+Status ReadPoint(const json& j, const std::string& p, int version, DiagnosisPoint* out) {
   ScalingPoint& s = out->scaling;
   Decomposition& d = out->decomposition;
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "replicas", &s.replicas));
   d.replicas = s.replicas;
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "samples_per_s", &s.samples_per_s));
   d.samples_per_s = s.samples_per_s;
+  if (version == 1) {
+    d.throughput = Estimate::Exact(s.samples_per_s);
+  } else {
+    STEPSCOPE_RETURN_IF_ERROR(GetEstimate(j, p, "throughput", &d.throughput));
+  }
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "speedup", &s.speedup));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "efficiency", &s.efficiency));
   auto m = j.find("marginal_device_value");
@@ -320,17 +384,17 @@ Status ReadPoint(const json& j, const std::string& p, DiagnosisPoint* out) {
   out->skew.replicas = s.replicas;
   const json* abl = nullptr;
   STEPSCOPE_RETURN_IF_ERROR(GetObject(j, p, "ablations", &abl));
-  STEPSCOPE_RETURN_IF_ERROR(ReadAblations(*abl, Join(p, "ablations"), &out->ablations));
+  STEPSCOPE_RETURN_IF_ERROR(ReadAblations(*abl, Join(p, "ablations"), version, &out->ablations));
   return Get(j, p, "warnings", &d.warnings);
 }
 
-Status ReadPoints(const json& j, const std::string& p, const char* key,
+Status ReadPoints(const json& j, const std::string& p, const char* key, int version,
                   std::vector<DiagnosisPoint>* out) {
   const json* arr = nullptr;
   STEPSCOPE_RETURN_IF_ERROR(GetArray(j, p, key, &arr));
   for (size_t i = 0; i < arr->size(); ++i) {
     DiagnosisPoint point;
-    STEPSCOPE_RETURN_IF_ERROR(ReadPoint((*arr)[i], At(p, key, i), &point));
+    STEPSCOPE_RETURN_IF_ERROR(ReadPoint((*arr)[i], At(p, key, i), version, &point));
     out->push_back(std::move(point));
   }
   return Status::Ok();
@@ -347,7 +411,7 @@ Status ReadAttribution(const json& j, const std::string& p, Attribution* a) {
   for (size_t i = 0; i < lines->size(); ++i) {
     const std::string q = At(p, "lines", i);
     WaterfallLine l;
-    STEPSCOPE_RETURN_IF_ERROR(Get((*lines)[i], q, "component", &l.component));
+    STEPSCOPE_RETURN_IF_ERROR(GetEnum((*lines)[i], q, "component", &l.component));
     STEPSCOPE_RETURN_IF_ERROR(Get((*lines)[i], q, "delta_seconds", &l.delta_seconds));
     STEPSCOPE_RETURN_IF_ERROR(Get((*lines)[i], q, "devices", &l.devices));
     a->lines.push_back(l);
@@ -355,13 +419,23 @@ Status ReadAttribution(const json& j, const std::string& p, Attribution* a) {
   return Status::Ok();
 }
 
-Status ReadVerdict(const json& j, const std::string& p, Verdict* v) {
-  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "binding", &v->binding));
+Status ReadVerdict(const json& j, const std::string& p, int version, Verdict* v) {
+  STEPSCOPE_RETURN_IF_ERROR(GetEnum(j, p, "binding", &v->binding));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "straggler_ranks", &v->straggler_ranks));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "evidence", &v->evidence));
-  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "buy_more_devices", &v->buy_more_devices));
-  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "buy_reason", &v->buy_reason));
-  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "currency", &v->currency));
+  if (version == 1) {
+    std::string buy, currency;
+    STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "buy_more_devices", &buy));
+    STEPSCOPE_RETURN_IF_ERROR(
+        V1Decision(buy, Join(p, "buy_more_devices"), v->binding, &v->decision));
+    STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "buy_reason", &v->decision_reason));
+    STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "currency", &currency));
+    v->currency = currency == "wall clock to a deadline" ? Currency::kTime : Currency::kCost;
+  } else {
+    STEPSCOPE_RETURN_IF_ERROR(GetEnum(j, p, "decision", &v->decision));
+    STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "decision_reason", &v->decision_reason));
+    STEPSCOPE_RETURN_IF_ERROR(GetEnum(j, p, "currency", &v->currency));
+  }
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "quality_note", &v->quality_note));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "explanation", &v->explanation));
   const json* levers = nullptr;
@@ -369,8 +443,8 @@ Status ReadVerdict(const json& j, const std::string& p, Verdict* v) {
   for (size_t i = 0; i < levers->size(); ++i) {
     const std::string q = At(p, "levers", i);
     const json& e = (*levers)[i];
-    Lever l;
-    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "name", &l.name));
+    LeverAdvice l;
+    STEPSCOPE_RETURN_IF_ERROR(GetEnum(e, q, version == 1 ? "name" : "lever", &l.lever));
     STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "action", &l.action));
     STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "expected_samples_per_s", &l.expected_samples_per_s));
     STEPSCOPE_RETURN_IF_ERROR(
@@ -394,6 +468,40 @@ Status ReadVerdict(const json& j, const std::string& p, Verdict* v) {
   return Status::Ok();
 }
 
+// Version 1 wrote "name (what changed)" strings (or bare names); version 2 writes objects.
+Status ReadAppliedLevers(const json& after, int version, std::vector<AppliedLever>* out) {
+  const json* arr = nullptr;
+  STEPSCOPE_RETURN_IF_ERROR(GetArray(after, "after", "levers_applied", &arr));
+  for (size_t i = 0; i < arr->size(); ++i) {
+    const std::string q = At("after", "levers_applied", i);
+    AppliedLever l;
+    if (version == 1) {
+      if (!(*arr)[i].is_string()) {
+        return Status::Error(fmt::format("diagnosis.json: field '{}' is not a string", q));
+      }
+      const std::string text = (*arr)[i].get<std::string>();
+      const size_t space = text.find(' ');
+      const std::string name = text.substr(0, space);
+      std::optional<Lever> lever = Parse<Lever>(name);
+      if (!lever) {
+        return Status::Error(fmt::format("diagnosis.json: field '{}' names lever '{}', expected "
+                                         "one of: {}",
+                                         q, name, ValueList<Lever>()));
+      }
+      l.lever = *lever;
+      if (space != std::string::npos && text.size() > space + 2 && text[space + 1] == '(' &&
+          text.back() == ')') {
+        l.change = text.substr(space + 2, text.size() - space - 3);
+      }
+    } else {
+      STEPSCOPE_RETURN_IF_ERROR(GetEnum((*arr)[i], q, "lever", &l.lever));
+      STEPSCOPE_RETURN_IF_ERROR(Get((*arr)[i], q, "change", &l.change));
+    }
+    out->push_back(std::move(l));
+  }
+  return Status::Ok();
+}
+
 Status ReadNoise(const json& j, const std::string& p, NoiseScale* n) {
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "known", &n->known));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "reason", &n->reason));
@@ -407,6 +515,15 @@ Status ReadNoise(const json& j, const std::string& p, NoiseScale* n) {
 
 }  // namespace
 
+std::string AppliedLeversText(const std::vector<AppliedLever>& levers) {
+  std::vector<std::string> parts;
+  for (const AppliedLever& l : levers) {
+    parts.push_back(l.change.empty() ? std::string(ToString(l.lever))
+                                     : fmt::format("{} ({})", ToString(l.lever), l.change));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 nlohmann::json ToJson(const Diagnosis& d) {
   json j;
   j["schema_version"] = d.schema_version;
@@ -419,8 +536,11 @@ nlohmann::json ToJson(const Diagnosis& d) {
   j["noise_scale"] = NoiseJson(d.noise_scale);
   j["verdict"] = VerdictJson(d.verdict);
   if (d.after) {
-    j["after"] = {{"levers_applied", d.after->levers_applied},
-                  {"points", PointsJson(d.after->points)}};
+    json applied = json::array();
+    for (const AppliedLever& l : d.after->levers_applied) {
+      applied.push_back({{"lever", ToString(l.lever)}, {"change", l.change}});
+    }
+    j["after"] = {{"levers_applied", applied}, {"points", PointsJson(d.after->points)}};
   } else {
     j["after"] = nullptr;
   }
@@ -432,11 +552,13 @@ Result<Diagnosis> DiagnosisFromJson(const nlohmann::json& j) {
   Diagnosis d;
   if (!j.is_object()) return Status::Error("diagnosis.json: the document is not a JSON object");
   STEPSCOPE_RETURN_IF_ERROR(Get(j, "", "schema_version", &d.schema_version));
-  if (d.schema_version != kDiagnosisSchemaVersion) {
-    return Status::Error(
-        fmt::format("diagnosis.json: schema_version {} is not supported (this build reads {})",
-                    d.schema_version, kDiagnosisSchemaVersion));
+  if (d.schema_version < 1 || d.schema_version > kDiagnosisSchemaVersion) {
+    return Status::Error(fmt::format(
+        "diagnosis.json: schema_version {} is not supported (this build reads 1 to {}; a newer "
+        "stepscope wrote it?)",
+        d.schema_version, kDiagnosisSchemaVersion));
   }
+  const int version = d.schema_version;
   const json* source = nullptr;
   STEPSCOPE_RETURN_IF_ERROR(GetObject(j, "", "source", &source));
   STEPSCOPE_RETURN_IF_ERROR(Get(*source, "source", "origin", &d.source.origin));
@@ -446,7 +568,7 @@ Result<Diagnosis> DiagnosisFromJson(const nlohmann::json& j) {
   STEPSCOPE_RETURN_IF_ERROR(GetObject(j, "", "emulation", &emu));
   STEPSCOPE_RETURN_IF_ERROR(Get(*emu, "emulation", "emulated", &d.emulation.emulated));
   STEPSCOPE_RETURN_IF_ERROR(Get(*emu, "emulation", "parameters", &d.emulation.parameters));
-  STEPSCOPE_RETURN_IF_ERROR(ReadPoints(j, "", "points", &d.points));
+  STEPSCOPE_RETURN_IF_ERROR(ReadPoints(j, "", "points", version, &d.points));
   auto attr = j.find("attribution");
   if (attr == j.end()) return Status::Error("diagnosis.json: missing field 'attribution'");
   if (!attr->is_null()) {
@@ -459,12 +581,12 @@ Result<Diagnosis> DiagnosisFromJson(const nlohmann::json& j) {
   STEPSCOPE_RETURN_IF_ERROR(ReadNoise(*noise, "noise_scale", &d.noise_scale));
   const json* verdict = nullptr;
   STEPSCOPE_RETURN_IF_ERROR(GetObject(j, "", "verdict", &verdict));
-  STEPSCOPE_RETURN_IF_ERROR(ReadVerdict(*verdict, "verdict", &d.verdict));
+  STEPSCOPE_RETURN_IF_ERROR(ReadVerdict(*verdict, "verdict", version, &d.verdict));
   auto after = j.find("after");
   if (after != j.end() && !after->is_null()) {
     AfterLevers a;
-    STEPSCOPE_RETURN_IF_ERROR(Get(*after, "after", "levers_applied", &a.levers_applied));
-    STEPSCOPE_RETURN_IF_ERROR(ReadPoints(*after, "after", "points", &a.points));
+    STEPSCOPE_RETURN_IF_ERROR(ReadAppliedLevers(*after, version, &a.levers_applied));
+    STEPSCOPE_RETURN_IF_ERROR(ReadPoints(*after, "after", "points", version, &a.points));
     d.after = std::move(a);
   }
   STEPSCOPE_RETURN_IF_ERROR(Get(j, "", "warnings", &d.warnings));

@@ -19,7 +19,9 @@
 
 namespace stepscope::analysis {
 
-inline constexpr int kDiagnosisSchemaVersion = 1;
+// Version 2: enums as fixed words (core/vocabulary.h), the verdict's decision, estimates
+// {value, low, high}, applied levers as objects. Version 1 files still read (docs/diagnosis.md).
+inline constexpr int kDiagnosisSchemaVersion = 2;
 
 // One replica count: its place on the curve and everything measured at it.
 struct DiagnosisPoint {
@@ -41,8 +43,16 @@ struct SourceInfo {
 };
 
 // The curve re-measured after the free levers were applied.
+struct AppliedLever {
+  Lever lever = Lever::kBiggerMicroBatch;
+  std::string change;  // what was changed, in words ("--batch 4 (was 2)")
+};
+
+// "overlap_bucketing (--bucket-mb 1), ...": the applied levers in words, for headings.
+std::string AppliedLeversText(const std::vector<AppliedLever>& levers);
+
 struct AfterLevers {
-  std::vector<std::string> levers_applied;
+  std::vector<AppliedLever> levers_applied;
   std::vector<DiagnosisPoint> points;
 };
 

@@ -34,7 +34,8 @@ Diagnosis Sample() {
   Result<Diagnosis> d = BuildDiagnosis(runs, options);
   EXPECT_TRUE(d.ok()) << d.status().message();
   Diagnosis out = std::move(d).value();
-  Status st = AddAfterLevers({runs.back()}, {"bigger_micro_batch"}, options, &out);
+  Status st = AddAfterLevers({runs.back()}, {{Lever::kBiggerMicroBatch, "--batch 64 (was 32)"}},
+                             options, &out);
   EXPECT_TRUE(st.ok()) << st.message();
   return out;
 }
@@ -51,7 +52,13 @@ TEST(Diagnosis, JsonRoundTrip) {
   EXPECT_TRUE(back->emulation.emulated);
   EXPECT_EQ(back->emulation.parameters.at("device_speed"), "0.25");
   ASSERT_TRUE(back->after.has_value());
-  EXPECT_EQ(back->after->levers_applied, std::vector<std::string>{"bigger_micro_batch"});
+  ASSERT_EQ(back->after->levers_applied.size(), 1u);
+  EXPECT_EQ(back->after->levers_applied[0].lever, Lever::kBiggerMicroBatch);
+  EXPECT_EQ(back->after->levers_applied[0].change, "--batch 64 (was 32)");
+  EXPECT_EQ(back->verdict.decision, d.verdict.decision);
+  EXPECT_EQ(back->verdict.currency, d.verdict.currency);
+  EXPECT_DOUBLE_EQ(back->points[2].decomposition.throughput.low,
+                   d.points[2].decomposition.throughput.low);
   EXPECT_EQ(back->verdict.binding, d.verdict.binding);
   ASSERT_TRUE(back->attribution.has_value());
   EXPECT_DOUBLE_EQ(back->attribution->lost_devices, d.attribution->lost_devices);
@@ -61,7 +68,8 @@ TEST(Diagnosis, DocumentedFieldNames) {
   const nlohmann::json j = ToJson(Sample());
   const nlohmann::json& p = j.at("points").at(1);
   for (const char* key : {"replicas", "samples_per_s", "efficiency", "marginal_device_value",
-                          "speedup", "step_time", "components", "ranks", "skew", "ablations"}) {
+                          "speedup", "step_time", "components", "ranks", "skew", "ablations",
+                          "throughput"}) {
     EXPECT_TRUE(p.contains(key)) << key;
   }
   for (const char* key :
@@ -69,9 +77,25 @@ TEST(Diagnosis, DocumentedFieldNames) {
     EXPECT_TRUE(p.at("components").contains(key)) << key;
   }
   for (const char* key :
-       {"binding", "straggler_ranks", "levers", "buy_more_devices", "explanation", "evidence"}) {
+       {"binding", "straggler_ranks", "levers", "decision", "decision_reason", "currency",
+        "explanation", "evidence"}) {
     EXPECT_TRUE(j.at("verdict").contains(key)) << key;
   }
+  EXPECT_EQ(j.at("schema_version"), 2);
+  // Enums are written as their fixed words.
+  EXPECT_TRUE(Parse<Binding>(j.at("verdict").at("binding").get<std::string>()).has_value());
+  EXPECT_TRUE(Parse<Decision>(j.at("verdict").at("decision").get<std::string>()).has_value());
+  EXPECT_EQ(j.at("verdict").at("currency"), "cost");
+  EXPECT_EQ(j.at("after").at("levers_applied").at(0).at("lever"), "bigger_micro_batch");
+  // An estimate is {value, low, high} with the value inside.
+  const nlohmann::json& t = p.at("throughput");
+  EXPECT_LE(t.at("low").get<double>(), t.at("value").get<double>());
+  EXPECT_LE(t.at("value").get<double>(), t.at("high").get<double>());
+  EXPECT_LT(t.at("low").get<double>(), t.at("high").get<double>());  // jittered steps
+  // Ablation checks carry their accepted range as an estimate.
+  const nlohmann::json& check = p.at("ablations").at("checks").at(0);
+  EXPECT_EQ(check.at("check"), "no_reduce");
+  EXPECT_TRUE(check.at("predicted").contains("low"));
   EXPECT_TRUE(j.at("emulation").at("emulated").get<bool>());
 }
 
@@ -89,6 +113,15 @@ TEST(Diagnosis, MissingFieldIsNamed) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("'verdict.binding'"), std::string::npos);
 
+  j = ToJson(Sample());
+  j["verdict"]["decision"] = "buy_lots";
+  r = DiagnosisFromJson(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("'verdict.decision' is 'buy_lots', expected one of: "
+                                      "buy_devices, upgrade_interconnect"),
+            std::string::npos)
+      << r.status().message();
+
   EXPECT_FALSE(DiagnosisFromString("{\"schema_version\": 1, ").ok());
   j = ToJson(Sample());
   j["schema_version"] = 99;
@@ -101,8 +134,9 @@ TEST(Summary, TableWaterfallAndVerdict) {
   EXPECT_NE(s.find("samples/s"), std::string::npos);
   EXPECT_NE(s.find("EMULATED"), std::string::npos);
   EXPECT_NE(s.find("measured speed-up"), std::string::npos);
-  EXPECT_NE(s.find("binding constraint: " + d.verdict.binding), std::string::npos);
-  EXPECT_NE(s.find("buy more devices: "), std::string::npos);
+  EXPECT_NE(s.find("binding constraint: " + std::string(ToString(d.verdict.binding))),
+            std::string::npos);
+  EXPECT_NE(s.find("decision: "), std::string::npos);
   EXPECT_NE(s.find("after applying bigger_micro_batch"), std::string::npos);
   EXPECT_NE(s.find("N=4: "), std::string::npos);  // before -> after at the same N
   // One table row per replica count, all of the same width.

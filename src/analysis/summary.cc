@@ -26,7 +26,7 @@ std::string WaterfallText(const Attribution& a) {
   double level = a.ideal_devices;
   for (const WaterfallLine& l : a.lines) {
     level -= l.devices;
-    out += fmt::format("  {:<22} {:>+8.2f}  -> {:.2f}\n", fmt::format("{}", l.component),
+    out += fmt::format("  {:<22} {:>+8.2f}  -> {:.2f}\n", ToString(l.component),
                        -l.devices, level);
   }
   out += fmt::format("  {:<22} {:>8.2f}{}\n", "measured speed-up", a.measured_speedup,
@@ -48,7 +48,7 @@ std::string SummaryText(const Diagnosis& d) {
   out += '\n';
   out += CurveTable(d.points);
   if (d.after) {
-    out += fmt::format("\nafter applying {}:\n", fmt::join(d.after->levers_applied, ", "));
+    out += fmt::format("\nafter applying {}:\n", AppliedLeversText(d.after->levers_applied));
     out += CurveTable(d.after->points);
     for (const DiagnosisPoint& a : d.after->points) {
       for (const DiagnosisPoint& b : d.points) {
@@ -74,7 +74,7 @@ std::string SummaryText(const Diagnosis& d) {
     }
   }
   const Verdict& v = d.verdict;
-  out += fmt::format("\nbinding constraint: {}\n", v.binding);
+  out += fmt::format("\nbinding constraint: {}\n", ToString(v.binding));
   if (!v.straggler_ranks.empty()) {
     out += fmt::format("straggler rank(s): {}\n", fmt::join(v.straggler_ranks, ", "));
   }
@@ -82,7 +82,7 @@ std::string SummaryText(const Diagnosis& d) {
   if (!v.levers.empty()) {
     out += "free levers, cheapest first:\n";
     int i = 1;
-    for (const Lever& l : v.levers) {
+    for (const LeverAdvice& l : v.levers) {
       out +=
           fmt::format("  {}. {}: {:+.1f} samples/s", i++, l.action, l.expected_gain_samples_per_s);
       if (l.expected_efficiency > 0) {
@@ -91,7 +91,8 @@ std::string SummaryText(const Diagnosis& d) {
       out += fmt::format(" [{}]\n", l.basis);
     }
   }
-  out += fmt::format("buy more devices: {} ({})\n", v.buy_more_devices, v.buy_reason);
+  out += fmt::format("decision: {}: {} ({})\n", ToString(v.decision), DecisionWords(v.decision),
+                     v.decision_reason);
   if (!v.costs.empty()) {
     out += "cost per million samples:\n";
     for (const CostPoint& c : v.costs) {
@@ -103,7 +104,8 @@ std::string SummaryText(const Diagnosis& d) {
       out += "\n";
     }
   }
-  out += fmt::format("currency: {}\n{}\n\n{}\n", v.currency, v.quality_note, v.explanation);
+  out += fmt::format("currency: {} ({})\n{}\n\n{}\n", ToString(v.currency),
+                     CurrencyWords(v.currency), v.quality_note, v.explanation);
   for (const std::string& w : d.warnings) out += fmt::format("warning: {}\n", w);
   return out;
 }

@@ -11,9 +11,9 @@ namespace stepscope::analysis {
 namespace {
 
 
-const AblationCheck* FindCheck(const AblationReport& r, const std::string& name) {
+const AblationCheck* FindCheck(const AblationReport& r, AblationCheckKind kind) {
   for (const AblationCheck& c : r.checks) {
-    if (c.name == name) return &c;
+    if (c.check == kind) return &c;
   }
   return nullptr;
 }
@@ -34,9 +34,10 @@ double StragglerExcess(const SkewReport& skew) {
   return excess;
 }
 
-void AddAblationEvidence(const AblationReport& ablations, const std::string& name,
+void AddAblationEvidence(const AblationReport& ablations, AblationCheckKind kind,
                          std::vector<std::string>* evidence) {
-  const AblationCheck* c = FindCheck(ablations, name);
+  const std::string_view name = ToString(kind);
+  const AblationCheck* c = FindCheck(ablations, kind);
   if (c == nullptr) {
     evidence->push_back(fmt::format("no {} ablation was run to confirm it", name));
   } else {
@@ -46,6 +47,28 @@ void AddAblationEvidence(const AblationReport& ablations, const std::string& nam
 }
 
 }  // namespace
+
+std::string_view DecisionWords(Decision d) {
+  switch (d) {
+    case Decision::kBuyDevices:
+      return "buy more devices";
+    case Decision::kUpgradeInterconnect:
+      return "do not buy more devices; upgrade the interconnect";
+    case Decision::kUpgradeDevices:
+      return "do not buy more devices; upgrade the devices";
+    case Decision::kPullLevers:
+      return "not yet: pull the free levers first";
+    case Decision::kStay:
+      return "stay at this size";
+    case Decision::kReduceDevices:
+      return "use fewer devices";
+  }
+  return "?";
+}
+
+std::string_view CurrencyWords(Currency c) {
+  return c == Currency::kTime ? "wall-clock time to a deadline" : "cost per sample";
+}
 
 Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
   Verdict v;
@@ -62,49 +85,49 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
   v.straggler_ranks = in.skew.straggler_ranks;
 
   // --- binding constraint ---
-  const std::vector<std::pair<std::string, double>> scores = {
-      {"stragglers", excess},
-      {"communication", c.transfer + std::max(0.0, c.sync_wait - excess)},
-      {"input", c.input_wait},
-      {"overhead", std::max(0.0, c.overhead)},
+  const std::vector<std::pair<Binding, double>> scores = {
+      {Binding::kStragglers, excess},
+      {Binding::kCommunication, c.transfer + std::max(0.0, c.sync_wait - excess)},
+      {Binding::kInput, c.input_wait},
+      {Binding::kOverhead, std::max(0.0, c.overhead)},
   };
   auto top = std::max_element(scores.begin(), scores.end(),
                               [](const auto& a, const auto& b) { return a.second < b.second; });
   const double share = t > 0 ? top->second / t : 0;
-  auto score = [&](const std::string& name) {
+  auto score = [&](Binding b) {
     for (const auto& [k, val] : scores) {
-      if (k == name) return val;
+      if (k == b) return val;
     }
     return 0.0;
   };
   if (eff >= o.none_efficiency) {
     // Near-linear: only what also holds back one device (input, a slow rank) still binds.
-    if (score("input") >= o.waste_share * t && top->first == "input") {
-      v.binding = "input";
+    if (score(Binding::kInput) >= o.waste_share * t && top->first == Binding::kInput) {
+      v.binding = Binding::kInput;
     } else if (!v.straggler_ranks.empty() && excess >= o.waste_share * t) {
-      v.binding = "stragglers";
+      v.binding = Binding::kStragglers;
     } else {
-      v.binding = "none";
+      v.binding = Binding::kNone;
     }
   } else if (share >= o.waste_share / 3) {
     v.binding = top->first;
   } else {
-    v.binding = "compute";
+    v.binding = Binding::kCompute;
   }
   // The ablations tell input starvation and communication apart.
-  const AblationCheck* nr = FindCheck(in.ablations, "no_reduce");
-  const AblationCheck* si = FindCheck(in.ablations, "synthetic_input");
+  const AblationCheck* nr = FindCheck(in.ablations, AblationCheckKind::kNoReduce);
+  const AblationCheck* si = FindCheck(in.ablations, AblationCheckKind::kSyntheticInput);
   if (nr != nullptr && si != nullptr) {
-    if (v.binding == "communication" && si->measured > o.override_ratio * nr->measured &&
+    if (v.binding == Binding::kCommunication && si->measured > o.override_ratio * nr->measured &&
         si->measured >= o.waste_share * t) {
-      v.binding = "input";
+      v.binding = Binding::kInput;
       v.evidence.push_back(fmt::format(
           "the synthetic-input ablation saved {} per step against {} for no-reduce: input, not "
           "communication, binds despite the decomposition",
           Ms(si->measured), Ms(nr->measured)));
-    } else if (v.binding == "input" && nr->measured > o.override_ratio * si->measured &&
+    } else if (v.binding == Binding::kInput && nr->measured > o.override_ratio * si->measured &&
                nr->measured >= o.waste_share * t) {
-      v.binding = "communication";
+      v.binding = Binding::kCommunication;
       v.evidence.push_back(
           fmt::format("the no-reduce ablation saved {} per step against {} for synthetic input: "
                       "communication, not input, binds despite the decomposition",
@@ -118,24 +141,24 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
                       fmt::format("at {} replicas: {:.1f} samples/s, efficiency {:.0f}%, step {}",
                                   n, x, 100 * eff, Ms(t)));
   }
-  if (v.binding == "communication") {
+  if (v.binding == Binding::kCommunication) {
     v.evidence.push_back(fmt::format(
         "exposed communication is {} of the {} step ({}): transfer {}, sync wait {}",
         Ms(c.exposed_comm), Ms(t), Pct(c.exposed_comm, t), Ms(c.transfer), Ms(c.sync_wait)));
-    AddAblationEvidence(in.ablations, "no_reduce", &v.evidence);
-  } else if (v.binding == "input") {
+    AddAblationEvidence(in.ablations, AblationCheckKind::kNoReduce, &v.evidence);
+  } else if (v.binding == Binding::kInput) {
     v.evidence.push_back(fmt::format("input wait is {} of the {} step ({})", Ms(c.input_wait),
                                      Ms(t), Pct(c.input_wait, t)));
-    AddAblationEvidence(in.ablations, "synthetic_input", &v.evidence);
-  } else if (v.binding == "stragglers") {
+    AddAblationEvidence(in.ablations, AblationCheckKind::kSyntheticInput, &v.evidence);
+  } else if (v.binding == Binding::kStragglers) {
     for (const std::string& e : in.skew.evidence) v.evidence.push_back(e);
     v.evidence.push_back(fmt::format("the straggler adds about {} per step ({} of the step)",
                                      Ms(excess), Pct(excess, t)));
-    AddAblationEvidence(in.ablations, "rank_spread", &v.evidence);
-  } else if (v.binding == "overhead") {
+    AddAblationEvidence(in.ablations, AblationCheckKind::kRankSpread, &v.evidence);
+  } else if (v.binding == Binding::kOverhead) {
     v.evidence.push_back(fmt::format("per-step overhead is {} of the {} step ({})", Ms(c.overhead),
                                      Ms(t), Pct(c.overhead, t)));
-  } else if (v.binding == "compute") {
+  } else if (v.binding == Binding::kCompute) {
     v.evidence.push_back(fmt::format(
         "no waiting component is large (compute {} of the {} step): the lost throughput is "
         "compute that grew with the replica count",
@@ -144,7 +167,7 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
     v.evidence.push_back(
         fmt::format("compute is {} of the step; nothing else binds", Pct(c.compute, t)));
   }
-  if (v.binding == "communication" && excess > 0) {
+  if (v.binding == Binding::kCommunication && excess > 0) {
     v.evidence.push_back(
         fmt::format("of the sync wait, about {} per step is waiting for straggler rank(s) {}",
                     Ms(excess), fmt::join(v.straggler_ranks, ",")));
@@ -152,16 +175,16 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
   // Any other waiting component that is large too.
   for (const auto& [name, value] : scores) {
     if (name != v.binding && t > 0 && value >= o.waste_share * t) {
-      v.evidence.push_back(fmt::format("also large: {} ({} per step, {} of the step)", name,
+      v.evidence.push_back(fmt::format("also large: {} ({} per step, {} of the step)", ToString(name),
                                        Ms(value), Pct(value, t)));
     }
   }
   if (!in.ablations.checks.empty()) v.evidence.push_back(in.ablations.sentence);
 
   // --- levers, cheapest first ---
-  auto add_lever = [&](std::string name, std::string action, double new_x, std::string basis) {
-    Lever l;
-    l.name = std::move(name);
+  auto add_lever = [&](Lever lever, std::string action, double new_x, std::string basis) {
+    LeverAdvice l;
+    l.lever = lever;
     l.action = std::move(action);
     l.expected_samples_per_s = new_x;
     l.expected_gain_samples_per_s = new_x - x;
@@ -171,10 +194,10 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
   };
   auto x_at = [&](double step) { return step > 0 ? s / step : 0; };
   if (t > 0) {
-    add_lever("loader_workers_prefetch", "more loader workers and a deeper prefetch queue",
+    add_lever(Lever::kLoaderWorkersPrefetch, "more loader workers and a deeper prefetch queue",
               x_at(t - c.input_wait), fmt::format("input wait {} -> ~0", Ms(c.input_wait)));
     const double t2 = t + c.compute + c.input_wait;
-    add_lever("bigger_micro_batch",
+    add_lever(Lever::kBiggerMicroBatch,
               "double the micro-batch, or accumulate gradients where activation memory binds",
               t2 > 0 ? 2 * s / t2 : 0,
               fmt::format("communication and overhead per sample halve ({} + {} per step)",
@@ -182,50 +205,53 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
     const double backward = c.backward > 0 ? c.backward : c.compute * 2.0 / 3.0;
     const double hidden = std::min(c.transfer, backward);
     add_lever(
-        "overlap_bucketing",
+        Lever::kOverlapBucketing,
         "overlap reduction with backward (smaller buckets, launched as they fill)",
         x_at(t - hidden),
         fmt::format("up to {} of transfer hidden behind {} of backward", Ms(hidden), Ms(backward)));
-    add_lever("low_precision_reduction", "reduce gradients in bf16/fp16 (measure the loss)",
+    add_lever(Lever::kLowPrecisionReduction, "reduce gradients in bf16/fp16 (measure the loss)",
               x_at(t - c.transfer / 2), fmt::format("transfer {} halves", Ms(c.transfer)));
     if (!v.straggler_ranks.empty()) {
       add_lever(
-          "remove_straggler",
+          Lever::kRemoveStraggler,
           fmt::format("fix or exclude straggler rank(s) {}", fmt::join(v.straggler_ranks, ",")),
           x_at(t - excess), fmt::format("sync wait of {} -> ~0", Ms(excess)));
     }
   }
   double best_gain = 0;
-  for (const Lever& l : v.levers) best_gain = std::max(best_gain, l.expected_gain_samples_per_s);
+  for (const LeverAdvice& l : v.levers) best_gain = std::max(best_gain, l.expected_gain_samples_per_s);
 
   // --- buy more devices? ---
   const bool has_curve = last != nullptr && (last->has_marginal || n == 1);
   const double marginal =
       (last != nullptr && last->has_marginal) ? last->marginal_device_value : eff;
   if (last == nullptr || (in.points.size() == 1 && n == 1)) {
-    v.buy_more_devices = "not yet";
-    v.buy_reason = "only one device measured: measure the scaling curve first";
+    v.decision = Decision::kPullLevers;
+    v.decision_reason = "only one device measured: measure the scaling curve first";
   } else if (x > 0 && best_gain >= o.levers_recover_a_lot * x) {
-    v.buy_more_devices = "not yet";
-    v.buy_reason = fmt::format(
+    v.decision = Decision::kPullLevers;
+    v.decision_reason = fmt::format(
         "free levers are expected to recover up to {:.0f}% of throughput; pull them and "
         "re-measure before buying",
         100 * best_gain / x);
   } else if (has_curve && marginal >= o.near_linear_marginal) {
-    v.buy_more_devices = "yes";
-    v.buy_reason = fmt::format(
+    v.decision = Decision::kBuyDevices;
+    v.decision_reason = fmt::format(
         "the curve is still near-linear: the last added devices were worth {:.2f} devices each",
         marginal);
   } else {
-    v.buy_more_devices = "no";
-    v.buy_reason = fmt::format(
+    // Adding devices does not pay: spend where the loss is.
+    v.decision = v.binding == Binding::kCommunication ? Decision::kUpgradeInterconnect
+                 : v.binding == Binding::kCompute     ? Decision::kUpgradeDevices
+                                                      : Decision::kStay;
+    v.decision_reason = fmt::format(
         "the last added devices were worth only {:.2f} devices each and no free lever fixes it; "
         "spend on the {} constraint instead",
-        marginal, v.binding);
+        marginal, ToString(v.binding));
   }
 
   // --- currency and costs ---
-  v.currency = in.cost.deadline_hours ? "wall clock to a deadline" : "cost per sample";
+  v.currency = in.cost.deadline_hours ? Currency::kTime : Currency::kCost;
   if (in.cost.device_cost_per_hour) {
     const double price = *in.cost.device_cost_per_hour;
     for (size_t i = 0; i < in.points.size(); ++i) {
@@ -251,7 +277,7 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
         break;
       }
     }
-    v.buy_reason += meets > 0 ? fmt::format(
+    v.decision_reason += meets > 0 ? fmt::format(
                                     "; the deadline needs {:.1f} samples/s, met from {} "
                                     "replicas",
                                     needed, meets)
@@ -283,19 +309,19 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
 
   // --- plain words ---
   std::string what;
-  if (v.binding == "none") {
+  if (v.binding == Binding::kNone) {
     what = "The job scales well: nothing but the useful compute limits it.";
-  } else if (v.binding == "compute") {
+  } else if (v.binding == Binding::kCompute) {
     what =
         "Compute itself got slower as replicas were added; no waiting component explains the "
         "loss.";
-  } else if (v.binding == "communication") {
+  } else if (v.binding == Binding::kCommunication) {
     what = fmt::format("Gradient communication binds: {} of each step waits for reductions.",
                        Pct(c.exposed_comm, t));
-  } else if (v.binding == "input") {
+  } else if (v.binding == Binding::kInput) {
     what = fmt::format("The input pipeline binds: {} of each step waits for batches.",
                        Pct(c.input_wait, t));
-  } else if (v.binding == "stragglers") {
+  } else if (v.binding == Binding::kStragglers) {
     what = fmt::format("A slow rank binds: the others wait for rank(s) {} at every reduction.",
                        fmt::join(v.straggler_ranks, ","));
   } else {
@@ -303,8 +329,8 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
   }
   std::string lever_words = "No free lever is expected to gain much.";
   if (!v.levers.empty()) {
-    const Lever* best = &v.levers.front();
-    for (const Lever& l : v.levers) {
+    const LeverAdvice* best = &v.levers.front();
+    for (const LeverAdvice& l : v.levers) {
       if (l.expected_gain_samples_per_s > best->expected_gain_samples_per_s) best = &l;
     }
     lever_words =
@@ -312,10 +338,10 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
                     best->action, x > 0 ? 100 * best->expected_gain_samples_per_s / x : 0.0);
   }
   v.explanation = fmt::format(
-      "{} replicas deliver {:.2f} times one device ({:.0f}% efficiency). {} {} Buy more devices: "
-      "{}, because {}. The verdict optimises {}.",
-      n, x1 > 0 ? x / x1 : 0.0, 100 * eff, what, lever_words, v.buy_more_devices, v.buy_reason,
-      v.currency);
+      "{} replicas deliver {:.2f} times one device ({:.0f}% efficiency). {} {} Decision: {}, "
+      "because {}. The verdict optimises {}.",
+      n, x1 > 0 ? x / x1 : 0.0, 100 * eff, what, lever_words, DecisionWords(v.decision),
+      v.decision_reason, CurrencyWords(v.currency));
   return v;
 }
 

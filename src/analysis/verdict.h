@@ -12,6 +12,7 @@
 #include "analysis/noise_scale.h"
 #include "analysis/scaling.h"
 #include "analysis/skew.h"
+#include "core/vocabulary.h"
 
 namespace stepscope::analysis {
 
@@ -30,9 +31,9 @@ struct VerdictOptions {
   double override_ratio = 1.5;         // an ablation's drop this many times the other's wins
 };
 
-struct Lever {
-  std::string name;    // loader_workers_prefetch, bigger_micro_batch, overlap_bucketing,
-                       // low_precision_reduction, remove_straggler
+// One recommended free lever with its expected effect.
+struct LeverAdvice {
+  Lever lever = Lever::kBiggerMicroBatch;
   std::string action;  // what to change, in words
   double expected_samples_per_s = 0;
   double expected_gain_samples_per_s = 0;
@@ -49,13 +50,13 @@ struct CostPoint {
 };
 
 struct Verdict {
-  std::string binding;  // communication, input, stragglers, compute, overhead, none
+  Binding binding = Binding::kInconclusive;
   std::vector<int> straggler_ranks;
   std::vector<std::string> evidence;
-  std::vector<Lever> levers;     // in order of cost, cheapest first
-  std::string buy_more_devices;  // yes, no, not yet
-  std::string buy_reason;
-  std::string currency;          // "cost per sample" or "wall clock to a deadline"
+  std::vector<LeverAdvice> levers;  // in order of cost, cheapest first
+  Decision decision = Decision::kStay;
+  std::string decision_reason;  // why, in words
+  Currency currency = Currency::kCost;
   std::vector<CostPoint> costs;  // empty without a device price
   std::string quality_note;      // samples/s is not time to target quality
   std::string explanation;       // plain words
@@ -71,5 +72,9 @@ struct VerdictInputs {
 };
 
 Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& options = {});
+
+// The decision and the currency in plain words, for sentences (the enums' own text is for JSON).
+std::string_view DecisionWords(Decision d);
+std::string_view CurrencyWords(Currency c);
 
 }  // namespace stepscope::analysis

@@ -43,9 +43,9 @@ Diagnosis Diagnose(const std::vector<RunSet>& runs, const DiagnoseOptions& optio
   return std::move(d).value();
 }
 
-bool HasLever(const Verdict& v, const std::string& name) {
-  for (const Lever& l : v.levers) {
-    if (l.name == name) return true;
+bool HasLever(const Verdict& v, Lever lever) {
+  for (const LeverAdvice& l : v.levers) {
+    if (l.lever == lever) return true;
   }
   return false;
 }
@@ -57,20 +57,20 @@ TEST(Verdict, CommunicationHeavy) {
   const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4, 8}, [](int n, SyntheticRunSpec* s) {
     s->bucket_time = 0.008 * 2.0 * (n - 1) / n;  // ring all-reduce of a large model
   }));
-  EXPECT_EQ(d.verdict.binding, "communication");
+  EXPECT_EQ(d.verdict.binding, Binding::kCommunication);
   EXPECT_TRUE(d.verdict.straggler_ranks.empty());
   EXPECT_LT(d.points.back().scaling.efficiency, 0.5);
-  EXPECT_TRUE(d.points.back().ablations.agree) << d.points.back().ablations.sentence;
+  EXPECT_EQ(d.points.back().ablations.agree, true) << d.points.back().ablations.sentence;
   bool confirmed = false;
   for (const std::string& e : d.verdict.evidence) {
     confirmed = confirmed || e.find("no_reduce ablation confirms") != std::string::npos;
   }
   EXPECT_TRUE(confirmed);
-  EXPECT_TRUE(HasLever(d.verdict, "bigger_micro_batch"));
-  EXPECT_TRUE(HasLever(d.verdict, "low_precision_reduction"));
-  EXPECT_EQ(d.verdict.buy_more_devices, "not yet");
+  EXPECT_TRUE(HasLever(d.verdict, Lever::kBiggerMicroBatch));
+  EXPECT_TRUE(HasLever(d.verdict, Lever::kLowPrecisionReduction));
+  EXPECT_EQ(d.verdict.decision, Decision::kPullLevers);
   ASSERT_TRUE(d.attribution.has_value());
-  EXPECT_EQ(d.attribution->lines[3].component, "transfer");
+  EXPECT_EQ(d.attribution->lines[3].component, Component::kTransfer);
   EXPECT_GT(d.attribution->lines[3].devices, 0.7 * d.attribution->lost_devices);
 }
 
@@ -81,11 +81,11 @@ TEST(Verdict, InputBound) {
   base.bucket_time = 0.0003;
   base.jitter = 0.02;
   const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4}, [](int, SyntheticRunSpec*) {}));
-  EXPECT_EQ(d.verdict.binding, "input");
+  EXPECT_EQ(d.verdict.binding, Binding::kInput);
   ASSERT_FALSE(d.verdict.levers.empty());
-  EXPECT_EQ(d.verdict.levers.front().name, "loader_workers_prefetch");
-  EXPECT_EQ(d.verdict.buy_more_devices, "not yet");
-  EXPECT_TRUE(d.points.back().ablations.agree);
+  EXPECT_EQ(d.verdict.levers.front().lever, Lever::kLoaderWorkersPrefetch);
+  EXPECT_EQ(d.verdict.decision, Decision::kPullLevers);
+  EXPECT_EQ(d.points.back().ablations.agree, true);
 }
 
 TEST(Verdict, StragglerNamedByRank) {
@@ -96,9 +96,9 @@ TEST(Verdict, StragglerNamedByRank) {
   base.jitter = 0.02;
   base.rank_compute_factor[2] = 1.5;
   const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4}, [](int, SyntheticRunSpec*) {}));
-  EXPECT_EQ(d.verdict.binding, "stragglers");
+  EXPECT_EQ(d.verdict.binding, Binding::kStragglers);
   EXPECT_EQ(d.verdict.straggler_ranks, std::vector<int>{2});
-  EXPECT_TRUE(HasLever(d.verdict, "remove_straggler"));
+  EXPECT_TRUE(HasLever(d.verdict, Lever::kRemoveStraggler));
   EXPECT_NE(d.verdict.explanation.find("rank(s) 2"), std::string::npos) << d.verdict.explanation;
 }
 
@@ -111,9 +111,9 @@ TEST(Verdict, NearLinearBuysMoreDevices) {
   DiagnoseOptions options;
   options.cost.device_cost_per_hour = 2.0;
   const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4, 8}, [](int, SyntheticRunSpec*) {}), options);
-  EXPECT_TRUE(d.verdict.binding == "none" || d.verdict.binding == "compute") << d.verdict.binding;
-  EXPECT_EQ(d.verdict.buy_more_devices, "yes") << d.verdict.buy_reason;
-  EXPECT_EQ(d.verdict.currency, "cost per sample");
+  EXPECT_TRUE(d.verdict.binding == Binding::kNone || d.verdict.binding == Binding::kCompute) << ToString(d.verdict.binding);
+  EXPECT_EQ(d.verdict.decision, Decision::kBuyDevices) << d.verdict.decision_reason;
+  EXPECT_EQ(d.verdict.currency, Currency::kCost);
   ASSERT_EQ(d.verdict.costs.size(), 4u);
   // One device at 2/h doing X(1) samples/s: 2 / (3600 X(1)) per sample.
   const double x1 = d.points[0].scaling.samples_per_s;
@@ -130,10 +130,10 @@ TEST(Verdict, ComputeThatGrowsWithReplicasMeansDoNotBuy) {
   const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4}, [](int n, SyntheticRunSpec* s) {
     s->compute = 0.010 * (n == 1 ? 1.0 : n == 2 ? 1.6 : 3.0);
   }));
-  EXPECT_EQ(d.verdict.binding, "compute");
-  EXPECT_EQ(d.verdict.buy_more_devices, "no") << d.verdict.buy_reason;
+  EXPECT_EQ(d.verdict.binding, Binding::kCompute);
+  EXPECT_EQ(d.verdict.decision, Decision::kUpgradeDevices) << d.verdict.decision_reason;
   ASSERT_TRUE(d.attribution.has_value());
-  EXPECT_EQ(d.attribution->lines[0].component, "compute");
+  EXPECT_EQ(d.attribution->lines[0].component, Component::kCompute);
   EXPECT_GT(d.attribution->lines[0].devices, 0.9 * d.attribution->lost_devices);
 }
 
@@ -146,16 +146,16 @@ TEST(Verdict, DeadlineIsTheCurrency) {
   // One device does about 1560 samples/s; the deadline needs 3000.
   options.cost.samples_to_target = 3000.0 * 3600;
   const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4}, [](int, SyntheticRunSpec*) {}), options);
-  EXPECT_EQ(d.verdict.currency, "wall clock to a deadline");
-  EXPECT_NE(d.verdict.buy_reason.find("needs 3000.0 samples/s, met from 2 replicas"),
+  EXPECT_EQ(d.verdict.currency, Currency::kTime);
+  EXPECT_NE(d.verdict.decision_reason.find("needs 3000.0 samples/s, met from 2 replicas"),
             std::string::npos)
-      << d.verdict.buy_reason;
+      << d.verdict.decision_reason;
 }
 
 TEST(Verdict, NoCurveMeansNotYet) {
   SyntheticRunSpec base;
   const Diagnosis d = Diagnose(Sweep(base, {1}, [](int, SyntheticRunSpec*) {}));
-  EXPECT_EQ(d.verdict.buy_more_devices, "not yet");
+  EXPECT_EQ(d.verdict.decision, Decision::kPullLevers);
   EXPECT_FALSE(d.attribution.has_value());
 }
 
@@ -169,7 +169,7 @@ TEST(Verdict, SingleReplicaCountFromTraces) {
   const Diagnosis d = Diagnose({set});
   ASSERT_TRUE(d.attribution.has_value());
   EXPECT_TRUE(d.attribution->reference_estimated);
-  EXPECT_EQ(d.verdict.binding, "communication");
+  EXPECT_EQ(d.verdict.binding, Binding::kCommunication);
   ASSERT_FALSE(d.warnings.empty());
   EXPECT_NE(d.warnings[0].find("estimated"), std::string::npos);
 }

@@ -46,7 +46,7 @@ std::string Line(const analysis::DiagnosisPoint& p, const char* phase) {
       Num(p.skew.arrival_skew_mean),
       Num(p.skew.arrival_skew_p90),
       fmt::format("{}", fmt::join(p.skew.straggler_ranks, " ")),
-      p.ablations.checks.empty() ? "" : (p.ablations.agree ? "true" : "false"),
+      !p.ablations.agree ? "" : (*p.ablations.agree ? "true" : "false"),
   };
   std::string out;
   for (size_t i = 0; i < cells.size(); ++i) {

@@ -150,7 +150,7 @@ json WaterfallChart(const analysis::Attribution& a) {
     const double next = level - l.devices;
     rows.push_back({{"series", l.devices >= 0 ? "lost" : "gained"},
                     {"order", order++},
-                    {"step", l.component},
+                    {"step", ToString(l.component)},
                     {"start", level},
                     {"end", next},
                     {"devices", -l.devices}});
@@ -358,7 +358,8 @@ std::string AblationsHtml(const DiagnosisPoint& p) {
     const std::string predicted = c.predicted_high != c.predicted
                                       ? Fixed(c.predicted, 4) + " to " + Fixed(c.predicted_high, 4)
                                       : Fixed(c.predicted, 4);
-    out += Row({H(c.name), H(c.unit), Fixed(c.measured, 4), predicted, Fixed(c.tolerance, 4),
+    out += Row({H(std::string(ToString(c.check))), H(c.unit), Fixed(c.measured, 4), predicted,
+                Fixed(c.tolerance, 4),
                 c.agrees ? "<span class=\"ok\">yes</span>" : "<span class=\"bad\">no</span>"});
   }
   out += "</table>\n<ul>";
@@ -445,12 +446,14 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
   // Verdict first: the answer, then the evidence.
   const analysis::Verdict& v = d.verdict;
   h += "<h2>Verdict</h2>\n<div class=\"verdict\" id=\"verdict\">\n";
-  h += "<p><b>Binding constraint:</b> " + H(v.binding.empty() ? "unknown" : v.binding);
+  h += "<p><b>Binding constraint:</b> " + H(std::string(ToString(v.binding)));
   if (!v.straggler_ranks.empty()) {
     h += fmt::format(" (straggler rank{}: {})", v.straggler_ranks.size() > 1 ? "s" : "",
                      fmt::join(v.straggler_ranks, ", "));
   }
-  h += "</p>\n<p><b>Buy more devices:</b> " + H(v.buy_more_devices) + ". " + H(v.buy_reason) +
+  h += "</p>\n<p><b>Decision:</b> <span id=\"decision\">" +
+       H(std::string(ToString(v.decision))) + "</span>: " +
+       H(std::string(analysis::DecisionWords(v.decision))) + ". " + H(v.decision_reason) +
        "</p>\n";
   h += "<p>" + H(v.explanation) + "</p>\n" + ListOf(v.evidence) + "</div>\n";
 
@@ -466,14 +469,16 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
     h += Row({"lever", "action", "expected samples/s", "expected gain", "expected efficiency",
               "measured gain", "basis"},
              true);
-    for (const analysis::Lever& l : v.levers) {
+    for (const analysis::LeverAdvice& l : v.levers) {
       std::string got = "-";
-      if (measured && std::find(d.after->levers_applied.begin(), d.after->levers_applied.end(),
-                                l.name) != d.after->levers_applied.end()) {
+      const auto& applied = measured ? d.after->levers_applied
+                                     : std::vector<analysis::AppliedLever>{};
+      if (std::any_of(applied.begin(), applied.end(),
+                      [&](const analysis::AppliedLever& a) { return a.lever == l.lever; })) {
         got = fmt::format("{:+.1f} at N={}", measured_gain, gain_replicas);
         if (d.after->levers_applied.size() > 1) got += " (levers applied together)";
       }
-      h += Row({H(l.name), H(l.action), Fixed(l.expected_samples_per_s, 1),
+      h += Row({H(std::string(ToString(l.lever))), H(l.action), Fixed(l.expected_samples_per_s, 1),
                 fmt::format("{:+.1f}", l.expected_gain_samples_per_s),
                 l.expected_efficiency > 0 ? Percent(l.expected_efficiency) : "-", got, H(l.basis)});
     }
@@ -514,12 +519,13 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
 
   if (d.after) {
     h += "<h2>Before and after the levers</h2>\n<p>Applied: " +
-         H(fmt::format("{}", fmt::join(d.after->levers_applied, ", "))) + "</p>\n";
+         H(analysis::AppliedLeversText(d.after->levers_applied)) + "</p>\n";
     h += chart_div("before_after");
     h += CurveTableHtml(d.after->points);
   }
 
-  h += "<h2>Cost</h2>\n<p>Currency: " + H(v.currency) + ". " + H(v.quality_note) + "</p>\n";
+  h += "<h2>Cost</h2>\n<p>Currency: " + H(std::string(ToString(v.currency))) + " (" +
+       H(std::string(analysis::CurrencyWords(v.currency))) + "). " + H(v.quality_note) + "</p>\n";
   if (!v.costs.empty()) {
     h += "<table class=\"num\" id=\"costs\">\n" +
          Row({"N", "cost per million samples", "marginal cost per million samples"}, true);

@@ -53,7 +53,10 @@ Result<analysis::Diagnosis> MakeTestDiagnosis(const TestDiagnosisOptions& option
   if (options.after) {
     std::vector<analysis::RunSet> after = {Runs(1, 0, false), Runs(2, 0, false), Runs(4, 0, false)};
     STEPSCOPE_RETURN_IF_ERROR(analysis::AddAfterLevers(
-        after, {"loader_workers_prefetch", "remove_straggler"}, opts, &d.value()));
+        after,
+        {{Lever::kLoaderWorkersPrefetch, "--loader-workers 2 --prefetch 8"},
+         {Lever::kRemoveStraggler, "rank 1 replaced"}},
+        opts, &d.value()));
   }
   return d;
 }

@@ -68,7 +68,7 @@ std::string TerminalReport(const analysis::Diagnosis& d, const TerminalReportOpt
     t.AddRow({"ideal devices", F(a.ideal_devices, 2), F(level, 2)});
     for (const auto& l : a.lines) {
       level -= l.devices;
-      t.AddRow({l.component, fmt::format("{:+.2f}", -l.devices), F(level, 2)},
+      t.AddRow({std::string(ToString(l.component)), fmt::format("{:+.2f}", -l.devices), F(level, 2)},
                l.devices > 0.05 * a.ideal_devices ? Style::kRed : Style::kPlain);
     }
     t.AddRow({"measured speed-up", F(a.measured_speedup, 2), F(a.measured_speedup, 2)},
@@ -87,7 +87,8 @@ std::string TerminalReport(const analysis::Diagnosis& d, const TerminalReportOpt
         const std::string predicted = c.predicted_high != c.predicted
                                           ? F(c.predicted, 4) + ".." + F(c.predicted_high, 4)
                                           : F(c.predicted, 4);
-        t.AddRow({c.name, F(c.measured, 4) + " " + c.unit, predicted, c.agrees ? "yes" : "NO"},
+        t.AddRow({std::string(ToString(c.check)), F(c.measured, 4) + " " + c.unit, predicted,
+                  c.agrees ? "yes" : "NO"},
                  c.agrees ? Style::kPlain : Style::kRed);
       }
       out += t.Render(colour);
@@ -112,28 +113,29 @@ std::string TerminalReport(const analysis::Diagnosis& d, const TerminalReportOpt
   }
 
   if (d.after) {
-    out += heading(fmt::format("After applying {}", fmt::join(d.after->levers_applied, ", ")));
+    out += heading("After applying " + analysis::AppliedLeversText(d.after->levers_applied));
     out += CurveTable(d.after->points, colour);
   }
 
   const analysis::Verdict& v = d.verdict;
   out += heading("Verdict");
-  out += "  binding constraint: " + Paint(v.binding, Style::kYellow, colour);
+  out += "  binding constraint: " + Paint(std::string(ToString(v.binding)), Style::kYellow, colour);
   if (!v.straggler_ranks.empty()) {
     out += fmt::format(" (straggler ranks: {})", fmt::join(v.straggler_ranks, ", "));
   }
   out += "\n";
   for (const auto& e : v.evidence) out += "  - " + e + "\n";
-  out +=
-      "  buy more devices: " +
-      Paint(v.buy_more_devices, v.buy_more_devices == "yes" ? Style::kGreen : Style::kRed, colour) +
-      " (" + v.buy_reason + ")\n";
+  out += "  decision: " +
+         Paint(std::string(ToString(v.decision)),
+               v.decision == Decision::kBuyDevices ? Style::kGreen : Style::kRed, colour) +
+         ": " + std::string(analysis::DecisionWords(v.decision)) + " (" + v.decision_reason +
+         ")\n";
   if (!v.levers.empty()) {
     out += heading("Free levers, cheapest first");
     TextTable t({"lever", "expected samples/s", "gain", "efficiency", "action"},
                 {Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kLeft});
     for (const auto& l : v.levers) {
-      t.AddRow({l.name, F(l.expected_samples_per_s, 1),
+      t.AddRow({std::string(ToString(l.lever)), F(l.expected_samples_per_s, 1),
                 fmt::format("{:+.1f}", l.expected_gain_samples_per_s),
                 l.expected_efficiency > 0 ? F(100 * l.expected_efficiency, 0) + "%" : "-",
                 l.action});
@@ -150,7 +152,8 @@ std::string TerminalReport(const analysis::Diagnosis& d, const TerminalReportOpt
     }
     out += t.Render(colour);
   }
-  out += fmt::format("\n  currency: {}\n  {}\n\n{}\n", v.currency, v.quality_note, v.explanation);
+  out += fmt::format("\n  currency: {} ({})\n  {}\n\n{}\n", ToString(v.currency),
+                            analysis::CurrencyWords(v.currency), v.quality_note, v.explanation);
   for (const auto& w : d.warnings) out += Paint("warning: " + w, Style::kYellow, colour) + "\n";
   return out;
 }

@@ -56,10 +56,33 @@ class GroundTruth(TempDirTest):
     def test_input(self):
         out = self.path("d")
         diagnose(MLP + ["--replicas", "1,2", "--inject-input-delay", "60",
-                        "--ablate-at", "largest", "--out", out])
+                        "--ablate-at", "largest", "--apply-levers", "--out", out])
         d = read_json(os.path.join(out, "diagnosis.json"))
         self.assertEqual(d["verdict"]["binding"], "input", d["verdict"]["explanation"])
         self.check_attribution(d)
+        self.check_levers_measured(d, os.path.join(out, "report.html"))
+
+    def check_levers_measured(self, d, html_path):
+        """On real --apply-levers output, every applied lever's row in the HTML levers table
+        shows the gain measured after the levers, not '-'."""
+        applied = d["after"]["levers_applied"]
+        self.assertTrue(applied, "no lever was applied")
+        for lever in applied:
+            self.assertTrue(lever["change"], lever)
+        with open(html_path, encoding="utf-8") as f:
+            html = f.read()
+        table = html[html.index('id="levers"'):]
+        table = table[:table.index("</table>")]
+        rows = {}
+        for row in table.split("<tr>")[2:]:
+            cells = [c.split("</td>")[0] for c in row.split("<td>")[1:]]
+            rows[cells[0]] = cells
+        for lever in applied:
+            name = lever["lever"]
+            if name not in rows:
+                continue  # applied but not in the verdict's table (cannot happen today)
+            self.assertRegex(rows[name][5], r"^[+-]\d+\.\d at N=\d+", (name, rows[name]))
+        self.assertTrue(any(lever["lever"] in rows for lever in applied), (applied, list(rows)))
 
     def test_communication(self):
         out = self.path("d")
