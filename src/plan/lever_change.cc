@@ -20,29 +20,31 @@ PlannedLever Plan(Lever lever, const LeverBasis& b) {
     case Lever::kLoaderWorkersPrefetch:
       c.loader_workers = std::max(2, 2 * b.loader_workers);
       c.prefetch = std::max(8, 2 * b.prefetch);
-      p.words = fmt::format("loader workers {} (was {}), prefetch {} (was {})", *c.loader_workers,
-                            b.loader_workers, *c.prefetch, b.prefetch);
+      p.words = fmt::format("loader workers {} -> {}, prefetch {} -> {}", b.loader_workers,
+                            *c.loader_workers, b.prefetch, *c.prefetch);
       break;
     case Lever::kBiggerMicroBatch:
       c.micro_batch = 2 * b.micro_batch;
       p.words = fmt::format(
-          "micro-batch {} (was {}; accumulate 2 micro-batches instead where activation memory "
-          "binds)",
-          *c.micro_batch, b.micro_batch);
+          "micro-batch {} -> {}; accumulating 2 micro-batches does the same where activation "
+          "memory binds",
+          b.micro_batch, *c.micro_batch);
       break;
     case Lever::kGradientAccumulation:
       c.accumulation = 2 * b.accumulation;
-      p.words = fmt::format("accumulation {} micro-batches per step (was {})", *c.accumulation,
-                            b.accumulation);
+      p.words = fmt::format("accumulation {} -> {} micro-batches per step", b.accumulation,
+                            *c.accumulation);
       break;
     case Lever::kOverlapBucketing:
       c.overlap = true;
       c.bucket_mib = BucketForOverlap(b);
-      p.words = fmt::format("overlap on, bucket {} MiB (was {})", *c.bucket_mib, b.bucket_mib);
+      p.words = fmt::format("{}bucket {} -> {} MiB", b.overlap ? "" : "overlap off -> on, ",
+                            b.bucket_mib, *c.bucket_mib);
       break;
     case Lever::kLowPrecisionReduction:
       c.wire = comm::WireDtype::kBf16;
-      p.words = "bf16 gradients on the wire";
+      p.words =
+          fmt::format("wire precision {} -> {}", comm::ToString(b.wire), comm::ToString(*c.wire));
       break;
     case Lever::kBalanceLengths:
       c.balance_lengths = true;

@@ -35,6 +35,8 @@ struct LeverBasis {
   int micro_batch = 1;
   int accumulation = 1;
   double bucket_mib = 25;
+  bool overlap = true;
+  comm::WireDtype wire = comm::WireDtype::kFp32;
   int loader_workers = 1;
   int prefetch = 4;
   double gradient_mib = 0;  // gradient size per step; 0: unknown
@@ -44,7 +46,7 @@ struct LeverBasis {
 struct PlannedLever {
   Lever lever;
   LeverChange change;
-  std::string words;  // the change in words, with the value it replaces
+  std::string words;  // the change in words, from the value it replaces: "micro-batch 2 -> 4"
 };
 
 // A lever the plan cannot apply, and why.

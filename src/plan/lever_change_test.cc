@@ -46,6 +46,11 @@ TEST(PlanLevers, OverlapBucketingTurnsOverlapOnWithSeveralBuckets) {
   LeverChange c = Only(Lever::kOverlapBucketing, Basis());
   EXPECT_EQ(c.overlap, true);
   EXPECT_EQ(c.bucket_mib, 1.0);  // 4 MiB of gradient / 4
+  EXPECT_EQ(PlanLevers({Lever::kOverlapBucketing}, Basis()).planned[0].words, "bucket 25 -> 1 MiB");
+  LeverBasis off = Basis();
+  off.overlap = false;
+  EXPECT_EQ(PlanLevers({Lever::kOverlapBucketing}, off).planned[0].words,
+            "overlap off -> on, bucket 25 -> 1 MiB");
 }
 
 TEST(PlanLevers, LowPrecisionReductionIsBf16AndBalanceLengthsIsTyped) {

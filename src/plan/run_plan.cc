@@ -93,23 +93,24 @@ LeverRuns PlanLeverRuns(const PlanRequest& request, const LeverPlan& levers) {
   for (const PlannedLever& lever : levers.planned) {
     RunChange change;
     change.levers = lever.change;
-    std::vector<std::string> missing =
-        MapOntoTrain(request.workload, request.options, change).not_applicable;
-    if (missing.empty()) {
-      out.applied.push_back(lever);
+    TrainMapping mapping = MapOntoTrain(request.workload, request.options, change);
+    if (mapping.not_applicable.empty()) {
+      out.applied.push_back({lever, std::move(mapping.flags)});
     } else {
-      out.skipped.push_back({lever.lever, "not applicable to train yet: " + missing.front()});
+      out.skipped.push_back(
+          {lever.lever, "not applicable to train yet: " + mapping.not_applicable.front()});
     }
   }
   if (out.applied.empty() || request.replicas.empty()) return out;
   LeverChange all;
-  for (const PlannedLever& lever : out.applied) all.Merge(lever.change);
+  for (const TrainLever& applied : out.applied) all.Merge(applied.lever.change);
   for (int n : request.replicas) {
     AddRun(request, {Variant::Of(VariantKind::kAllLevers), n}, all, &out.plan);
   }
   if (out.applied.size() > 1) {
     const int largest = request.replicas.back();
-    for (const PlannedLever& lever : out.applied) {
+    for (const TrainLever& applied : out.applied) {
+      const PlannedLever& lever = applied.lever;
       AddRun(request, {Variant::OneLever(lever.lever), largest}, lever.change, &out.plan);
     }
   }

@@ -55,9 +55,15 @@ RunPlan PlanMainRuns(const PlanRequest& request);
 RunChange ChangeFor(VariantKind kind, const train::TrainOptions& options,
                     const LeverChange& levers);
 
+// A lever as the runs apply it.
+struct TrainLever {
+  PlannedLever lever;
+  std::vector<std::string> flags;  // the train options it sets, in words ("--batch 4")
+};
+
 struct LeverRuns {
   RunPlan plan;
-  std::vector<PlannedLever> applied;  // the levers the runs apply, as recommended
+  std::vector<TrainLever> applied;    // the levers the runs apply, as recommended
   std::vector<SkippedLever> skipped;  // `levers.skipped`, and the levers train cannot make
 };
 

@@ -111,6 +111,9 @@ TEST(PlanLeverRuns, AllLeversAtEveryCountThenEachAloneAtTheLargest) {
   EXPECT_EQ(Find(runs.plan, "lever_bigger_micro_batch-n4").args,
             (Words{"--model", "mlp", "--reduce-dtype", "bf16", "--batch", "16"}));
   ASSERT_EQ(runs.applied.size(), 2u);
+  EXPECT_EQ(runs.applied[0].lever.lever, Lever::kBiggerMicroBatch);
+  EXPECT_EQ(runs.applied[0].flags, Words{"--batch 16"});
+  EXPECT_EQ(runs.applied[1].flags, (Words{"--loader-workers 2", "--prefetch 8"}));
   ASSERT_EQ(runs.skipped.size(), 1u);
   EXPECT_EQ(runs.skipped[0].lever, Lever::kRemoveStraggler);
 }

@@ -136,6 +136,8 @@ LeverBasis TrainBasis(const train::TrainOptions& o) {
   b.micro_batch = o.batch;
   b.accumulation = o.accum;
   b.bucket_mib = o.reducer.bucket_mb;
+  b.overlap = o.reducer.overlap;
+  b.wire = o.reducer.dtype;
   b.loader_workers = o.loader_workers;
   b.prefetch = o.prefetch;
   if (auto model = nn::MakeModel(o.model); model.ok()) {
