@@ -145,6 +145,23 @@ class Robustness(TempDirTest):
                         "--out", out])
         self.assertTrue(os.path.exists(os.path.join(out, "runs", "baseline-n2", "run.json")))
 
+    def test_repeats_are_run_and_stored(self):
+        # --repeats 2: a second baseline at every N, after the first pass, in its own folder.
+        out = self.path("d")
+        proc = diagnose(MLP + ["--replicas", "1,2", "--no-ablations", "--repeats", "2",
+                               "--out", out])
+        order = [line.split()[2] for line in proc.stderr.splitlines()
+                 if line.startswith("[run ") and ": running" in line]
+        self.assertEqual(order, ["baseline-n1", "baseline-n2", "baseline-n1-r2",
+                                 "baseline-n2-r2"])
+        for name in order:
+            self.assertTrue(os.path.exists(os.path.join(out, "runs", name, "run.json")), name)
+        sweep = read_json(os.path.join(out, "sweep.json"))
+        self.assertEqual({r["name"] for r in sweep["runs"] if r["state"] == "finished"},
+                         set(order))
+        d = read_json(os.path.join(out, "diagnosis.json"))
+        self.assertEqual([p["replicas"] for p in d["points"]], [1, 2])
+
     def test_bad_launcher_fails_each_run_with_a_message(self):
         out = self.path("d")
         proc = diagnose(MLP + ["--replicas", "1", "--no-ablations", "--launcher",
