@@ -1,11 +1,10 @@
 #include "apps/stepscope/diagnose_command.h"
 
-#include <fmt/format.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "apps/stepscope/diagnose_session.h"
 #include "apps/stepscope/train_command.h"

@@ -38,13 +38,16 @@ analysis::Emulation EmulationOf(const train::TrainOptions& o) {
   return e;
 }
 
+// A planned run as the sweep launches it: `program train ARGS`.
+sweep::Job JobOf(const plan::PlannedRun& run) {
+  std::vector<std::string> args = {"train"};
+  args.insert(args.end(), run.args.begin(), run.args.end());
+  return {run.name, run.id.replicas, std::move(args)};
+}
+
 std::vector<sweep::Job> Jobs(const std::vector<plan::PlannedRun>& runs) {
   std::vector<sweep::Job> jobs;
-  for (const plan::PlannedRun& run : runs) {
-    std::vector<std::string> args = {"train"};
-    args.insert(args.end(), run.args.begin(), run.args.end());
-    jobs.push_back({run.name, run.id.replicas, std::move(args)});
-  }
+  for (const plan::PlannedRun& run : runs) jobs.push_back(JobOf(run));
   return jobs;
 }
 
@@ -87,7 +90,7 @@ std::vector<analysis::RunSet> CollectRunSets(const sweep::SweepStore& store,
     const plan::VariantKind kind = run.id.variant.kind;
     if (run.id.repeat != 1 || (kind != curve && !plan::IsAblation(kind))) continue;
     analysis::RunSet& set = sets[run.id.replicas];
-    auto records = LoadRun(store, Jobs({run})[0], warnings);
+    auto records = LoadRun(store, JobOf(run), warnings);
     if (!records) continue;
     Slot(kind, &set) = std::move(*records);
     if (kind == curve) set.replicas = run.id.replicas;  // marks the set as complete
