@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <sstream>
 
 namespace stepscope::plan {
@@ -11,14 +12,10 @@ Result<std::vector<int>> ParseReplicaCounts(const std::string& text, const std::
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
-    size_t used = 0;
     int n = 0;
-    try {
-      n = std::stoi(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || n < 1) {
+    const char* end = item.data() + item.size();
+    const auto [ptr, ec] = std::from_chars(item.data(), end, n);
+    if (ec != std::errc() || ptr != end || n < 1) {
       return Status::Error(
           fmt::format("option {}: '{}' is not a replica count; write e.g. 1,2,4,8", flag, item));
     }
