@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <sstream>
 
+#include "apps/stepscope/numeric_option.h"
 #include "comm/communicator.h"
+#include "core/number_text.h"
 #include "nn/model.h"
 #include "train/run_info.h"
 #include "train/trainer.h"
@@ -14,50 +16,56 @@ namespace stepscope::app {
 namespace {
 
 Result<std::vector<int>> ParseWidths(const std::string& text) {
+  const NumberContext context{"option --hidden", "--hidden 2048,2048"};
   std::vector<int> widths;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    try {
-      size_t used = 0;
-      int w = std::stoi(item, &used);
-      if (used != item.size() || w <= 0) throw std::invalid_argument(item);
-      widths.push_back(w);
-    } catch (const std::exception&) {
-      return Status::Error("option --hidden: '" + item +
-                           "' is not a positive width; write widths like 2048,2048");
+  for (std::string_view item : SplitText(text, ',')) {
+    Result<int64_t> w = ParseInteger(item, context);
+    if (!w.ok()) return w.status();
+    if (*w <= 0 || *w > (1 << 24)) {
+      return Status::Error(
+          "option --hidden: widths must be positive; write e.g. --hidden 2048,2048");
     }
+    widths.push_back(static_cast<int>(*w));
   }
   if (widths.empty()) return Status::Error("option --hidden: needs at least one width");
   return widths;
 }
 
-// "A,B" -> (A, B) with B optional.
-Status ParsePair(const std::string& text, char sep, const std::string& flag, double* a, double* b,
-                 bool b_required) {
-  const auto pos = text.find(sep);
-  try {
-    *a = std::stod(text.substr(0, pos));
-    if (pos != std::string::npos) {
-      *b = std::stod(text.substr(pos + 1));
-    } else if (b_required) {
-      throw std::invalid_argument(text);
-    }
-  } catch (const std::exception&) {
-    return Status::Error("option " + flag + ": cannot read '" + text + "'");
+// "A<sep>B" -> (A, B), B optional unless `b_required`; each part one whole number.
+Status ParsePair(const std::string& text, char sep, const NumberContext& context, double* a,
+                 double* b, bool b_required) {
+  const std::vector<std::string_view> parts = SplitText(text, sep);
+  if (parts.empty() || parts.size() > 2 || (b_required && parts.size() < 2)) {
+    return Status::Error(context.name + ": cannot read '" + text + "'; write e.g. " +
+                         context.example);
+  }
+  Result<double> first = ParseDouble(parts[0], context);
+  if (!first.ok()) return first.status();
+  *a = *first;
+  if (parts.size() == 2) {
+    Result<double> second = ParseDouble(parts[1], context);
+    if (!second.ok()) return second.status();
+    *b = *second;
   }
   return Status::Ok();
 }
 
 Status ParseRankStep(const std::string& text, const std::string& flag, int* rank, int64_t* step) {
   if (text.empty()) return Status::Ok();
-  double r = -1, s = -1;
-  STEPSCOPE_RETURN_IF_ERROR(ParsePair(text, ':', flag, &r, &s, true));
-  if (r < 0 || s < 0 || r != static_cast<int>(r) || s != static_cast<int64_t>(s)) {
+  const NumberContext context{"option " + flag, flag + " 1:10"};
+  const std::vector<std::string_view> parts = SplitText(text, ':');
+  if (parts.size() != 2) {
     return Status::Error("option " + flag + ": write RANK:STEP with whole numbers, e.g. 1:10");
   }
-  *rank = static_cast<int>(r);
-  *step = static_cast<int64_t>(s);
+  Result<int64_t> r = ParseInteger(parts[0], context);
+  if (!r.ok()) return r.status();
+  Result<int64_t> s = ParseInteger(parts[1], context);
+  if (!s.ok()) return s.status();
+  if (*r < 0 || *s < 0 || *r > (1 << 20)) {
+    return Status::Error("option " + flag + ": write RANK:STEP with whole numbers, e.g. 1:10");
+  }
+  *rank = static_cast<int>(*r);
+  *step = *s;
   return Status::Ok();
 }
 
@@ -88,42 +96,68 @@ void AddTrainOptions(CLI::App* cmd, TrainFlags* f) {
   cmd->add_option("--hidden", f->hidden, "mlp hidden widths, comma separated")
       ->capture_default_str();
   cmd->add_option("--channels", o.model.cnn_channels, "cnn channels of the first convolution")
-      ->capture_default_str();
-  cmd->add_option("--layers", o.model.gpt_layers, "gpt transformer blocks")->capture_default_str();
-  cmd->add_option("--width", o.model.gpt_width, "gpt embedding width")->capture_default_str();
-  cmd->add_option("--heads", o.model.gpt_heads, "gpt attention heads")->capture_default_str();
+      ->capture_default_str()
+      ->check(WholeNumber("--channels 8"));
+  cmd->add_option("--layers", o.model.gpt_layers, "gpt transformer blocks")
+      ->capture_default_str()
+      ->check(WholeNumber("--layers 2"));
+  cmd->add_option("--width", o.model.gpt_width, "gpt embedding width")
+      ->capture_default_str()
+      ->check(WholeNumber("--width 128"));
+  cmd->add_option("--heads", o.model.gpt_heads, "gpt attention heads")
+      ->capture_default_str()
+      ->check(WholeNumber("--heads 4"));
   cmd->add_option("--context", o.model.gpt_context, "gpt context length in bytes")
-      ->capture_default_str();
-  cmd->add_option("--batch", o.batch, "Per-replica micro-batch")->capture_default_str();
+      ->capture_default_str()
+      ->check(WholeNumber("--context 64"));
+  cmd->add_option("--batch", o.batch, "Per-replica micro-batch")
+      ->capture_default_str()
+      ->check(WholeNumber("--batch 32"));
   cmd->add_option("--accum", o.accum, "Micro-batches per step (gradient accumulation)")
-      ->capture_default_str();
-  cmd->add_option("--steps", o.steps, "Steps to run (0: run --epochs)")->capture_default_str();
-  cmd->add_option("--epochs", o.epochs, "Epochs to run when --steps is 0")->capture_default_str();
+      ->capture_default_str()
+      ->check(WholeNumber("--accum 2"));
+  cmd->add_option("--steps", o.steps, "Steps to run (0: run --epochs)")
+      ->capture_default_str()
+      ->check(WholeNumber("--steps 30"));
+  cmd->add_option("--epochs", o.epochs, "Epochs to run when --steps is 0")
+      ->capture_default_str()
+      ->check(Number("--epochs 1"));
   cmd->add_option("--warmup-steps", o.warmup_steps, "Steps excluded from steady-state figures")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(WholeNumber("--warmup-steps 5"));
   cmd->add_option("--optimizer", f->optimizer,
                   "auto (adamw for gpt, sgd otherwise), sgd (with momentum) or adamw")
       ->capture_default_str();
-  cmd->add_option("--lr", f->lr, "Learning rate (default: 0.02 for sgd, 0.002 for adamw)");
-  cmd->add_option("--momentum", f->momentum, "SGD momentum")->capture_default_str();
-  cmd->add_option("--weight-decay", f->weight_decay, "Weight decay")->capture_default_str();
+  cmd->add_option("--lr", f->lr, "Learning rate (default: 0.02 for sgd, 0.002 for adamw)")
+      ->check(Number("--lr 0.02"));
+  cmd->add_option("--momentum", f->momentum, "SGD momentum")
+      ->capture_default_str()
+      ->check(Number("--momentum 0.9"));
+  cmd->add_option("--weight-decay", f->weight_decay, "Weight decay")
+      ->capture_default_str()
+      ->check(Number("--weight-decay 0.01"));
   cmd->add_option("--seed", o.seed, "Seed for initialisation, shuffling and augmentation")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(WholeNumber("--seed 1"));
   cmd->add_option("--data", o.data_dir, "Fashion-MNIST directory (gzip'd IDX files)")
       ->capture_default_str();
   cmd->add_option("--text", o.text, "Text file or directory for gpt")->capture_default_str();
   cmd->add_option("--loader-workers", o.loader_workers, "Loader threads per replica")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(WholeNumber("--loader-workers 2"));
   cmd->add_option("--prefetch", o.prefetch, "Batches the loader may prepare ahead")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(WholeNumber("--prefetch 8"));
   cmd->add_flag("--augment", o.augment, "Random crop with padding and horizontal flip");
   cmd->add_flag("--synthetic-input", o.synthetic_input,
                 "Serve one prepared in-memory batch (ablation: removes the input pipeline)");
   cmd->add_flag("--no-eval", f->no_eval, "Skip held-out evaluation at the end");
   cmd->add_option("--eval-limit", o.eval_limit, "Held-out examples to evaluate (0: all)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(WholeNumber("--eval-limit 1000"));
   cmd->add_option("--bucket-mb", o.reducer.bucket_mb, "Gradient bucket cap in MiB")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Number("--bucket-mb 25"));
   cmd->add_flag("--no-overlap", f->no_overlap, "Reduce only after backward finishes");
   cmd->add_flag("--no-reduce", f->no_reduce,
                 "Skip gradient reduction (ablation: replicas drift apart, timings stay valid)");
@@ -134,23 +168,28 @@ void AddTrainOptions(CLI::App* cmd, TrainFlags* f) {
       ->capture_default_str();
   cmd->add_option("--grad-norm-every", o.grad_norm_every,
                   "Steps between gradient-norm samples for the noise scale (multi-replica runs)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(WholeNumber("--grad-norm-every 1"));
   cmd->add_option("--checksum-every", o.checksum_every,
                   "Steps between replica parameter agreement checks (0: never)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(WholeNumber("--checksum-every 10"));
   cmd->add_option("--stall-timeout", o.stall_timeout_s,
                   "Seconds a rank may make no progress before the job is ended")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Number("--stall-timeout 60"));
   cmd->add_option("--emulate-device-speed", o.emulation.device_speed,
                   "Emulate a device computing at F of a core (0: off)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Number("--emulate-device-speed 0.25"));
   cmd->add_option("--emulate-link", f->emulate_link,
                   "Emulate an interconnect: GBPS[,LATENCY_US] per link (ring cost model)");
   cmd->add_option("--inject-straggler", f->inject_straggler,
                   "Fault injection RANK:FACTOR: that rank computes FACTOR times slower");
   cmd->add_option("--inject-input-delay", o.injection.input_delay_ms,
                   "Fault injection: extra milliseconds per batch in the loader")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Number("--inject-input-delay 20"));
   cmd->add_option("--inject-hang", f->inject_hang,
                   "Fault injection RANK:STEP: that rank stops making progress at STEP");
   cmd->add_option("--inject-crash", f->inject_crash,
@@ -196,17 +235,18 @@ Status FinishTrainOptions(TrainFlags* f) {
   o.evaluate = !f->no_eval;
   o.progress = !f->quiet;
   if (!f->emulate_link.empty()) {
-    STEPSCOPE_RETURN_IF_ERROR(ParsePair(f->emulate_link, ',', "--emulate-link",
-                                        &o.emulation.link_gbps, &o.emulation.link_latency_us,
-                                        false));
+    STEPSCOPE_RETURN_IF_ERROR(
+        ParsePair(f->emulate_link, ',', {"option --emulate-link", "--emulate-link 0.012,50"},
+                  &o.emulation.link_gbps, &o.emulation.link_latency_us, false));
     if (!(o.emulation.link_gbps > 0)) {
       return Status::Error("option --emulate-link: bandwidth must be positive GB/s");
     }
   }
   if (!f->inject_straggler.empty()) {
     double rank = -1;
-    STEPSCOPE_RETURN_IF_ERROR(ParsePair(f->inject_straggler, ':', "--inject-straggler", &rank,
-                                        &o.injection.straggler_factor, true));
+    STEPSCOPE_RETURN_IF_ERROR(ParsePair(f->inject_straggler, ':',
+                                        {"option --inject-straggler", "--inject-straggler 1:1.7"},
+                                        &rank, &o.injection.straggler_factor, true));
     if (rank < 0 || rank != static_cast<int>(rank)) {
       return Status::Error("option --inject-straggler: RANK must be a rank number, e.g. 3:2.0");
     }

@@ -34,7 +34,6 @@ double StepWithout(const Decomposition& d, Part removed) {
   return worst;
 }
 
-
 // Step-to-step spread of a run's job step: how far one run's mean can drift from another's.
 double Spread(const Decomposition& d) { return std::max(0.0, d.step_p90 - d.step_p50); }
 
@@ -47,8 +46,9 @@ AblationReport CompareAblations(const Decomposition& baseline, const AblationRun
   if (runs.no_reduce) {
     const double predicted =
         b.step - StepWithout(baseline, [](const Components& c) { return c.exposed_comm; });
-    AblationCheck c = Check(AblationCheckKind::kNoReduce, "s/step", b.step - runs.no_reduce->job.step, predicted,
-                            predicted, b.step, Spread(baseline) + Spread(*runs.no_reduce), options);
+    AblationCheck c =
+        Check(AblationCheckKind::kNoReduce, "s/step", b.step - runs.no_reduce->job.step, predicted,
+              predicted, b.step, Spread(baseline) + Spread(*runs.no_reduce), options);
     c.sentence = fmt::format(
         "removing the reduction cut the step by {} against {} predicted from exposed "
         "communication (job: sync wait {} + transfer {})",
@@ -58,9 +58,9 @@ AblationReport CompareAblations(const Decomposition& baseline, const AblationRun
   if (runs.synthetic_input) {
     const double predicted =
         b.step - StepWithout(baseline, [](const Components& c) { return c.input_wait; });
-    AblationCheck c =
-        Check(AblationCheckKind::kSyntheticInput, "s/step", b.step - runs.synthetic_input->job.step, predicted,
-              predicted, b.step, Spread(baseline) + Spread(*runs.synthetic_input), options);
+    AblationCheck c = Check(AblationCheckKind::kSyntheticInput, "s/step",
+                            b.step - runs.synthetic_input->job.step, predicted, predicted, b.step,
+                            Spread(baseline) + Spread(*runs.synthetic_input), options);
     c.sentence = fmt::format(
         "synthetic input cut the step by {} against {} predicted from input wait (job: {})",
         Ms(c.measured), Ms(c.predicted), Ms(b.input_wait));
@@ -79,8 +79,8 @@ AblationReport CompareAblations(const Decomposition& baseline, const AblationRun
     const Decomposition& db = *runs.double_batch;
     const double noise = (b.step > 0 ? x * Spread(baseline) / b.step : 0) +
                          (db.job.step > 0 ? db.samples_per_s * Spread(db) / db.job.step : 0);
-    AblationCheck c =
-        Check(AblationCheckKind::kDoubleBatch, "samples/s", db.samples_per_s - x, low, high, x, noise, options);
+    AblationCheck c = Check(AblationCheckKind::kDoubleBatch, "samples/s", db.samples_per_s - x, low,
+                            high, x, noise, options);
     c.sentence = fmt::format(
         "doubling the micro-batch changed throughput by {:+.1f} samples/s against {:+.1f} to "
         "{:+.1f} predicted (compute and input double; communication stays, or hides behind the "
@@ -93,8 +93,9 @@ AblationReport CompareAblations(const Decomposition& baseline, const AblationRun
     double max_sync = 0;
     for (const RankDecomposition& r : baseline.ranks)
       max_sync = std::max(max_sync, r.mean.sync_wait);
-    AblationCheck c = Check(AblationCheckKind::kRankSpread, "s/step", max_sync, skew->compute_spread,
-                            skew->compute_spread, b.step, Spread(baseline), options);
+    AblationCheck c =
+        Check(AblationCheckKind::kRankSpread, "s/step", max_sync, skew->compute_spread,
+              skew->compute_spread, b.step, Spread(baseline), options);
     c.sentence = fmt::format(
         "the longest mean sync wait of any rank is {} against a per-rank compute spread of {}",
         Ms(c.measured), Ms(c.predicted));

@@ -46,6 +46,28 @@ TEST(Ablation, AgreesWhenAblationsMatchTheDecomposition) {
   EXPECT_EQ(r.sentence, "decomposition and ablations agree");
 }
 
+// Nothing was compared: the report must not claim agreement (it neither agrees nor disagrees).
+TEST(Ablation, EmptyReportDoesNotAgree) {
+  const AblationReport r = CompareAblations(DecomposeSpec(Baseline()), AblationRuns{}, nullptr);
+  EXPECT_TRUE(r.checks.empty());
+  EXPECT_FALSE(r.agree.has_value());
+  EXPECT_EQ(r.sentence, "no ablation runs to compare with the decomposition");
+}
+
+// A check agrees exactly when the measurement lies in its accepted range.
+TEST(Ablation, AgreementIsTheAcceptedRange) {
+  AblationCheck c;
+  c.predicted = 0.010;
+  c.predicted_high = 0.012;
+  c.tolerance = 0.001;
+  const Estimate e = c.Accepted();
+  EXPECT_DOUBLE_EQ(e.value, 0.010);
+  EXPECT_DOUBLE_EQ(e.low, 0.009);
+  EXPECT_DOUBLE_EQ(e.high, 0.013);
+  EXPECT_TRUE(e.Contains(0.0125));
+  EXPECT_FALSE(e.Contains(0.0135));
+}
+
 TEST(Ablation, DisagreesWithASentence) {
   const SyntheticRunSpec base = Baseline();
   AblationRuns runs;

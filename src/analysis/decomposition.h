@@ -71,8 +71,8 @@ struct Decomposition {
   Components job;        // per step the slowest rank's components, averaged over steps
   Seconds step_p50 = 0;  // of the job step time (slowest rank per step)
   Seconds step_p90 = 0;
-  double samples_per_step = 0;           // summed over ranks, mean over steps
-  double samples_per_s = 0;              // samples_per_step / job.step
+  double samples_per_step = 0;  // summed over ranks, mean over steps
+  double samples_per_s = 0;     // samples_per_step / job.step
   // samples_per_s with its interval: moving-block bootstrap over the job's steps
   // (docs/metrics.md, "Estimates").
   Estimate throughput;

@@ -100,8 +100,9 @@ json PointsJson(const std::vector<DiagnosisPoint>& points) {
 json AttributionJson(const Attribution& a) {
   json lines = json::array();
   for (const WaterfallLine& l : a.lines) {
-    lines.push_back(
-        {{"component", ToString(l.component)}, {"delta_seconds", l.delta_seconds}, {"devices", l.devices}});
+    lines.push_back({{"component", ToString(l.component)},
+                     {"delta_seconds", l.delta_seconds},
+                     {"devices", l.devices}});
   }
   return {{"replicas", a.replicas},
           {"ideal_devices", a.ideal_devices},
@@ -127,16 +128,11 @@ json VerdictJson(const Verdict& v) {
                      {"cost_per_million_samples", c.cost_per_million_samples},
                      {"marginal_cost_per_million_samples", c.marginal_cost_per_million_samples}});
   }
-  return {{"binding", ToString(v.binding)},
-          {"straggler_ranks", v.straggler_ranks},
-          {"evidence", v.evidence},
-          {"levers", levers},
-          {"decision", ToString(v.decision)},
-          {"decision_reason", v.decision_reason},
-          {"currency", ToString(v.currency)},
-          {"costs", costs},
-          {"quality_note", v.quality_note},
-          {"explanation", v.explanation}};
+  return {{"binding", ToString(v.binding)},   {"straggler_ranks", v.straggler_ranks},
+          {"evidence", v.evidence},           {"levers", levers},
+          {"decision", ToString(v.decision)}, {"decision_reason", v.decision_reason},
+          {"currency", ToString(v.currency)}, {"costs", costs},
+          {"quality_note", v.quality_note},   {"explanation", v.explanation}};
 }
 
 json NoiseJson(const NoiseScale& n) {
@@ -225,8 +221,7 @@ Status GetEstimate(const json& j, const std::string& path, const char* key, Esti
 }
 
 // What a version-1 file wrote in words, as the version-2 enums.
-Status V1Decision(const std::string& buy, const std::string& path, Binding binding,
-                  Decision* out) {
+Status V1Decision(const std::string& buy, const std::string& path, Binding binding, Decision* out) {
   if (buy == "yes") {
     *out = Decision::kBuyDevices;
   } else if (buy == "not yet") {
@@ -236,8 +231,8 @@ Status V1Decision(const std::string& buy, const std::string& path, Binding bindi
            : binding == Binding::kCompute     ? Decision::kUpgradeDevices
                                               : Decision::kStay;
   } else {
-    return Status::Error(fmt::format(
-        "diagnosis.json: field '{}' is '{}', expected yes, no or not yet", path, buy));
+    return Status::Error(
+        fmt::format("diagnosis.json: field '{}' is '{}', expected yes, no or not yet", path, buy));
   }
   return Status::Ok();
 }
@@ -484,9 +479,10 @@ Status ReadAppliedLevers(const json& after, int version, std::vector<AppliedLeve
       const std::string name = text.substr(0, space);
       std::optional<Lever> lever = Parse<Lever>(name);
       if (!lever) {
-        return Status::Error(fmt::format("diagnosis.json: field '{}' names lever '{}', expected "
-                                         "one of: {}",
-                                         q, name, ValueList<Lever>()));
+        return Status::Error(
+            fmt::format("diagnosis.json: field '{}' names lever '{}', expected "
+                        "one of: {}",
+                        q, name, ValueList<Lever>()));
       }
       l.lever = *lever;
       if (space != std::string::npos && text.size() > space + 2 && text[space + 1] == '(' &&
@@ -526,7 +522,7 @@ std::string AppliedLeversText(const std::vector<AppliedLever>& levers) {
 
 nlohmann::json ToJson(const Diagnosis& d) {
   json j;
-  j["schema_version"] = d.schema_version;
+  j["schema_version"] = kDiagnosisSchemaVersion;  // the structure is always the current one
   j["source"] = {{"origin", d.source.origin},
                  {"workload", d.source.workload},
                  {"tool_version", d.source.tool_version}};

@@ -57,7 +57,7 @@ struct AfterLevers {
 };
 
 struct Diagnosis {
-  int schema_version = kDiagnosisSchemaVersion;
+  int schema_version = kDiagnosisSchemaVersion;  // as read; ToJson always writes the current
   SourceInfo source;
   Emulation emulation;
   std::vector<DiagnosisPoint> points;      // sorted by replica count

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "analysis/build_diagnosis.h"
 #include "analysis/summary.h"
 #include "analysis/synthetic_run.h"
@@ -67,18 +70,17 @@ TEST(Diagnosis, JsonRoundTrip) {
 TEST(Diagnosis, DocumentedFieldNames) {
   const nlohmann::json j = ToJson(Sample());
   const nlohmann::json& p = j.at("points").at(1);
-  for (const char* key : {"replicas", "samples_per_s", "efficiency", "marginal_device_value",
-                          "speedup", "step_time", "components", "ranks", "skew", "ablations",
-                          "throughput"}) {
+  for (const char* key :
+       {"replicas", "samples_per_s", "efficiency", "marginal_device_value", "speedup", "step_time",
+        "components", "ranks", "skew", "ablations", "throughput"}) {
     EXPECT_TRUE(p.contains(key)) << key;
   }
   for (const char* key :
        {"compute", "input_wait", "exposed_comm", "sync_wait", "transfer", "overhead"}) {
     EXPECT_TRUE(p.at("components").contains(key)) << key;
   }
-  for (const char* key :
-       {"binding", "straggler_ranks", "levers", "decision", "decision_reason", "currency",
-        "explanation", "evidence"}) {
+  for (const char* key : {"binding", "straggler_ranks", "levers", "decision", "decision_reason",
+                          "currency", "explanation", "evidence"}) {
     EXPECT_TRUE(j.at("verdict").contains(key)) << key;
   }
   EXPECT_EQ(j.at("schema_version"), 2);
@@ -126,6 +128,58 @@ TEST(Diagnosis, MissingFieldIsNamed) {
   j = ToJson(Sample());
   j["schema_version"] = 99;
   EXPECT_FALSE(DiagnosisFromJson(j).ok());
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << path;
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A diagnosis.json written by the version-1 code (tests/data/diagnosis/README.md) still reads,
+// its words mapped onto the version-2 enums, and is written back as version 2.
+TEST(Diagnosis, ReadsVersion1) {
+  const std::string path =
+      std::string(STEPSCOPE_TEST_DATA_DIR) + "/diagnosis/v1-after-emulated.json";
+  Result<Diagnosis> d = DiagnosisFromString(ReadText(path));
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->schema_version, 1);
+  EXPECT_EQ(d->verdict.decision, Decision::kPullLevers);  // "not yet"
+  EXPECT_EQ(d->verdict.currency, Currency::kCost);        // "cost per sample"
+  EXPECT_FALSE(d->verdict.decision_reason.empty());
+  ASSERT_TRUE(d->after.has_value());
+  ASSERT_EQ(d->after->levers_applied.size(), 2u);
+  EXPECT_EQ(d->after->levers_applied[0].lever, Lever::kLoaderWorkersPrefetch);
+  EXPECT_EQ(d->after->levers_applied[1].lever, Lever::kRemoveStraggler);
+  const AblationReport& a = d->points.back().ablations;
+  ASSERT_FALSE(a.checks.empty());
+  EXPECT_EQ(a.checks[0].check, AblationCheckKind::kNoReduce);
+  for (const AblationCheck& c : a.checks) {
+    EXPECT_EQ(c.agrees, c.Accepted().Contains(c.measured)) << ToString(c.check);
+  }
+  EXPECT_DOUBLE_EQ(d->points[0].decomposition.throughput.value, d->points[0].scaling.samples_per_s);
+  // Written back, it is a version-2 document that reads to the same diagnosis.
+  const nlohmann::json j = ToJson(*d);
+  EXPECT_EQ(j.at("schema_version"), 2);
+  Result<Diagnosis> again = DiagnosisFromJson(j);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(DiagnosisToString(*again), DiagnosisToString(*d));
+
+  // Version 1 wrote applied levers from diagnose as "name (what changed)"; an unknown word is
+  // refused with the field and the accepted words.
+  nlohmann::json v1 = nlohmann::json::parse(ReadText(path));
+  v1["after"]["levers_applied"] = {"overlap_bucketing (overlap on, --bucket-mb 0.5)"};
+  Result<Diagnosis> words = DiagnosisFromJson(v1);
+  ASSERT_TRUE(words.ok()) << words.status().message();
+  EXPECT_EQ(words->after->levers_applied[0].lever, Lever::kOverlapBucketing);
+  EXPECT_EQ(words->after->levers_applied[0].change, "overlap on, --bucket-mb 0.5");
+  v1["verdict"]["buy_more_devices"] = "maybe";
+  Result<Diagnosis> bad = DiagnosisFromJson(v1);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'verdict.buy_more_devices'"), std::string::npos)
+      << bad.status().message();
 }
 
 TEST(Summary, TableWaterfallAndVerdict) {

@@ -26,8 +26,7 @@ std::string WaterfallText(const Attribution& a) {
   double level = a.ideal_devices;
   for (const WaterfallLine& l : a.lines) {
     level -= l.devices;
-    out += fmt::format("  {:<22} {:>+8.2f}  -> {:.2f}\n", ToString(l.component),
-                       -l.devices, level);
+    out += fmt::format("  {:<22} {:>+8.2f}  -> {:.2f}\n", ToString(l.component), -l.devices, level);
   }
   out += fmt::format("  {:<22} {:>8.2f}{}\n", "measured speed-up", a.measured_speedup,
                      a.reference_estimated ? "  (1-replica reference estimated)" : "");

@@ -10,7 +10,6 @@
 namespace stepscope::analysis {
 namespace {
 
-
 const AblationCheck* FindCheck(const AblationReport& r, AblationCheckKind kind) {
   for (const AblationCheck& c : r.checks) {
     if (c.check == kind) return &c;
@@ -175,8 +174,8 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
   // Any other waiting component that is large too.
   for (const auto& [name, value] : scores) {
     if (name != v.binding && t > 0 && value >= o.waste_share * t) {
-      v.evidence.push_back(fmt::format("also large: {} ({} per step, {} of the step)", ToString(name),
-                                       Ms(value), Pct(value, t)));
+      v.evidence.push_back(fmt::format("also large: {} ({} per step, {} of the step)",
+                                       ToString(name), Ms(value), Pct(value, t)));
     }
   }
   if (!in.ablations.checks.empty()) v.evidence.push_back(in.ablations.sentence);
@@ -219,7 +218,8 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
     }
   }
   double best_gain = 0;
-  for (const LeverAdvice& l : v.levers) best_gain = std::max(best_gain, l.expected_gain_samples_per_s);
+  for (const LeverAdvice& l : v.levers)
+    best_gain = std::max(best_gain, l.expected_gain_samples_per_s);
 
   // --- buy more devices? ---
   const bool has_curve = last != nullptr && (last->has_marginal || n == 1);
@@ -278,13 +278,13 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
       }
     }
     v.decision_reason += meets > 0 ? fmt::format(
-                                    "; the deadline needs {:.1f} samples/s, met from {} "
-                                    "replicas",
-                                    needed, meets)
-                              : fmt::format(
-                                    "; the deadline needs {:.1f} samples/s, not met by "
-                                    "any measured point",
-                                    needed);
+                                         "; the deadline needs {:.1f} samples/s, met from {} "
+                                         "replicas",
+                                         needed, meets)
+                                   : fmt::format(
+                                         "; the deadline needs {:.1f} samples/s, not met by "
+                                         "any measured point",
+                                         needed);
   }
 
   // --- time to target quality ---

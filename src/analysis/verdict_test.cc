@@ -111,7 +111,8 @@ TEST(Verdict, NearLinearBuysMoreDevices) {
   DiagnoseOptions options;
   options.cost.device_cost_per_hour = 2.0;
   const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4, 8}, [](int, SyntheticRunSpec*) {}), options);
-  EXPECT_TRUE(d.verdict.binding == Binding::kNone || d.verdict.binding == Binding::kCompute) << ToString(d.verdict.binding);
+  EXPECT_TRUE(d.verdict.binding == Binding::kNone || d.verdict.binding == Binding::kCompute)
+      << ToString(d.verdict.binding);
   EXPECT_EQ(d.verdict.decision, Decision::kBuyDevices) << d.verdict.decision_reason;
   EXPECT_EQ(d.verdict.currency, Currency::kCost);
   ASSERT_EQ(d.verdict.costs.size(), 4u);

@@ -26,8 +26,8 @@ Result<Estimate> EstimateFromJson(const nlohmann::json& j, const std::string& pa
     return Status::Error("'" + path + "' must be an object {\"value\", \"low\", \"high\"}");
   }
   Estimate e;
-  for (auto [name, field] : {std::pair{"value", &e.value}, std::pair{"low", &e.low},
-                             std::pair{"high", &e.high}}) {
+  for (auto [name, field] :
+       {std::pair{"value", &e.value}, std::pair{"low", &e.low}, std::pair{"high", &e.high}}) {
     auto it = j.find(name);
     if (it == j.end() || !it->is_number()) {
       return Status::Error("'" + path + "." + name + "' is missing or not a number");

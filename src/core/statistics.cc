@@ -51,7 +51,8 @@ Estimate Bootstrap(const std::vector<double>& values,
 }
 
 Estimate BootstrapMean(const std::vector<double>& values, const BootstrapOptions& options) {
-  return Bootstrap(values, [](const std::vector<double>& v) { return Mean(v); }, options);
+  return Bootstrap(
+      values, [](const std::vector<double>& v) { return Mean(v); }, options);
 }
 
 }  // namespace stepscope

@@ -86,16 +86,16 @@ std::vector<Enum> ValuesOf(const Names<Enum, N>& names) {
 
 }  // namespace
 
-#define STEPSCOPE_VOCABULARY(Enum, table)                                          \
-  std::string_view ToString(Enum v) { return NameOf(table, v); }                   \
-  template <>                                                                      \
-  std::optional<Enum> Parse<Enum>(std::string_view text) {                         \
-    return ValueOf(table, text);                                                   \
-  }                                                                                \
-  template <>                                                                      \
-  const std::vector<Enum>& AllValues<Enum>() {                                     \
-    static const std::vector<Enum> values = ValuesOf(table);                       \
-    return values;                                                                 \
+#define STEPSCOPE_VOCABULARY(Enum, table)                        \
+  std::string_view ToString(Enum v) { return NameOf(table, v); } \
+  template <>                                                    \
+  std::optional<Enum> Parse<Enum>(std::string_view text) {       \
+    return ValueOf(table, text);                                 \
+  }                                                              \
+  template <>                                                    \
+  const std::vector<Enum>& AllValues<Enum>() {                   \
+    static const std::vector<Enum> values = ValuesOf(table);     \
+    return values;                                               \
   }
 
 STEPSCOPE_VOCABULARY(Binding, kBindings)

@@ -37,21 +37,19 @@ TEST(Vocabulary, DecisionValues) {
 TEST(Vocabulary, CurrencyValues) { ExpectRoundTrip<Currency>({"cost", "time"}); }
 
 TEST(Vocabulary, LeverValues) {
-  ExpectRoundTrip<Lever>({"loader_workers_prefetch", "bigger_micro_batch",
-                          "gradient_accumulation", "overlap_bucketing",
-                          "low_precision_reduction", "balance_lengths", "remove_straggler"});
+  ExpectRoundTrip<Lever>({"loader_workers_prefetch", "bigger_micro_batch", "gradient_accumulation",
+                          "overlap_bucketing", "low_precision_reduction", "balance_lengths",
+                          "remove_straggler"});
 }
 
 TEST(Vocabulary, AblationAndComponentValues) {
-  ExpectRoundTrip<AblationCheckKind>({"no_reduce", "synthetic_input", "double_batch",
-                                      "rank_spread"});
+  ExpectRoundTrip<AblationCheckKind>(
+      {"no_reduce", "synthetic_input", "double_batch", "rank_spread"});
   ExpectRoundTrip<Component>(
       {"compute", "input_wait", "sync_wait", "transfer", "overhead", "residual"});
 }
 
-TEST(Vocabulary, ValueListNamesEveryValue) {
-  EXPECT_EQ(ValueList<Currency>(), "cost, time");
-}
+TEST(Vocabulary, ValueListNamesEveryValue) { EXPECT_EQ(ValueList<Currency>(), "cost, time"); }
 
 }  // namespace
 }  // namespace stepscope

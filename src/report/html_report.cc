@@ -451,10 +451,9 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
     h += fmt::format(" (straggler rank{}: {})", v.straggler_ranks.size() > 1 ? "s" : "",
                      fmt::join(v.straggler_ranks, ", "));
   }
-  h += "</p>\n<p><b>Decision:</b> <span id=\"decision\">" +
-       H(std::string(ToString(v.decision))) + "</span>: " +
-       H(std::string(analysis::DecisionWords(v.decision))) + ". " + H(v.decision_reason) +
-       "</p>\n";
+  h += "</p>\n<p><b>Decision:</b> <span id=\"decision\">" + H(std::string(ToString(v.decision))) +
+       "</span>: " + H(std::string(analysis::DecisionWords(v.decision))) + ". " +
+       H(v.decision_reason) + "</p>\n";
   h += "<p>" + H(v.explanation) + "</p>\n" + ListOf(v.evidence) + "</div>\n";
 
   // Levers.
@@ -471,8 +470,8 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
              true);
     for (const analysis::LeverAdvice& l : v.levers) {
       std::string got = "-";
-      const auto& applied = measured ? d.after->levers_applied
-                                     : std::vector<analysis::AppliedLever>{};
+      const auto& applied =
+          measured ? d.after->levers_applied : std::vector<analysis::AppliedLever>{};
       if (std::any_of(applied.begin(), applied.end(),
                       [&](const analysis::AppliedLever& a) { return a.lever == l.lever; })) {
         got = fmt::format("{:+.1f} at N={}", measured_gain, gain_replicas);

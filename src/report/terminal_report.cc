@@ -68,8 +68,9 @@ std::string TerminalReport(const analysis::Diagnosis& d, const TerminalReportOpt
     t.AddRow({"ideal devices", F(a.ideal_devices, 2), F(level, 2)});
     for (const auto& l : a.lines) {
       level -= l.devices;
-      t.AddRow({std::string(ToString(l.component)), fmt::format("{:+.2f}", -l.devices), F(level, 2)},
-               l.devices > 0.05 * a.ideal_devices ? Style::kRed : Style::kPlain);
+      t.AddRow(
+          {std::string(ToString(l.component)), fmt::format("{:+.2f}", -l.devices), F(level, 2)},
+          l.devices > 0.05 * a.ideal_devices ? Style::kRed : Style::kPlain);
     }
     t.AddRow({"measured speed-up", F(a.measured_speedup, 2), F(a.measured_speedup, 2)},
              Style::kBold);
@@ -128,8 +129,7 @@ std::string TerminalReport(const analysis::Diagnosis& d, const TerminalReportOpt
   out += "  decision: " +
          Paint(std::string(ToString(v.decision)),
                v.decision == Decision::kBuyDevices ? Style::kGreen : Style::kRed, colour) +
-         ": " + std::string(analysis::DecisionWords(v.decision)) + " (" + v.decision_reason +
-         ")\n";
+         ": " + std::string(analysis::DecisionWords(v.decision)) + " (" + v.decision_reason + ")\n";
   if (!v.levers.empty()) {
     out += heading("Free levers, cheapest first");
     TextTable t({"lever", "expected samples/s", "gain", "efficiency", "action"},
@@ -153,7 +153,7 @@ std::string TerminalReport(const analysis::Diagnosis& d, const TerminalReportOpt
     out += t.Render(colour);
   }
   out += fmt::format("\n  currency: {} ({})\n  {}\n\n{}\n", ToString(v.currency),
-                            analysis::CurrencyWords(v.currency), v.quality_note, v.explanation);
+                     analysis::CurrencyWords(v.currency), v.quality_note, v.explanation);
   for (const auto& w : d.warnings) out += Paint("warning: " + w, Style::kYellow, colour) + "\n";
   return out;
 }

@@ -30,7 +30,8 @@ TEST(TerminalReport, NamesTheStragglerAndVerdictWithoutEscapesWhenPlain) {
   ASSERT_TRUE(d.ok()) << d.status().message();
   const std::string text = TerminalReport(d.value());
   EXPECT_EQ(text.find('\x1b'), std::string::npos);
-  EXPECT_NE(text.find("binding constraint: " + std::string(ToString(d.value().verdict.binding))), std::string::npos);
+  EXPECT_NE(text.find("binding constraint: " + std::string(ToString(d.value().verdict.binding))),
+            std::string::npos);
   EXPECT_NE(text.find("straggler"), std::string::npos);
   EXPECT_NE(text.find("After applying loader_workers_prefetch (--loader-workers 2 --prefetch 8), "
                       "remove_straggler"),

@@ -2,13 +2,12 @@
 
 #include <fmt/format.h>
 
-#include "core/statistics.h"
-
 #include <algorithm>
 #include <filesystem>
 #include <map>
 #include <regex>
 
+#include "core/statistics.h"
 #include "trace/chrome_writer.h"
 #include "trace/importer.h"
 #include "trace/match.h"

@@ -64,6 +64,26 @@ class Outputs(TempDirTest):
         self.assertEqual(page.count("<script"), 5)
 
 
+V1_DIAGNOSIS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests",
+                            "data", "diagnosis", "v1-after-emulated.json")
+
+
+class Version1(TempDirTest):
+    """A diagnosis.json of schema version 1 still reads: tables, HTML, and JSON as version 2."""
+
+    def test_report_reads_version_1(self):
+        plain = run(["report", V1_DIAGNOSIS]).stdout
+        self.assertIn("binding constraint:", plain)
+        self.assertIn("pull_levers", plain)
+        html = self.path("report.html")
+        run(["report", V1_DIAGNOSIS, "--html", html])
+        self.assertTrue(os.path.getsize(html) > 0)
+        out = json.loads(run(["report", V1_DIAGNOSIS, "--json"]).stdout)
+        self.assertEqual(out["schema_version"], 2)
+        self.assertEqual(out["verdict"]["decision"], "pull_levers")
+        self.assertEqual(out["after"]["levers_applied"][0]["lever"], "loader_workers_prefetch")
+
+
 class Errors(TempDirTest):
     def test_missing_file_exit_1_names_it(self):
         proc = run(["report", self.path("nowhere.json")], check=False)

@@ -128,6 +128,52 @@ class Errors(TempDirTest):
         self.assertIn("--inject-straggler", proc.stderr)
 
 
+# Options whose value is a spec of several numbers, with a valid value for each.
+SPEC_OPTIONS = {"--hidden": "64,64", "--emulate-link": "0.012,50", "--inject-straggler": "1:1.7",
+                "--inject-hang": "1:10", "--inject-crash": "1:10"}
+
+
+def numeric_options(command):
+    """(option, valid value) for every option `stepscope COMMAND --help` lists with a numeric
+    type (INT, UINT, FLOAT), taking the value from its default or 1."""
+    text = run([command, "--help"]).stdout
+    found = {}
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) < 2 or not words[0].startswith("--"):
+            continue
+        kind, _, default = words[1].partition("=")
+        if kind.split(":")[0] in ("INT", "UINT", "FLOAT"):
+            found[words[0]] = default if default and default not in ("-1",) else "1"
+    return found
+
+
+class StrictNumbers(TempDirTest):
+    """Every number an option carries is read whole: trailing garbage is refused, naming the
+    option and an example, before any work starts."""
+
+    def check_refused(self, command, option, value, extra=()):
+        proc = run([command, *extra, option, value], check=False, timeout=60)
+        self.assertNotEqual(proc.returncode, 0, f"{option} {value} was accepted")
+        self.assertIn(option, proc.stderr, proc.stderr)
+        self.assertIn("e.g.", proc.stderr, proc.stderr)
+
+    def test_train_numeric_options(self):
+        options = numeric_options("train")
+        self.assertGreaterEqual(len(options), 20, options)
+        for option, value in {**options, **SPEC_OPTIONS}.items():
+            for bad in (value + "abc", value + "x", value + " 1"):
+                with self.subTest(option=option, value=bad):
+                    self.check_refused("train", option, bad, ["--print-model"])
+
+    def test_every_number_in_a_spec(self):
+        for option, bad in [("--emulate-link", "0.05,50us"), ("--emulate-link", "0.05abc"),
+                            ("--inject-straggler", "1:1.7x"), ("--inject-straggler", "1x:1.7"),
+                            ("--hidden", "64,,64"), ("--inject-crash", "1:2.5")]:
+            with self.subTest(option=option, value=bad):
+                self.check_refused("train", option, bad, ["--print-model"])
+
+
 class Faults(TempDirTest):
     """A rank that stalls or dies ends the whole job with a message naming it."""
 
