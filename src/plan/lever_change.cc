@@ -56,6 +56,15 @@ PlannedLever Plan(Lever lever, const LeverBasis& b) {
   return p;
 }
 
+// True when some field of `c` differs from the job's value (length balancing: always).
+bool ChangesAnything(const LeverChange& c, const LeverBasis& b) {
+  auto differs = [](const auto& field, const auto& current) { return field && *field != current; };
+  return differs(c.micro_batch, b.micro_batch) || differs(c.accumulation, b.accumulation) ||
+         differs(c.bucket_mib, b.bucket_mib) || differs(c.overlap, b.overlap) ||
+         differs(c.wire, b.wire) || differs(c.loader_workers, b.loader_workers) ||
+         differs(c.prefetch, b.prefetch) || c.balance_lengths.has_value();
+}
+
 }  // namespace
 
 bool LeverChange::empty() const { return *this == LeverChange{}; }
@@ -93,7 +102,12 @@ LeverPlan PlanLevers(const std::vector<Lever>& recommended, const LeverBasis& ba
           {lever, "a hardware or scheduling action, not a change to the job; skipped"});
       continue;
     }
-    plan.planned.push_back(Plan(lever, basis));
+    PlannedLever planned = Plan(lever, basis);
+    if (!ChangesAnything(planned.change, basis)) {
+      plan.skipped.push_back({lever, "the job already has it (" + planned.words + "); skipped"});
+      continue;
+    }
+    plan.planned.push_back(std::move(planned));
   }
   return plan;
 }

@@ -69,7 +69,8 @@ struct LeverPlan {
 //   low_precision_reduction  bf16 on the wire
 //   balance_lengths          length balancing on
 //   remove_straggler         skipped: a hardware or scheduling action, not a change to the job
-// A lever recommended twice is planned once.
+// A lever recommended twice is planned once; one that would change nothing (bf16 already on the
+// wire, overlap on with the bucket already that size) is skipped.
 LeverPlan PlanLevers(const std::vector<Lever>& recommended, const LeverBasis& basis);
 
 // A bucket cap that gives several buckets per step, so that the first ones travel while backward

@@ -67,6 +67,18 @@ TEST(PlanLevers, RemovingAStragglerIsSkipped) {
   EXPECT_NE(plan.skipped[0].reason.find("skipped"), std::string::npos);
 }
 
+TEST(PlanLevers, ALeverThatChangesNothingIsSkipped) {
+  LeverBasis b = Basis();
+  b.wire = comm::WireDtype::kBf16;
+  b.bucket_mib = 0.1;  // overlap on, and the cap is already below the 0.25 MiB floor
+  LeverPlan plan = PlanLevers({Lever::kLowPrecisionReduction, Lever::kOverlapBucketing}, b);
+  EXPECT_TRUE(plan.planned.empty());
+  ASSERT_EQ(plan.skipped.size(), 2u);
+  EXPECT_NE(plan.skipped[0].reason.find("already"), std::string::npos);
+  b.overlap = false;  // the same bucket, but overlap turned on
+  EXPECT_EQ(PlanLevers({Lever::kOverlapBucketing}, b).planned.size(), 1u);
+}
+
 TEST(PlanLevers, KeepsTheRecommendedOrderAndPlansEachLeverOnce) {
   LeverPlan plan = PlanLevers(
       {Lever::kLowPrecisionReduction, Lever::kLoaderWorkersPrefetch, Lever::kLowPrecisionReduction},

@@ -120,8 +120,7 @@ TEST(PlanLeverRuns, AllLeversAtEveryCountThenEachAloneAtTheLargest) {
 
 TEST(PlanLeverRuns, OneLeverHasNoRunOfItsOwn) {
   PlanRequest r = Request({1, 2}, {});
-  LeverRuns runs =
-      PlanLeverRuns(r, PlanLevers({Lever::kLowPrecisionReduction}, TrainBasis(r.options)));
+  LeverRuns runs = PlanLeverRuns(r, PlanLevers({Lever::kBiggerMicroBatch}, TrainBasis(r.options)));
   EXPECT_EQ(Names(runs.plan), (Words{"levers-n1", "levers-n2"}));
 }
 
