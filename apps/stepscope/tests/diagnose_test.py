@@ -61,6 +61,30 @@ class GroundTruth(TempDirTest):
         self.assertEqual(d["verdict"]["binding"], "input", d["verdict"]["explanation"])
         self.check_attribution(d)
         self.check_levers_measured(d, os.path.join(out, "report.html"))
+        self.check_run_configs(out, d)
+
+    def check_run_configs(self, out, d):
+        """Each run was launched with its variant's change, as train read it (run.json)."""
+        def config(name):
+            return read_json(os.path.join(out, "runs", name, "run.json"))["config"]
+        base = config("baseline-n2")
+        self.assertTrue(base["reducer"]["reduce"])
+        self.assertFalse(config("no_reduce-n2")["reducer"]["reduce"])
+        self.assertTrue(config("synthetic_input-n2")["synthetic_input"])
+        self.assertEqual(config("double_batch-n2")["batch"], 2 * base["batch"])
+        after = config("levers-n2")
+        for lever in d["after"]["levers_applied"]:
+            name = lever["lever"]
+            if name == "loader_workers_prefetch":
+                self.assertEqual(after["loader_workers"], max(2, 2 * base["loader_workers"]))
+                self.assertEqual(after["prefetch"], max(8, 2 * base["prefetch"]))
+            elif name == "bigger_micro_batch":
+                self.assertEqual(after["batch"], 2 * base["batch"])
+            elif name == "low_precision_reduction":
+                self.assertEqual(after["reducer"]["dtype"], "bf16")
+            elif name == "overlap_bucketing":
+                self.assertTrue(after["reducer"]["overlap"])
+                self.assertLessEqual(after["reducer"]["bucket_mb"], base["reducer"]["bucket_mb"])
 
     def check_levers_measured(self, d, html_path):
         """On real --apply-levers output, every applied lever's row in the HTML levers table
