@@ -153,6 +153,7 @@ class Session {
   void ApplyLevers(analysis::Diagnosis* d);
   // diagnosis.json, report.html and the terminal summary; returns the exit code.
   int Finish(analysis::Diagnosis* d);
+  // True when a sweep of this session was stopped by SIGINT or SIGTERM.
   bool interrupted() const {
     for (const sweep::SweepResult& r : results_) {
       if (r.interrupted) return true;
