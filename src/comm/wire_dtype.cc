@@ -3,8 +3,16 @@
 #include <bit>
 #include <cstring>
 
-#if defined(__F16C__)
+#include "core/cpu_dispatch.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
+// The fp16 loops use F16C when the CPU has it, whatever the build targets: the vector loops are
+// compiled for AVX + F16C and chosen at run time.
+#define STEPSCOPE_F16C_PATH 1
+#define STEPSCOPE_F16C __attribute__((target("avx,f16c")))
+#else
+#define STEPSCOPE_F16C_PATH 0
 #endif
 
 namespace stepscope::comm {
@@ -55,7 +63,7 @@ float Bf16ToFloat(Bf16Bits bits) { return FloatFromBf16(bits); }
 Fp16Bits FloatToFp16(float value) { return HalfFromFloat(value); }
 float Fp16ToFloat(Fp16Bits bits) { return FloatFromHalf(bits); }
 
-void FloatToBf16(const float* src, Bf16Bits* dst, size_t n) {
+STEPSCOPE_DISPATCH void FloatToBf16(const float* src, Bf16Bits* dst, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     uint32_t u;
     std::memcpy(&u, src + i, 4);
@@ -63,36 +71,81 @@ void FloatToBf16(const float* src, Bf16Bits* dst, size_t n) {
   }
 }
 
-void Bf16ToFloat(const Bf16Bits* src, float* dst, size_t n) {
+STEPSCOPE_DISPATCH void Bf16ToFloat(const Bf16Bits* src, float* dst, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     const uint32_t u = uint32_t{src[i]} << 16;
     std::memcpy(dst + i, &u, 4);
   }
 }
 
-void FloatToFp16(const float* src, Fp16Bits* dst, size_t n) {
+#if STEPSCOPE_F16C_PATH
+namespace {
+
+bool CpuHasF16c() {
+  static const bool has = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  return has;
+}
+
+// Each F16C loop handles the multiples of 8 and returns how many it did; the scalar loop after
+// it finishes the rest (or all, on a CPU without F16C).
+STEPSCOPE_F16C size_t FloatToFp16F16c(const float* src, Fp16Bits* dst, size_t n) {
   size_t i = 0;
-#if defined(__F16C__)
   for (; i + 8 <= n; i += 8) {
     const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), h);
   }
+  return i;
+}
+
+STEPSCOPE_F16C size_t Fp16ToFloatF16c(const Fp16Bits* src, float* dst, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+  }
+  return i;
+}
+
+STEPSCOPE_F16C size_t AccumulateFp16F16c(Fp16Bits* acc, const Fp16Bits* in, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 a = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(acc + i)));
+    const __m256 b = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(acc + i),
+                     _mm256_cvtps_ph(_mm256_add_ps(a, b), _MM_FROUND_TO_NEAREST_INT));
+  }
+  return i;
+}
+
+STEPSCOPE_F16C size_t AddFp16ToFloatF16c(const Fp16Bits* in, float* sum, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 a = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i)));
+    _mm256_storeu_ps(sum + i, _mm256_add_ps(_mm256_loadu_ps(sum + i), a));
+  }
+  return i;
+}
+
+}  // namespace
+#endif
+
+void FloatToFp16(const float* src, Fp16Bits* dst, size_t n) {
+  size_t i = 0;
+#if STEPSCOPE_F16C_PATH
+  if (CpuHasF16c()) i = FloatToFp16F16c(src, dst, n);
 #endif
   for (; i < n; ++i) dst[i] = HalfFromFloat(src[i]);
 }
 
 void Fp16ToFloat(const Fp16Bits* src, float* dst, size_t n) {
   size_t i = 0;
-#if defined(__F16C__)
-  for (; i + 8 <= n; i += 8) {
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
-    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
-  }
+#if STEPSCOPE_F16C_PATH
+  if (CpuHasF16c()) i = Fp16ToFloatF16c(src, dst, n);
 #endif
   for (; i < n; ++i) dst[i] = FloatFromHalf(src[i]);
 }
 
-void AccumulateBf16(Bf16Bits* acc, const Bf16Bits* in, size_t n) {
+STEPSCOPE_DISPATCH void AccumulateBf16(Bf16Bits* acc, const Bf16Bits* in, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     const float sum = FloatFromBf16(acc[i]) + FloatFromBf16(in[i]);
     acc[i] = Bf16FromBits(std::bit_cast<uint32_t>(sum));
@@ -101,37 +154,29 @@ void AccumulateBf16(Bf16Bits* acc, const Bf16Bits* in, size_t n) {
 
 void AccumulateFp16(Fp16Bits* acc, const Fp16Bits* in, size_t n) {
   size_t i = 0;
-#if defined(__F16C__)
-  for (; i + 8 <= n; i += 8) {
-    const __m256 a = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(acc + i)));
-    const __m256 b = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(acc + i),
-                     _mm256_cvtps_ph(_mm256_add_ps(a, b), _MM_FROUND_TO_NEAREST_INT));
-  }
+#if STEPSCOPE_F16C_PATH
+  if (CpuHasF16c()) i = AccumulateFp16F16c(acc, in, n);
 #endif
   for (; i < n; ++i) acc[i] = HalfFromFloat(FloatFromHalf(acc[i]) + FloatFromHalf(in[i]));
 }
 
-void AccumulateFp32(float* acc, const float* in, size_t n) {
+STEPSCOPE_DISPATCH void AccumulateFp32(float* acc, const float* in, size_t n) {
   for (size_t i = 0; i < n; ++i) acc[i] += in[i];
 }
 
-void AddBf16ToFloat(const Bf16Bits* in, float* sum, size_t n) {
+STEPSCOPE_DISPATCH void AddBf16ToFloat(const Bf16Bits* in, float* sum, size_t n) {
   for (size_t i = 0; i < n; ++i) sum[i] += FloatFromBf16(in[i]);
 }
 
 void AddFp16ToFloat(const Fp16Bits* in, float* sum, size_t n) {
   size_t i = 0;
-#if defined(__F16C__)
-  for (; i + 8 <= n; i += 8) {
-    const __m256 a = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i)));
-    _mm256_storeu_ps(sum + i, _mm256_add_ps(_mm256_loadu_ps(sum + i), a));
-  }
+#if STEPSCOPE_F16C_PATH
+  if (CpuHasF16c()) i = AddFp16ToFloatF16c(in, sum, n);
 #endif
   for (; i < n; ++i) sum[i] += FloatFromHalf(in[i]);
 }
 
-void Scale(float* data, float factor, size_t n) {
+STEPSCOPE_DISPATCH void Scale(float* data, float factor, size_t n) {
   for (size_t i = 0; i < n; ++i) data[i] *= factor;
 }
 

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstddef>
 
+#include "core/cpu_dispatch.h"
+
 namespace stepscope::nn {
 
-void AttentionForward(float* out, float* att, const float* qkv, int B, int T, int C, int NH) {
+STEPSCOPE_DISPATCH void AttentionForward(float* out, float* att, const float* qkv, int B, int T, int C, int NH) {
   const int hs = C / NH;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   for (int b = 0; b < B; ++b) {
@@ -42,7 +44,7 @@ void AttentionForward(float* out, float* att, const float* qkv, int B, int T, in
   }
 }
 
-void AttentionBackward(float* dqkv, float* scratch, const float* dout, const float* qkv,
+STEPSCOPE_DISPATCH void AttentionBackward(float* dqkv, float* scratch, const float* dout, const float* qkv,
                        const float* att, int B, int T, int C, int NH) {
   const int hs = C / NH;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/cpu_dispatch.h"
+
 namespace stepscope::nn {
 namespace {
 
 // col (C*K*K, OH*OW): col[(c,kh,kw), (oh,ow)] = img[c, oh - pad + kh, ow - pad + kw] or 0.
-void Im2Col(float* col, const float* img, int C, int H, int W, int K, int pad) {
+STEPSCOPE_DISPATCH void Im2Col(float* col, const float* img, int C, int H, int W, int K, int pad) {
   const int OH = ConvOutSize(H, K, pad), OW = ConvOutSize(W, K, pad);
   for (int c = 0; c < C; ++c) {
     for (int kh = 0; kh < K; ++kh) {
@@ -35,7 +37,7 @@ void Im2Col(float* col, const float* img, int C, int H, int W, int K, int pad) {
 }
 
 // Backward of Im2Col: img[c, ih, iw] += col[(c,kh,kw), (oh,ow)] for every copy made above.
-void Col2ImAdd(float* img, const float* col, int C, int H, int W, int K, int pad) {
+STEPSCOPE_DISPATCH void Col2ImAdd(float* img, const float* col, int C, int H, int W, int K, int pad) {
   const int OH = ConvOutSize(H, K, pad), OW = ConvOutSize(W, K, pad);
   for (int c = 0; c < C; ++c) {
     for (int kh = 0; kh < K; ++kh) {

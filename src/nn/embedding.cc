@@ -2,9 +2,11 @@
 
 #include <cstddef>
 
+#include "core/cpu_dispatch.h"
+
 namespace stepscope::nn {
 
-void EmbeddingForward(float* out, const int32_t* tokens, const float* wte, const float* wpe, int B,
+STEPSCOPE_DISPATCH void EmbeddingForward(float* out, const int32_t* tokens, const float* wte, const float* wpe, int B,
                       int T, int C) {
   for (int b = 0; b < B; ++b) {
     for (int t = 0; t < T; ++t) {
@@ -17,7 +19,7 @@ void EmbeddingForward(float* out, const int32_t* tokens, const float* wte, const
   }
 }
 
-void EmbeddingBackward(float* dwte, float* dwpe, const float* dout, const int32_t* tokens, int B,
+STEPSCOPE_DISPATCH void EmbeddingBackward(float* dwte, float* dwpe, const float* dout, const int32_t* tokens, int B,
                        int T, int C) {
   // out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]  =>  both rows receive dout[b,t,:]
   for (int b = 0; b < B; ++b) {

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "core/cpu_dispatch.h"
+
 namespace stepscope::nn {
 
 namespace {
@@ -15,14 +17,14 @@ inline float FastTanh(float u) { return 1.0f - 2.0f / (std::exp(2.0f * u) + 1.0f
 
 }  // namespace
 
-void GeluForward(float* out, const float* inp, size_t N) {
+STEPSCOPE_DISPATCH void GeluForward(float* out, const float* inp, size_t N) {
   for (size_t i = 0; i < N; ++i) {
     const float x = inp[i];
     out[i] = 0.5f * x * (1.0f + FastTanh(kSqrt2OverPi * (x + kCubic * x * x * x)));
   }
 }
 
-void GeluBackward(float* dinp, const float* inp, const float* dout, size_t N) {
+STEPSCOPE_DISPATCH void GeluBackward(float* dinp, const float* inp, const float* dout, size_t N) {
   // out = 0.5 x (1 + tanh(u)), u = k (x + a x^3)  =>
   //   dout/dx = 0.5 (1 + tanh(u)) + 0.5 x (1 - tanh(u)^2) k (1 + 3 a x^2)
   for (size_t i = 0; i < N; ++i) {

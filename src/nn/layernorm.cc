@@ -3,13 +3,15 @@
 #include <cmath>
 #include <cstddef>
 
+#include "core/cpu_dispatch.h"
+
 namespace stepscope::nn {
 
 namespace {
 constexpr float kEps = 1e-5f;
 }  // namespace
 
-void LayerNormForward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
+STEPSCOPE_DISPATCH void LayerNormForward(float* out, float* mean, float* rstd, const float* inp, const float* weight,
                       const float* bias, int N, int C) {
   for (int n = 0; n < N; ++n) {
     const float* x = inp + static_cast<size_t>(n) * C;
@@ -27,7 +29,7 @@ void LayerNormForward(float* out, float* mean, float* rstd, const float* inp, co
   }
 }
 
-void LayerNormBackward(float* dinp, float* dweight, float* dbias, const float* dout,
+STEPSCOPE_DISPATCH void LayerNormBackward(float* dinp, float* dweight, float* dbias, const float* dout,
                        const float* inp, const float* weight, const float* mean, const float* rstd,
                        int N, int C) {
   // out = norm * weight + bias, norm = (inp - mean) * rstd  =>

@@ -1,8 +1,10 @@
 #include "nn/maxpool2d.h"
 
+#include "core/cpu_dispatch.h"
+
 namespace stepscope::nn {
 
-void MaxPool2dForward(float* out, int32_t* argmax, const float* inp, int B, int C, int H, int W) {
+STEPSCOPE_DISPATCH void MaxPool2dForward(float* out, int32_t* argmax, const float* inp, int B, int C, int H, int W) {
   const int OH = H / 2, OW = W / 2;
   for (long plane = 0; plane < static_cast<long>(B) * C; ++plane) {
     const float* x = inp + plane * H * W;  // x is (H,W)
@@ -25,7 +27,7 @@ void MaxPool2dForward(float* out, int32_t* argmax, const float* inp, int B, int 
   }
 }
 
-void MaxPool2dBackward(float* dinp, const float* dout, const int32_t* argmax, int B, int C, int H,
+STEPSCOPE_DISPATCH void MaxPool2dBackward(float* dinp, const float* dout, const int32_t* argmax, int B, int C, int H,
                        int W) {
   // out[oh,ow] = inp[argmax[oh,ow]]  =>  dinp[argmax[oh,ow]] += dout[oh,ow]
   const int OHW = (H / 2) * (W / 2);

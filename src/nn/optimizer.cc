@@ -5,8 +5,37 @@
 #include <cstring>
 #include <vector>
 
+#include "core/cpu_dispatch.h"
+
 namespace stepscope::nn {
 namespace {
+
+// v = mu v + g + wd p; p -= lr v, over one block.
+STEPSCOPE_DISPATCH void SgdBlock(float* __restrict__ p, const float* __restrict__ g,
+                                 float* __restrict__ v, size_t len, float lr, float mu, float wd) {
+  for (size_t i = 0; i < len; ++i) {
+    const float gi = g[i] + wd * p[i];
+    v[i] = mu * v[i] + gi;
+    p[i] -= lr * v[i];
+  }
+}
+
+// The constants of one AdamW step t: bias corrections c1 = 1/(1 - b1^t), c2 = 1/(1 - b2^t), and
+// the decoupled weight decay factor 1 - lr wd.
+struct AdamWStep {
+  float b1, b2, eps, lr, decay, c1, c2;
+};
+
+STEPSCOPE_DISPATCH void AdamWBlock(float* __restrict__ p, const float* __restrict__ g,
+                                   float* __restrict__ m, float* __restrict__ v, size_t n,
+                                   AdamWStep s) {
+  for (size_t i = 0; i < n; ++i) {
+    m[i] = s.b1 * m[i] + (1.0f - s.b1) * g[i];
+    v[i] = s.b2 * v[i] + (1.0f - s.b2) * g[i] * g[i];
+    const float mhat = m[i] * s.c1, vhat = v[i] * s.c2;
+    p[i] = p[i] * s.decay - s.lr * mhat / (std::sqrt(vhat) + s.eps);
+  }
+}
 
 class Sgd final : public Optimizer {
  public:
@@ -30,14 +59,7 @@ class Sgd final : public Optimizer {
     constexpr size_t kBlock = 4096;
     for (size_t begin = 0; begin < n; begin += kBlock) {
       const size_t len = std::min(kBlock, n - begin);
-      float* __restrict__ p = params.data() + begin;
-      const float* __restrict__ g = grads + begin;
-      float* __restrict__ v = velocity_.data() + begin;
-      for (size_t i = 0; i < len; ++i) {
-        const float gi = g[i] + wd * p[i];
-        v[i] = mu * v[i] + gi;
-        p[i] -= lr * v[i];
-      }
+      SgdBlock(params.data() + begin, grads + begin, velocity_.data() + begin, len, lr, mu, wd);
       if (zero_grads) std::memset(zero_grads + begin, 0, sizeof(float) * len);
     }
   }
@@ -72,21 +94,15 @@ class AdamW final : public Optimizer {
   // One AdamW update (step t_) of params[i] for i in [0, n), moments at offset `at`.
   void Update(std::span<float> params, std::span<const float> grads, size_t at) {
     const size_t n = std::min({params.size(), grads.size(), m_.size() - std::min(at, m_.size())});
-    const float b1 = config_.beta1, b2 = config_.beta2, eps = config_.eps;
-    const float lr = config_.lr;
-    const float decay = 1.0f - config_.lr * config_.weight_decay;
-    const float c1 = 1.0f / static_cast<float>(1.0 - std::pow(static_cast<double>(b1), t_));
-    const float c2 = 1.0f / static_cast<float>(1.0 - std::pow(static_cast<double>(b2), t_));
-    float* p = params.data();
-    const float* g = grads.data();
-    float* m = m_.data() + at;
-    float* v = v_.data() + at;
-    for (size_t i = 0; i < n; ++i) {
-      m[i] = b1 * m[i] + (1.0f - b1) * g[i];
-      v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
-      const float mhat = m[i] * c1, vhat = v[i] * c2;
-      p[i] = p[i] * decay - lr * mhat / (std::sqrt(vhat) + eps);
-    }
+    AdamWStep s;
+    s.b1 = config_.beta1;
+    s.b2 = config_.beta2;
+    s.eps = config_.eps;
+    s.lr = config_.lr;
+    s.decay = 1.0f - config_.lr * config_.weight_decay;
+    s.c1 = 1.0f / static_cast<float>(1.0 - std::pow(static_cast<double>(s.b1), t_));
+    s.c2 = 1.0f / static_cast<float>(1.0 - std::pow(static_cast<double>(s.b2), t_));
+    AdamWBlock(params.data(), grads.data(), m_.data() + at, v_.data() + at, n, s);
   }
   OptimizerConfig config_;
   std::vector<float> m_, v_;

@@ -3,9 +3,11 @@
 #include <cmath>
 #include <cstddef>
 
+#include "core/cpu_dispatch.h"
+
 namespace stepscope::nn {
 
-double SeqCrossEntropyForward(float* probs, float* losses, const float* logits,
+STEPSCOPE_DISPATCH double SeqCrossEntropyForward(float* probs, float* losses, const float* logits,
                               const int32_t* targets, int N, int V) {
   double total = 0.0;
   for (int n = 0; n < N; ++n) {
@@ -29,7 +31,7 @@ double SeqCrossEntropyForward(float* probs, float* losses, const float* logits,
   return total;
 }
 
-void SeqCrossEntropyBackward(float* dlogits, const float* probs, const int32_t* targets,
+STEPSCOPE_DISPATCH void SeqCrossEntropyBackward(float* dlogits, const float* probs, const int32_t* targets,
                              const float* dlosses, int N, int V) {
   // losses[n] = -log softmax(logits[n,:])[targets[n]]
   //   =>  dlogits[n,v] += dlosses[n] * (probs[n,v] - [v == targets[n]])

@@ -2,9 +2,11 @@
 
 #include <cmath>
 
+#include "core/cpu_dispatch.h"
+
 namespace stepscope::nn {
 
-double SoftmaxXentForward(float* probs, float* losses, int64_t* correct, const float* logits,
+STEPSCOPE_DISPATCH double SoftmaxXentForward(float* probs, float* losses, int64_t* correct, const float* logits,
                           const int32_t* targets, int B, int V) {
   double loss_sum = 0.0;
   int64_t hits = 0;
@@ -34,7 +36,7 @@ double SoftmaxXentForward(float* probs, float* losses, int64_t* correct, const f
   return loss_sum;
 }
 
-void SoftmaxXentBackward(float* dlogits, const float* probs, const int32_t* targets, float dloss,
+STEPSCOPE_DISPATCH void SoftmaxXentBackward(float* dlogits, const float* probs, const int32_t* targets, float dloss,
                          int B, int V) {
   // loss = dloss/B * sum_b (-log softmax(z_b)[t_b])  =>  dz_b = dloss/B * (p_b - onehot(t_b))
   const float scale = dloss / static_cast<float>(B);

@@ -2,12 +2,13 @@
 
 #include <algorithm>
 
+#include "core/cpu_dispatch.h"
 #include "train/pacer.h"
 
 namespace stepscope::train {
 namespace {
 
-double SumSquares(const float* x, size_t n) {
+STEPSCOPE_DISPATCH double SumSquares(const float* x, size_t n) {
   // Eight independent float lanes vectorise without reassociation flags; each block's lanes are
   // folded into a double so long buffers keep their accuracy.
   constexpr size_t kLanes = 8, kBlock = 4096;

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "comm/allreduce.h"
+#include "core/cpu_dispatch.h"
 
 #ifndef STEPSCOPE_VERSION
 #define STEPSCOPE_VERSION "dev"
@@ -126,6 +127,7 @@ Status WriteRunJson(const std::string& dir, const TrainOptions& o, const RunSumm
       {"hosts", per_host},
       {"host_of_rank", hosts.value()},
       {"cores_per_host", std::thread::hardware_concurrency()},
+      {"instruction_set", DispatchLevel()},
       {"clock", {{"offset_s", comm.clock_offset()}, {"max_error_s", comm.clock_error()}}},
       {"allreduce", s.allreduce},
       {"buckets_per_step", s.buckets_per_step},

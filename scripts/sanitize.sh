@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Sanitizer runs (clang from Debian), each in its own build directory:
+#   build-asan: AddressSanitizer + UndefinedBehaviorSanitizer. Every unit test, one short real
+#     2-rank training run that uses every helper thread (overlapped reduction on a communication
+#     thread, bf16 on the wire, two loader workers, gradient accumulation, the record writer),
+#     and the trace reader's bounded fuzz run (its fuzz target lives in the same build).
+#   build-tsan: ThreadSanitizer. The thread-heavy unit tests (reducer, loader, recorder) and the
+#     shared-memory all-reduce and heartbeat tests at 2 ranks.
+# Suppressions (scripts/sanitizers/) cover OpenMPI's own internals only, each with its reason.
+#   scripts/sanitize.sh [asan|tsan|all]   (default all)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+which=${1:-all}
+scripts/setup.sh
+root=$PWD
+jobs=$(nproc)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+configure() {  # DIR SANITIZER [extra cmake args]
+  local dir=$1 kind=$2; shift 2
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DSTEPSCOPE_SANITIZE="$kind" \
+    -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 "$@" >/dev/null
+}
+
+if [[ $which == asan || $which == all ]]; then
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:strict_string_checks=1"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+  export LSAN_OPTIONS="suppressions=$root/scripts/sanitizers/lsan.supp:print_suppressions=0"
+  configure build-asan address -DSTEPSCOPE_FUZZ=ON
+  cmake --build build-asan -j"$jobs" >/dev/null
+  (cd build-asan && ctest -L unit --output-on-failure -j"$jobs")
+  run=$(mktemp -d)
+  trap 'rm -rf "$run"' EXIT
+  scripts/mpirun-local.sh 2 build-asan/apps/stepscope/stepscope train --model mlp \
+    --hidden 128,128 --batch 16 --accum 2 --steps 12 --warmup-steps 2 --loader-workers 2 \
+    --reduce-dtype bf16 --bucket-mb 0.05 --no-eval --quiet --out "$run/mlp2" >/dev/null
+  test -s "$run/mlp2/rank-1.steps.jsonl"
+  echo "sanitize: ASan+UBSan: unit tests and a 2-rank run (overlap, bf16, 2 workers, accum 2) clean"
+  (cd build-asan && ctest -R '^fuzz_' --output-on-failure)
+fi
+
+if [[ $which == tsan || $which == all ]]; then
+  export TSAN_OPTIONS="suppressions=$root/scripts/sanitizers/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
+  configure build-tsan thread
+  cmake --build build-tsan -j"$jobs" --target train_unit_test data_test comm_mpi_test >/dev/null
+  (cd build-tsan && ctest -R '^(Reducer|RankRecorder|Loader)\.|^comm_mpi_test_np2$' \
+    --output-on-failure -j"$jobs")
+  echo "sanitize: TSan: reducer, loader, recorder, shared-memory all-reduce and heartbeat clean"
+fi
