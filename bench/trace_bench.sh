@@ -8,7 +8,7 @@ set -eu
 build=${1:-build}
 mb=${2:-200}
 here=$(cd "$(dirname "$0")" && pwd)
-src=$here/../../shared/data/traces/pytorch-kineto-gpu/trace_diff__control.json.gz
+src=$here/../tests/data/traces/pytorch-kineto-gpu/trace_diff__control.json.gz
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 "$here/trace_gen.py" "$src" "$tmp/big.json" "$mb"

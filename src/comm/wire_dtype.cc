@@ -6,6 +6,7 @@
 #include "core/cpu_dispatch.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
 #include <immintrin.h>
 // The fp16 loops use F16C when the CPU has it, whatever the build targets: the vector loops are
 // compiled for AVX + F16C and chosen at run time.
@@ -81,8 +82,14 @@ STEPSCOPE_DISPATCH void Bf16ToFloat(const Bf16Bits* src, float* dst, size_t n) {
 #if STEPSCOPE_F16C_PATH
 namespace {
 
+// CPUID leaf 1: ECX bit 28 is AVX, bit 29 F16C (and the OS must save the AVX registers, bit 27
+// OSXSAVE; every OS that runs this code does).
 bool CpuHasF16c() {
-  static const bool has = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  static const bool has = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
+    return (ecx & (1u << 27)) && (ecx & (1u << 28)) && (ecx & (1u << 29));
+  }();
   return has;
 }
 

@@ -39,15 +39,17 @@ std::string StepRecordToJson(const StepRecord& r) {
   std::string out;
   out.reserve(512 + 160 * r.collectives.size());
   JsonObjectWriter w(out);
-  w.Int("rank", r.rank)
+  w.Int("version", kStepRecordVersion)
+      .Int("rank", r.rank)
       .Int("step", r.step)
       .Int("epoch", r.epoch)
       .Bool("warmup", r.warmup)
       .Int("samples", r.samples)
       .Int("micro_batches", r.micro_batches)
       .Number("start", r.start)
-      .Number("end", r.end)
-      .Number("input_wait", r.input_wait)
+      .Number("end", r.end);
+  if (r.backward_start) w.Number("backward_start", *r.backward_start);
+  w.Number("input_wait", r.input_wait)
       .Number("forward", r.forward)
       .Number("backward", r.backward)
       .Number("optimizer", r.optimizer)
@@ -81,11 +83,24 @@ Result<StepRecord> StepRecordFromJson(const std::string& line, const std::string
   if (j.is_discarded() || !j.is_object()) {
     return Status::Error(where + ": not a JSON object (is the file truncated?)");
   }
+  int version = 1;  // lines written before the format carried a version
+  STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "version", &version, where));
+  if (version < 1 || version > kStepRecordVersion) {
+    return Status::Error(where + ": step record version " + std::to_string(version) +
+                         " is not one this build reads (1 to " +
+                         std::to_string(kStepRecordVersion) +
+                         "); was it written by a newer stepscope?");
+  }
   StepRecord r;
   STEPSCOPE_RETURN_IF_ERROR(Field(j, "rank", &r.rank, where));
   STEPSCOPE_RETURN_IF_ERROR(Field(j, "step", &r.step, where));
   STEPSCOPE_RETURN_IF_ERROR(Field(j, "start", &r.start, where));
   STEPSCOPE_RETURN_IF_ERROR(Field(j, "end", &r.end, where));
+  if (version >= 2 && j.contains("backward_start")) {
+    Seconds backward_start = 0;
+    STEPSCOPE_RETURN_IF_ERROR(Field(j, "backward_start", &backward_start, where));
+    r.backward_start = backward_start;
+  }
   STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "epoch", &r.epoch, where));
   STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "warmup", &r.warmup, where));
   STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "samples", &r.samples, where));

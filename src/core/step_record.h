@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,13 @@
 #include "core/units.h"
 
 namespace stepscope {
+
+// Version of the step-record line format. Each line written carries it as "version"; a line
+// without one is version 1.
+//   1: the fields below except backward_start.
+//   2: adds backward_start.
+// Older versions still read (fields they lack keep their defaults); newer ones are refused.
+inline constexpr int kStepRecordVersion = 2;
 
 // One gradient reduction (a bucket, or one collective of an imported trace) within a step.
 struct CollectiveRecord {
@@ -40,6 +48,10 @@ struct StepRecord {
   double loss = 0;             // mean training loss of this rank's samples
   double local_grad_sq = -1;   // |g|^2 of this rank's gradient before reduction; <0: unknown
   double global_grad_sq = -1;  // |G|^2 of the reduced gradient; <0: unknown
+  // When the backward pass whose gradients are reduced began (with gradient accumulation, the
+  // last micro-batch's), on the same clock as start/end: every bucket's `ready` lies after it.
+  // nullopt: unknown (a version-1 record, or a trace that shows no backward pass).
+  std::optional<Seconds> backward_start;
   std::vector<CollectiveRecord> collectives;
 
   Seconds step_time() const { return end - start; }
@@ -47,7 +59,8 @@ struct StepRecord {
   Seconds overhead() const { return step_time() - input_wait - compute - exposed_comm; }
 };
 
-// JSON Lines: one StepRecord per line (schema: docs/formats.md).
+// JSON Lines: one StepRecord per line (schema: docs/train-output.md), written at
+// kStepRecordVersion.
 std::string StepRecordToJson(const StepRecord& record);
 // `where` names the source (file:line) for error messages.
 Result<StepRecord> StepRecordFromJson(const std::string& line, const std::string& where);

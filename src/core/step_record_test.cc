@@ -25,6 +25,55 @@ TEST(StepRecord, RoundTripsThroughJson) {
   ASSERT_EQ(back->collectives.size(), 1u);
   EXPECT_EQ(back->collectives[0].bytes, 1024);
   EXPECT_DOUBLE_EQ(back->collectives[0].busbw_gbps, 3.5);
+  EXPECT_FALSE(back->backward_start.has_value());
+}
+
+TEST(StepRecord, BackwardStartRoundTrips) {
+  StepRecord r;
+  r.start = 10.25;
+  r.end = 10.5;
+  r.backward_start = 10.375;
+  r.collectives.push_back({0, 64, 10.4, 10.41, 10.45, 1.0});
+  const std::string line = StepRecordToJson(r);
+  EXPECT_NE(line.find("\"version\":" + std::to_string(kStepRecordVersion)), std::string::npos)
+      << line;
+  auto back = StepRecordFromJson(line, "test");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_TRUE(back->backward_start.has_value());
+  EXPECT_DOUBLE_EQ(*back->backward_start, 10.375);
+}
+
+TEST(StepRecord, UnknownBackwardStartIsNotWritten) {
+  StepRecord r;
+  r.end = 1;
+  EXPECT_EQ(StepRecordToJson(r).find("backward_start"), std::string::npos);
+}
+
+// A line as version 1 wrote it (no "version", no "backward_start") still reads.
+TEST(StepRecord, VersionOneLineReads) {
+  const std::string v1 =
+      R"({"rank":1,"step":4,"epoch":0,"warmup":false,"samples":32,"micro_batches":1,)"
+      R"("start":2.5,"end":2.75,"input_wait":0.01,"forward":0.05,"backward":0.1,)"
+      R"("optimizer":0.02,"compute":0.17,"exposed_comm":0.03,"comm_busy":0.06,"loss":2.3,)"
+      R"("local_grad_sq":-1,"global_grad_sq":-1,"collectives":[{"index":0,"bytes":4096,)"
+      R"("ready":2.6,"start":2.6,"end":2.65,"busbw_gbps":0.1}]})";
+  auto r = StepRecordFromJson(v1, "old.jsonl:1");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->rank, 1);
+  EXPECT_EQ(r->step, 4);
+  EXPECT_DOUBLE_EQ(r->compute, 0.17);
+  ASSERT_EQ(r->collectives.size(), 1u);
+  EXPECT_DOUBLE_EQ(r->collectives[0].ready, 2.6);
+  EXPECT_FALSE(r->backward_start.has_value());
+}
+
+TEST(StepRecord, NewerVersionIsRefusedByName) {
+  const std::string line = R"({"version":)" + std::to_string(kStepRecordVersion + 1) +
+                           R"(,"rank":0,"step":0,"start":0,"end":1})";
+  auto r = StepRecordFromJson(line, "new.jsonl:7");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("new.jsonl:7"), std::string::npos);
+  EXPECT_NE(r.status().message().find("version"), std::string::npos);
 }
 
 TEST(StepRecord, MissingFieldIsNamed) {

@@ -82,6 +82,7 @@ std::vector<StepRecord> ImportedTrace::ToStepRecords() const {
     r.step = s.step;
     r.start = s.start;
     r.end = s.end;
+    r.backward_start = s.backward_start;
     r.input_wait = s.input_wait;
     r.compute = s.compute;
     r.exposed_comm = s.exposed_comm;

@@ -48,6 +48,9 @@ struct ImportedStep {
   int64_t step = 0;  // from "ProfilerStep#N" (or the record's step)
   double start = 0;  // seconds, on the file's clock
   double end = 0;
+  // Seconds: when the step's backward pass began (stepscope's own: the reduced micro-batch's;
+  // PyTorch: the first autograd function of the step); nullopt when the trace does not show it.
+  std::optional<double> backward_start;
   double compute = 0;       // union of compute intervals within the step
   double comm_busy = 0;     // union of communication intervals within the step
   double overlap = 0;       // |comm ∩ compute|: communication hidden behind compute

@@ -53,7 +53,8 @@ void ExpectGpuNumbers(const ImportedTrace& t) {
   EXPECT_EQ(s.collectives[0].name, "allreduce");
   EXPECT_EQ(s.collectives[0].group, "0");
   EXPECT_EQ(s.collectives[0].bytes, 4000);
-  EXPECT_GE(t.warnings, 1u);  // zero/negative durations
+  EXPECT_FALSE(s.backward_start.has_value());  // no autograd events in this trace
+  EXPECT_GE(t.warnings, 1u);                   // zero/negative durations
 }
 
 TEST(Importer, KinetoGpuHandBuilt) {
@@ -111,6 +112,40 @@ TEST(Importer, LegacyCpuHandBuilt) {
   EXPECT_NEAR(b.overlap, 0, 1e-12);
   EXPECT_NEAR(b.idle, 30e-6, 1e-12);
   EXPECT_EQ(b.collectives.size(), 2u);
+  EXPECT_FALSE(a.backward_start.has_value());
+}
+
+// The backward start is the first autograd function (or "## backward ##" annotation) of the
+// step: step 0 [0,100) has autograd functions at 45 (nested at 47) and 30; step 1 [100,200) a
+// "## backward ##" annotation at 120 (Kineto) and one at 140; step 2 [200,300) none.
+TEST(Importer, BackwardStartFromAutogradEvents) {
+  const char kTrace[] = R"([
+ {"name":"ProfilerStep#0","ph":"X","ts":0,"dur":100,"tid":1,"pid":"CPU functions"},
+ {"name":"ProfilerStep#1","ph":"X","ts":100,"dur":100,"tid":1,"pid":"CPU functions"},
+ {"name":"ProfilerStep#2","ph":"X","ts":200,"dur":100,"tid":1,"pid":"CPU functions"},
+ {"name":"aten::mm","ph":"X","ts":5,"dur":20,"tid":1,"pid":"CPU functions"},
+ {"name":"autograd::engine::evaluate_function: AddmmBackward0","ph":"X","ts":45,"dur":10,
+  "tid":1,"pid":"CPU functions"},
+ {"name":"autograd::engine::evaluate_function: torch::autograd::AccumulateGrad","ph":"X",
+  "ts":47,"dur":2,"tid":1,"pid":"CPU functions"},
+ {"name":"autograd::engine::evaluate_function: NllLossBackward0","ph":"X","ts":30,"dur":10,
+  "tid":1,"pid":"CPU functions"},
+ {"name":"## backward ##","ph":"X","ts":140,"dur":10,"tid":1,"pid":"CPU functions"},
+ {"name":"## backward ##","ph":"X","ts":120,"dur":30,"tid":1,"pid":"CPU functions"},
+ {"name":"aten::mm","ph":"X","ts":210,"dur":20,"tid":1,"pid":"CPU functions"}
+])";
+  auto t = ImportTraceBuffer(kTrace, "backward.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->steps.size(), 3u);
+  ASSERT_TRUE(t->steps[0].backward_start.has_value());
+  EXPECT_NEAR(*t->steps[0].backward_start, 30e-6, 1e-12);
+  ASSERT_TRUE(t->steps[1].backward_start.has_value());
+  EXPECT_NEAR(*t->steps[1].backward_start, 120e-6, 1e-12);
+  EXPECT_FALSE(t->steps[2].backward_start.has_value());
+  auto records = t->ToStepRecords();
+  ASSERT_TRUE(records[0].backward_start.has_value());
+  EXPECT_NEAR(*records[0].backward_start, 30e-6, 1e-12);
+  EXPECT_FALSE(records[2].backward_start.has_value());
 }
 
 // No "ProfilerStep#N": steps end where "Optimizer.step#" annotations end, the first starting
@@ -225,6 +260,7 @@ TEST(Importer, StepscopeStepRecords) {
   r.comm_busy = 0.2;
   r.exposed_comm = 0.05;
   r.input_wait = 0.1;
+  r.backward_start = 1.15;
   r.collectives.push_back({0, 4096, 1.2, 1.25, 1.4, 1.0});
   std::string path = testing::WriteTemp("rank-2.steps.jsonl", "");
   ASSERT_TRUE(WriteStepRecords(path, {r}).ok());
@@ -238,13 +274,15 @@ TEST(Importer, StepscopeStepRecords) {
   auto back = t->ToStepRecords();
   EXPECT_NEAR(back[0].compute, 0.3, 1e-12);
   EXPECT_NEAR(back[0].collectives[0].ready, 1.2, 1e-12);
+  ASSERT_TRUE(back[0].backward_start.has_value());
+  EXPECT_NEAR(*back[0].backward_start, 1.15, 1e-12);
   std::filesystem::remove(path);
 }
 
-#ifdef STEPSCOPE_TRACE_DATA_DIR
-TEST(Importer, EverySharedTraceImports) {
+// Every real trace under tests/data/traces imports.
+TEST(Importer, EveryRealTraceImports) {
   std::string dir = STEPSCOPE_TRACE_DATA_DIR;
-  if (!std::filesystem::exists(dir)) GTEST_SKIP() << dir << " not present";
+  ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;
   int files = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
     std::string p = entry.path().string();
@@ -273,20 +311,27 @@ TEST(Importer, EverySharedTraceImports) {
     if (p.find("legacy") != std::string::npos) {
       EXPECT_EQ(t->format, TraceFormat::kLegacy);
       EXPECT_EQ(t->steps.size(), 3u);
+      // DDP launches each bucket's all-reduce from a backward hook: within backward.
+      for (const ImportedStep& s : t->steps) {
+        ASSERT_TRUE(s.backward_start.has_value()) << p << " step " << s.step;
+        EXPECT_GE(*s.backward_start, s.start) << p;
+        EXPECT_LE(*s.backward_start, s.end) << p;
+        for (const ImportedCollective& c : s.collectives) {
+          EXPECT_LE(*s.backward_start, c.start) << p << " step " << s.step;
+        }
+      }
     }
   }
   EXPECT_GE(files, 10);
 }
-#endif
 
-#ifdef STEPSCOPE_TRACE_DATA_DIR
 // The real Kineto CPU/gloo trace with its "ProfilerStep#N" annotations removed: the steps
 // inferred from its optimizer steps agree with the annotated ones (5 steps, each within 2 %).
 TEST(Importer, InferredStepsAgreeWithAnnotatedOnesOnARealTrace) {
   const std::string path =
       std::string(STEPSCOPE_TRACE_DATA_DIR) +
       "/pytorch-kineto-cpu-gloo/cpu_only__rank-34.OLDER_COMMIT_05cd72fe.pt.trace.json.gz";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not present";
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
   auto annotated = ImportTrace(path);
   ASSERT_TRUE(annotated.ok()) << annotated.status().message();
   auto src = OpenByteSource(path);
@@ -316,7 +361,6 @@ TEST(Importer, InferredStepsAgreeWithAnnotatedOnesOnARealTrace) {
         << "step " << i;
   }
 }
-#endif
 
 // stepscope's own trace, one step [1000, 1900) us: input [1000,1050), compute [1050,1650) and
 // [1760,1860) = 700, exposed wait [1650,1760) = 110, comm [1510,1760) = 250 of which
@@ -351,6 +395,8 @@ TEST(Importer, StepscopeTraceHandBuilt) {
   ASSERT_EQ(s.collectives.size(), 1u);
   EXPECT_NEAR(s.collectives[0].start, 1500e-6, 1e-12);
   EXPECT_EQ(s.collectives[0].bytes, 4096);
+  ASSERT_TRUE(s.backward_start.has_value());
+  EXPECT_NEAR(*s.backward_start, 1350e-6, 1e-12);
 }
 
 }  // namespace

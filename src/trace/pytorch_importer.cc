@@ -74,6 +74,9 @@ class Collector {
         ddp_forward_.push_back(iv);
       } else if (name == "## forward ##") {
         forward_.push_back(iv);
+      } else if (name == "## backward ##" ||
+                 StartsWith(name, "autograd::engine::evaluate_function: ")) {
+        backward_starts_.push_back(iv.begin);
       }
     }
     if (StartsWith(name, "enumerate(DataLoader)")) {
@@ -186,6 +189,7 @@ class Collector {
     std::sort(collectives->begin(), collectives->end(),
               [](const RawCollective& a, const RawCollective& b) { return a.begin < b.begin; });
 
+    std::sort(backward_starts_.begin(), backward_starts_.end());
     if (steps_.empty()) InferSteps(out);
     // Steps in order; a repeated step number keeps its first annotation.
     std::stable_sort(steps_.begin(), steps_.end(),
@@ -210,6 +214,11 @@ class Collector {
       s.idle = (t - MeasureWithin(any, m.begin, m.end)) * 1e-6;
       s.input_wait = MeasureWithin(input, m.begin, m.end) * 1e-6;
       s.host_bound = has_device_ && s.idle > opt.host_bound_idle_fraction * t * 1e-6;
+      // The first autograd function (or "## backward ##" annotation) within the step.
+      auto backward = std::lower_bound(backward_starts_.begin(), backward_starts_.end(), m.begin);
+      if (backward != backward_starts_.end() && *backward < m.end) {
+        s.backward_start = *backward * 1e-6;
+      }
       // Collectives arriving within the step (steps do not overlap in a sane trace).
       c = std::lower_bound(collectives->begin(), collectives->end(), m.begin,
                            [](const RawCollective& r, double t0) { return r.begin < t0; }) -
@@ -336,6 +345,7 @@ class Collector {
   std::vector<StepMark> steps_;
   IntervalUnion input_, device_compute_, device_comm_, host_comm_, param_comms_;
   std::vector<Interval> optimizer_, ddp_forward_, forward_;  // per-iteration annotations
+  std::vector<double> backward_starts_;  // microseconds: autograd functions, "## backward ##"
   std::vector<RawCollective> device_collectives_, host_collectives_, param_collectives_;
   std::map<uint64_t, IntervalUnion> host_ops_;
   uint64_t last_thread_ = 0;           // the thread of the last host op, and its intervals

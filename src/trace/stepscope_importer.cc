@@ -32,6 +32,7 @@ Result<ImportedTrace> ImportStepRecords(const std::string& path, const ImportOpt
     s.step = r.step;
     s.start = r.start;
     s.end = r.end;
+    s.backward_start = r.backward_start;
     s.compute = r.compute;
     s.comm_busy = r.comm_busy;
     s.exposed_comm = r.exposed_comm;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 
 namespace stepscope::trace {
 namespace {
@@ -40,6 +41,7 @@ void StepscopeTraceCollector::Visit(const TraceEvent& e) {
     input_.push_back(iv);
   } else if (cat == "compute") {
     compute_.push_back(iv);
+    if (e.name == "backward") backward_starts_.push_back(iv.begin);
   } else if (cat == "comm_wait") {
     comm_wait_.push_back(iv);
   } else if (cat == "comm") {
@@ -61,6 +63,7 @@ void StepscopeTraceCollector::Finish(ImportedTrace* out) {
   std::sort(steps_.begin(), steps_.end(),
             [](const Step& a, const Step& b) { return a.step < b.step; });
   std::sort(ready_.begin(), ready_.end());
+  std::sort(backward_starts_.begin(), backward_starts_.end());
   std::map<int64_t, size_t> index_of;
   for (const Step& m : steps_) {
     if (index_of.count(m.step)) {
@@ -82,6 +85,12 @@ void StepscopeTraceCollector::Finish(ImportedTrace* out) {
     s.comm_busy = MeasureWithin(comm, m.begin, m.end) * 1e-6;
     s.overlap = MeasureWithin(hidden, m.begin, m.end) * 1e-6;
     s.idle = std::max(0.0, s.step_time() - s.compute - s.input_wait - s.exposed_comm);
+    // The step's last backward pass: with gradient accumulation, the one whose buckets are
+    // reduced (the trainer's backward_start).
+    auto last = std::lower_bound(backward_starts_.begin(), backward_starts_.end(), m.end);
+    if (last != backward_starts_.begin() && *std::prev(last) >= m.begin) {
+      s.backward_start = *std::prev(last) * 1e-6;
+    }
     out->steps.push_back(std::move(s));
   }
   // Collectives: by their step argument (or, without one, the step their start falls in); the

@@ -1,7 +1,8 @@
 // Collector for stepscope's own Chrome traces (rank-R.trace.json written by `stepscope train`):
 // pid = rank; on the main track "step N" (cat step, args samples/warmup), "input wait" (input),
-// forward/backward/optimizer (compute), "exposed comm wait" (comm_wait) and "bucket K ready"
-// instants; on the communication track "all-reduce bucket K" (cat comm, args step/bytes).
+// forward/backward/optimizer (compute; "backward" also gives the step's backward start),
+// "exposed comm wait" (comm_wait) and "bucket K ready" instants; on the communication track
+// "all-reduce bucket K" (cat comm, args step/bytes).
 // Internal to the importers.
 #pragma once
 
@@ -40,6 +41,7 @@ class StepscopeTraceCollector {
   };
   std::vector<Step> steps_;
   std::vector<Interval> input_, compute_, comm_wait_, comm_;
+  std::vector<double> backward_starts_;  // microseconds, of the "backward" compute spans
   std::vector<Comm> collectives_;
   std::vector<std::pair<double, int64_t>> ready_;  // (ts, bucket index)
   int64_t rank_ = -2;                              // -2: no step seen yet

@@ -29,6 +29,7 @@ void Shift(ImportedTrace* t, double offset) {
   for (ImportedStep& s : t->steps) {
     s.start += offset;
     s.end += offset;
+    if (s.backward_start) *s.backward_start += offset;
     for (ImportedCollective& c : s.collectives) {
       c.start += offset;
       c.end += offset;

@@ -231,6 +231,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
       pacer.Begin();
       nn::GradReadyFn ready;
       if (reducing) {
+        rec.backward_start = bwd.begin;  // the backward pass whose buckets get reduced
         ready = [&](size_t offset, size_t count) {
           // Pace the compute so far, so the bucket's arrival reflects the emulated device.
           pacer.End();

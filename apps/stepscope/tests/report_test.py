@@ -10,7 +10,9 @@ import unittest
 from harness import TempDirTest, read_json, run
 
 FIXTURE = os.environ.get("REPORT_FIXTURE", "report_fixture")
-TRACE_DATA = os.environ.get("STEPSCOPE_TRACE_DATA", "")
+TRACE_DATA = os.environ.get("STEPSCOPE_TRACE_DATA") or os.path.normpath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "data",
+                 "traces"))
 
 CSV_COLUMNS = ["phase", "replicas", "samples_per_s", "speedup", "efficiency",
                "marginal_device_value", "steps", "samples_per_step", "step_mean_s", "step_p50_s",
@@ -143,8 +145,7 @@ class TraceMerge(TempDirTest):
 
     def test_pytorch_legacy_traces(self):
         src = os.path.join(TRACE_DATA, "pytorch-legacy-cpu-gloo")
-        if not os.path.isdir(src):
-            self.skipTest(f"{src} not present")
+        self.assertTrue(os.path.isdir(src), src)
         d = self.path("torch")
         shutil.copytree(src, d)
         merged_path = self.path("merged.json")

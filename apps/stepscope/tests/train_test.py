@@ -70,7 +70,14 @@ class Outputs(TempDirTest):
                 self.assertAlmostEqual(s["compute"], s["forward"] + s["backward"] + s["optimizer"],
                                        places=9)
                 self.assertGreater(len(s["collectives"]), 1, "bucket cap should split gradients")
+                self.assertEqual(s["version"], 2)
+                # Backward starts after the forward pass and before any bucket is ready; every
+                # bucket is ready by the end of backward (one micro-batch: one backward pass).
+                bwd = s["backward_start"]
+                self.assertGreaterEqual(bwd, s["start"] + s["input_wait"] + s["forward"] - 1e-6)
                 for c in s["collectives"]:
+                    self.assertLessEqual(bwd, c["ready"] + 1e-6)
+                    self.assertLessEqual(c["ready"], bwd + s["backward"] + 1e-6)
                     self.assertLessEqual(c["ready"], c["start"] + 1e-6)
                     self.assertLessEqual(c["start"], c["end"])
                     self.assertGreater(c["bytes"], 0)
@@ -86,8 +93,39 @@ class Outputs(TempDirTest):
             self.assertEqual(threads, {"main (compute)", "communication", "loader"})
             names = {e.get("name", "") for e in events if e.get("ph") == "X"}
             self.assertIn("forward", names)
+            # The trace's forward pass of each step starts before the record's backward_start.
+            by_step = {s["step"]: s for s in steps}
+            starts = {e["name"]: e["ts"] * 1e-6 for e in events
+                      if e.get("ph") == "X" and e.get("cat") == "step"}
+            forwards = sorted(e["ts"] * 1e-6 for e in events
+                              if e.get("ph") == "X" and e.get("name") == "forward")
+            for step, s in by_step.items():
+                begin = starts[f"step {step}"]
+                fwd = [t for t in forwards if begin - 1e-6 <= t < s["end"]]
+                self.assertEqual(len(fwd), 1, f"rank {rank} step {step}")
+                self.assertLessEqual(fwd[0], s["backward_start"] + 1e-6)
             self.assertTrue(any(n.startswith("all-reduce bucket") for n in names))
             self.assertIn("load batch", names)
+
+    def test_backward_start_is_the_reduced_micro_batchs(self):
+        # With --accum 2 the buckets are reduced in the second backward pass: backward_start is
+        # its start, after the first micro-batch's forward and backward passes.
+        out = self.path("run")
+        run(SMALL_MLP + ["--steps", "4", "--batch", "8", "--accum", "2", "--bucket-mb", "0.005",
+                         "--out", out])
+        for s in read_jsonl(os.path.join(out, "rank-0.steps.jsonl")):
+            bwd = s["backward_start"]
+            self.assertGreaterEqual(bwd, s["start"] + s["input_wait"] + s["forward"] - 1e-6)
+            self.assertLessEqual(bwd, s["end"])
+            for c in s["collectives"]:
+                self.assertLessEqual(bwd, c["ready"] + 1e-6)
+        trace = read_json(os.path.join(out, "rank-0.trace.json"))
+        backwards = [e["ts"] * 1e-6 for e in trace["traceEvents"]
+                     if e.get("ph") == "X" and e.get("name") == "backward"]
+        for s in read_jsonl(os.path.join(out, "rank-0.steps.jsonl")):
+            within = [t for t in backwards if s["start"] - 1e-6 <= t < s["end"]]
+            self.assertEqual(len(within), 2)
+            self.assertAlmostEqual(s["backward_start"], max(within), delta=2e-6)
 
     def test_bucket_count_follows_cap(self):
         out = self.path("run")
