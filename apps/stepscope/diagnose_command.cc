@@ -7,6 +7,7 @@
 #include <set>
 
 #include "apps/stepscope/diagnose_session.h"
+#include "apps/stepscope/numeric_option.h"
 #include "apps/stepscope/train_command.h"
 #include "plan/replica_counts.h"
 #include "plan/run_plan.h"
@@ -161,7 +162,8 @@ void AddDiagnoseCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--repeats", flags->repeats,
                   "Baseline runs at every replica count (repeats 2..K run after the ablations, "
                   "into runs/baseline-n<N>-r<k>/; the diagnosis reads the first)")
-      ->check(CLI::PositiveNumber)
+      ->check(WholeNumber("--repeats 3"))
+      ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   cmd->add_flag("--apply-levers", flags->apply_levers,
                 "Apply the recommended free levers, re-measure the curve, show before/after "
