@@ -11,6 +11,7 @@
 
 #include "analysis/build_diagnosis.h"
 #include "analysis/diagnosis.h"
+#include "apps/stepscope/numeric_option.h"
 #include "core/step_record.h"
 #include "report/html_report.h"
 #include "report/terminal_report.h"
@@ -137,21 +138,25 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--out", flags->out,
                   "Write DIR/diagnosis.json, DIR/report.html and the imported steps as "
                   "DIR/rank-R.steps.jsonl (a run directory analyze reads back)");
-  cmd->add_option("--rank", flags->rank, "The rank of a single input file");
+  cmd->add_option("--rank", flags->rank, "The rank of a single input file")
+      ->check(WholeNumber("--rank 0"));
   cmd->add_flag("--rank-from-filename", flags->set.rank_from_file_name,
                 "Take each file's rank from its name (rank-3, rank3, _rank_3)");
   cmd->add_flag("--json", flags->json, "Print diagnosis.json instead of the summary");
   cmd->add_option("--warmup-steps", flags->set.warmup_steps,
                   "Leading steps per rank left out when the trace marks none")
       ->capture_default_str()
+      ->check(WholeNumber("--warmup-steps 1"))
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--samples-per-step", flags->set.samples_per_step,
                   "Examples per step per rank when the trace does not say (1: steps/s)")
       ->capture_default_str()
+      ->check(WholeNumber("--samples-per-step 32"))
       ->check(CLI::PositiveNumber);
   cmd->add_option("--unaligned-margin", flags->unaligned_margin,
                   "Straggler margin over the other ranks when clocks had to be estimated")
       ->capture_default_str()
+      ->check(Number("--unaligned-margin 0.5"))
       ->check(CLI::NonNegativeNumber);
   cmd->callback([flags, run] { *run = [flags] { return RunAnalyze(*flags); }; });
 }

@@ -67,6 +67,30 @@ class GroundTruth(TempDirTest):
         self.assertEqual(d["verdict"]["binding"], "input", d["verdict"]["explanation"])
         self.check_attribution(d)
         self.check_levers_measured(d, os.path.join(out, "report.html"))
+        self.check_run_configs(out, d)
+
+    def check_run_configs(self, out, d):
+        """Each run was launched with its variant's change, as train read it (run.json)."""
+        def config(name):
+            return read_json(os.path.join(out, "runs", name, "run.json"))["config"]
+        base = config("baseline-n2")
+        self.assertTrue(base["reducer"]["reduce"])
+        self.assertFalse(config("no_reduce-n2")["reducer"]["reduce"])
+        self.assertTrue(config("synthetic_input-n2")["synthetic_input"])
+        self.assertEqual(config("double_batch-n2")["batch"], 2 * base["batch"])
+        after = config("levers-n2")
+        for lever in d["after"]["levers_applied"]:
+            name = lever["lever"]
+            if name == "loader_workers_prefetch":
+                self.assertEqual(after["loader_workers"], max(2, 2 * base["loader_workers"]))
+                self.assertEqual(after["prefetch"], max(8, 2 * base["prefetch"]))
+            elif name == "bigger_micro_batch":
+                self.assertEqual(after["batch"], 2 * base["batch"])
+            elif name == "low_precision_reduction":
+                self.assertEqual(after["reducer"]["dtype"], "bf16")
+            elif name == "overlap_bucketing":
+                self.assertTrue(after["reducer"]["overlap"])
+                self.assertLessEqual(after["reducer"]["bucket_mb"], base["reducer"]["bucket_mb"])
 
     def check_levers_measured(self, d, html_path):
         """On real --apply-levers output, every applied lever's row in the HTML levers table
@@ -150,6 +174,23 @@ class Robustness(TempDirTest):
         diagnose(MLP + ["--replicas", "1,2", "--no-ablations", "--launcher", launcher,
                         "--out", out])
         self.assertTrue(os.path.exists(os.path.join(out, "runs", "baseline-n2", "run.json")))
+
+    def test_repeats_are_run_and_stored(self):
+        # --repeats 2: a second baseline at every N, after the first pass, in its own folder.
+        out = self.path("d")
+        proc = diagnose(MLP + ["--replicas", "1,2", "--no-ablations", "--repeats", "2",
+                               "--out", out])
+        order = [line.split()[2] for line in proc.stderr.splitlines()
+                 if line.startswith("[run ") and ": running" in line]
+        self.assertEqual(order, ["baseline-n1", "baseline-n2", "baseline-n1-r2",
+                                 "baseline-n2-r2"])
+        for name in order:
+            self.assertTrue(os.path.exists(os.path.join(out, "runs", name, "run.json")), name)
+        sweep = read_json(os.path.join(out, "sweep.json"))
+        self.assertEqual({r["name"] for r in sweep["runs"] if r["state"] == "finished"},
+                         set(order))
+        d = read_json(os.path.join(out, "diagnosis.json"))
+        self.assertEqual([p["replicas"] for p in d["points"]], [1, 2])
 
     def test_bad_launcher_fails_each_run_with_a_message(self):
         out = self.path("d")

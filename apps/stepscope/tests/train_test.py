@@ -204,6 +204,16 @@ class StrictNumbers(TempDirTest):
                 with self.subTest(option=option, value=bad):
                     self.check_refused("train", option, bad, ["--print-model"])
 
+    def test_diagnose_and_analyze_numeric_options(self):
+        for command in ("diagnose", "analyze"):
+            options = numeric_options(command)
+            self.assertTrue(options, command)
+            if command == "diagnose":
+                options.update({"--replicas": "1,2", "--ablate-at": "2"})
+            for option, value in options.items():
+                with self.subTest(command=command, option=option):
+                    self.check_refused(command, option, value + "x")
+
     def test_every_number_in_a_spec(self):
         for option, bad in [("--emulate-link", "0.05,50us"), ("--emulate-link", "0.05abc"),
                             ("--inject-straggler", "1:1.7x"), ("--inject-straggler", "1x:1.7"),

@@ -1,0 +1,30 @@
+// The diagnose pipeline once its options are parsed: the plan's runs through the sweep, the
+// diagnosis from their records, the free levers applied and re-measured, and the outputs
+// (DIR/diagnosis.json, DIR/report.html, the terminal summary).
+#pragma once
+
+#include <string>
+
+#include "analysis/verdict.h"
+#include "plan/run_plan.h"
+#include "sweep/launcher.h"
+
+namespace stepscope::app {
+
+struct DiagnoseRequest {
+  plan::PlanRequest plan;
+  bool default_workload = false;  // the built-in default (no --model given)
+  bool apply_levers = false;      // re-measure the curve with the recommended free levers
+  bool fresh = false;             // discard the runs stored in `dir`
+  bool quiet = false;             // no per-run progress lines
+  std::string dir;                // the sweep directory
+  std::string program;            // the binary each run launches (as `program train ...`)
+  sweep::Launcher launcher;
+  analysis::CostInputs cost;
+};
+
+// Runs the whole pipeline. Returns the process exit code: 0, 1 when a run failed (the diagnosis
+// is made without it), 2 on an error before any diagnosis, 128 + signal when interrupted.
+int RunDiagnoseSession(const DiagnoseRequest& request);
+
+}  // namespace stepscope::app

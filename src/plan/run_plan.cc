@@ -1,0 +1,120 @@
+#include "plan/run_plan.h"
+
+#include <algorithm>
+
+namespace stepscope::plan {
+namespace {
+
+void AddNotes(std::vector<std::string> more, RunPlan* plan) {
+  for (std::string& note : more) {
+    if (std::find(plan->notes.begin(), plan->notes.end(), note) == plan->notes.end()) {
+      plan->notes.push_back(std::move(note));
+    }
+  }
+}
+
+void AddRun(const PlanRequest& request, const RunId& id, const LeverChange& levers, RunPlan* plan) {
+  std::vector<std::string> notes;
+  RunChange change = ChangeFor(id.variant.kind, request.options, levers);
+  change.dropped = InjectionsBeyond(request.options, id.replicas, &notes);
+  TrainMapping mapping = MapOntoTrain(request.workload, request.options, change);
+  plan->runs.push_back({id, RunName(id), std::move(mapping.args)});
+  AddNotes(std::move(notes), plan);
+}
+
+}  // namespace
+
+TrainArgs DefaultWorkload() {
+  return {{"--model", "gpt"},
+          {"--layers", "2"},
+          {"--width", "128"},
+          {"--heads", "4"},
+          {"--context", "64"},
+          {"--batch", "2"},
+          {"--steps", "12"},
+          {"--warmup-steps", "3"},
+          {"--emulate-device-speed", "0.05"},
+          {"--emulate-link", "0.012,50"}};
+}
+
+TrainArgs SweepDefaults() {
+  return {{"--steps", "30"}, {"--warmup-steps", "5"}, {"--no-eval", std::nullopt}};
+}
+
+RunChange ChangeFor(VariantKind kind, const train::TrainOptions& options,
+                    const LeverChange& levers) {
+  RunChange change;
+  switch (kind) {
+    case VariantKind::kBaseline:
+      break;
+    case VariantKind::kNoReduce:
+      change.no_reduce = true;
+      break;
+    case VariantKind::kSyntheticInput:
+      change.synthetic_input = true;
+      break;
+    case VariantKind::kDoubleBatch:
+      change.levers.micro_batch = 2 * options.batch;
+      break;
+    case VariantKind::kOneLever:
+    case VariantKind::kAllLevers:
+      change.levers = levers;
+      break;
+  }
+  return change;
+}
+
+RunPlan PlanMainRuns(const PlanRequest& request) {
+  RunPlan plan;
+  const LeverChange none;
+  for (int n : request.replicas) {
+    AddRun(request, {Variant::Of(VariantKind::kBaseline), n}, none, &plan);
+  }
+  for (auto it = request.replicas.rbegin(); it != request.replicas.rend(); ++it) {
+    const int n = *it;
+    if (request.ablate_at.count(n) == 0) continue;
+    for (VariantKind kind :
+         {VariantKind::kNoReduce, VariantKind::kSyntheticInput, VariantKind::kDoubleBatch}) {
+      if (kind == VariantKind::kNoReduce && n == 1) continue;  // nothing to reduce
+      AddRun(request, {Variant::Of(kind), n}, none, &plan);
+    }
+  }
+  for (int k = 2; k <= request.repeats; ++k) {
+    for (int n : request.replicas) {
+      AddRun(request, {Variant::Of(VariantKind::kBaseline), n, k}, none, &plan);
+    }
+  }
+  return plan;
+}
+
+LeverRuns PlanLeverRuns(const PlanRequest& request, const LeverPlan& levers) {
+  LeverRuns out;
+  out.skipped = levers.skipped;
+  for (const PlannedLever& lever : levers.planned) {
+    RunChange change;
+    change.levers = lever.change;
+    TrainMapping mapping = MapOntoTrain(request.workload, request.options, change);
+    if (mapping.not_applicable.empty()) {
+      out.applied.push_back({lever, std::move(mapping.flags)});
+    } else {
+      out.skipped.push_back(
+          {lever.lever, "not applicable to train yet: " + mapping.not_applicable.front()});
+    }
+  }
+  if (out.applied.empty() || request.replicas.empty()) return out;
+  LeverChange all;
+  for (const TrainLever& applied : out.applied) all.Merge(applied.lever.change);
+  for (int n : request.replicas) {
+    AddRun(request, {Variant::Of(VariantKind::kAllLevers), n}, all, &out.plan);
+  }
+  if (out.applied.size() > 1) {
+    const int largest = request.replicas.back();
+    for (const TrainLever& applied : out.applied) {
+      const PlannedLever& lever = applied.lever;
+      AddRun(request, {Variant::OneLever(lever.lever), largest}, lever.change, &out.plan);
+    }
+  }
+  return out;
+}
+
+}  // namespace stepscope::plan

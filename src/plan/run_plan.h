@@ -1,0 +1,75 @@
+// What diagnose runs, from a workload: the baseline curve, the ablations, repeats, and the runs
+// after the free levers, each as a named run with its train arguments. Launching them is
+// sweep/'s job; reading them, analysis/'s.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "plan/lever_change.h"
+#include "plan/train_args.h"
+#include "plan/train_mapping.h"
+#include "plan/variant.h"
+#include "train/options.h"
+
+namespace stepscope::plan {
+
+// The built-in default workload: a communication-bound gpt on an emulated 16-device cluster
+// (docs/diagnose.md explains each choice).
+TrainArgs DefaultWorkload();
+
+// What every run gets unless the workload says otherwise: 30 steps, 5 of them warm-up (a whole
+// epoch per run would be too long), no evaluation.
+TrainArgs SweepDefaults();
+
+struct PlanRequest {
+  TrainArgs workload;           // the effective train arguments, sweep defaults included
+  train::TrainOptions options;  // `workload`, parsed
+  std::vector<int> replicas;    // ascending, distinct
+  std::set<int> ablate_at;      // the replica counts that get the ablations
+  int repeats = 1;              // baseline runs at each replica count (>= 1)
+};
+
+struct PlannedRun {
+  RunId id;
+  std::string name;               // RunName(id), also the run's folder under DIR/runs/
+  std::vector<std::string> args;  // its train arguments
+};
+
+struct RunPlan {
+  std::vector<PlannedRun> runs;    // in the order to run them
+  std::vector<std::string> notes;  // what was left out of which runs; distinct
+};
+
+// The main sweep, in this order:
+//   1. the baseline at every replica count, ascending (the curve early);
+//   2. the ablations at the ablate_at counts, from the largest down (the verdict reads the
+//      largest): no_reduce (not at 1 replica: nothing to reduce), synthetic_input,
+//      double_batch;
+//   3. repeats 2..K of the baseline, one pass over the replica counts per repeat.
+// Injections naming a rank beyond N are left out of the N-replica runs, with a note.
+RunPlan PlanMainRuns(const PlanRequest& request);
+
+// What a variant changes in the workload (kOneLever, kAllLevers: `levers`).
+RunChange ChangeFor(VariantKind kind, const train::TrainOptions& options,
+                    const LeverChange& levers);
+
+// A lever as the runs apply it.
+struct TrainLever {
+  PlannedLever lever;
+  std::vector<std::string> flags;  // the train options it sets, in words ("--batch 4")
+};
+
+struct LeverRuns {
+  RunPlan plan;
+  std::vector<TrainLever> applied;    // the levers the runs apply, as recommended
+  std::vector<SkippedLever> skipped;  // `levers.skipped`, and the levers train cannot make
+};
+
+// The runs after the free levers: every applicable lever together at every replica count, then
+// each lever on its own at the largest count when more than one applies. No runs when no lever
+// applies.
+LeverRuns PlanLeverRuns(const PlanRequest& request, const LeverPlan& levers);
+
+}  // namespace stepscope::plan

@@ -1,0 +1,36 @@
+#include "plan/variant.h"
+
+#include <fmt/format.h>
+
+namespace stepscope::plan {
+
+std::string VariantName(const Variant& variant) {
+  switch (variant.kind) {
+    case VariantKind::kBaseline:
+      return "baseline";
+    case VariantKind::kNoReduce:
+      return "no_reduce";
+    case VariantKind::kSyntheticInput:
+      return "synthetic_input";
+    case VariantKind::kDoubleBatch:
+      return "double_batch";
+    case VariantKind::kOneLever:
+      return fmt::format("lever_{}", ToString(variant.lever));
+    case VariantKind::kAllLevers:
+      return "levers";
+  }
+  return "?";
+}
+
+std::string RunName(const RunId& run) {
+  std::string name = fmt::format("{}-n{}", VariantName(run.variant), run.replicas);
+  if (run.repeat >= 2) name += fmt::format("-r{}", run.repeat);
+  return name;
+}
+
+bool IsAblation(VariantKind kind) {
+  return kind == VariantKind::kNoReduce || kind == VariantKind::kSyntheticInput ||
+         kind == VariantKind::kDoubleBatch;
+}
+
+}  // namespace stepscope::plan
