@@ -16,6 +16,11 @@ root=$PWD
 jobs=$(nproc)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
+quiet() {  # runs a command, showing its output only when it fails
+  local log; log=$(mktemp)
+  if ! "$@" >"$log" 2>&1; then cat "$log"; rm -f "$log"; return 1; fi
+  rm -f "$log"
+}
 configure() {  # DIR SANITIZER [extra cmake args]
   local dir=$1 kind=$2; shift 2
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DSTEPSCOPE_SANITIZE="$kind" \
@@ -27,7 +32,7 @@ if [[ $which == asan || $which == all ]]; then
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   export LSAN_OPTIONS="suppressions=$root/scripts/sanitizers/lsan.supp:print_suppressions=0"
   configure build-asan address -DSTEPSCOPE_FUZZ=ON
-  cmake --build build-asan -j"$jobs" >/dev/null
+  quiet cmake --build build-asan -j"$jobs"
   (cd build-asan && ctest -L unit --output-on-failure -j"$jobs")
   run=$(mktemp -d)
   trap 'rm -rf "$run"' EXIT
@@ -42,7 +47,7 @@ fi
 if [[ $which == tsan || $which == all ]]; then
   export TSAN_OPTIONS="suppressions=$root/scripts/sanitizers/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
   configure build-tsan thread
-  cmake --build build-tsan -j"$jobs" --target train_unit_test data_test comm_mpi_test >/dev/null
+  quiet cmake --build build-tsan -j"$jobs" --target train_unit_test data_test comm_mpi_test
   (cd build-tsan && ctest -R '^(Reducer|RankRecorder|Loader)\.|^comm_mpi_test_np2$' \
     --output-on-failure -j"$jobs")
   echo "sanitize: TSan: reducer, loader, recorder, shared-memory all-reduce and heartbeat clean"
