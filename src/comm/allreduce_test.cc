@@ -107,7 +107,7 @@ TEST_P(AllreduceTest, AllRanksAgreeBitwise) {
   ASSERT_TRUE(st.ok()) << st.message();
   std::vector<float> from_root = data;
   MPI_Bcast(from_root.data(), static_cast<int>(n), MPI_FLOAT, 0, MPI_COMM_WORLD);
-  EXPECT_EQ(std::memcmp(from_root.data(), data.data(), n * sizeof(float)), 0);
+  EXPECT_EQ(from_root, data);
 }
 
 std::string Name(

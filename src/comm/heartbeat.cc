@@ -9,16 +9,21 @@
 namespace stepscope::comm {
 
 // Seqlock-protected entry: `sequence` is odd while the owner writes, so a reader that sees the
-// same even sequence before and after its reads has a consistent copy.
-struct alignas(64) HeartbeatBoard::Slot {
+// same even sequence before and after its reads has a consistent copy. The window's base is only
+// guaranteed the alignment of a double, so a slot is padded to a cache line's size rather than
+// declared cache-line aligned; with the default contiguous layout each rank's slot then starts a
+// line of its own whenever the base does.
+struct HeartbeatBoard::Slot {
   uint64_t sequence;
   int64_t world_rank;
   int64_t step;
   int64_t phase;
   double time;
+  char padding[64 - 5 * 8];
 };
 
 Result<std::unique_ptr<HeartbeatBoard>> HeartbeatBoard::Create(const Communicator& comm) {
+  static_assert(sizeof(Slot) == 64, "one slot per cache line");
   std::unique_ptr<HeartbeatBoard> board(new HeartbeatBoard());
   board->comm_ = &comm;
   STEPSCOPE_RETURN_IF_ERROR(MpiStatus(MPI_Comm_dup(comm.node(), &board->node_),
@@ -29,7 +34,7 @@ Result<std::unique_ptr<HeartbeatBoard>> HeartbeatBoard::Create(const Communicato
                                         &base, &board->win_),
                 "MPI_Win_allocate_shared for the heartbeat board", comm.rank()));
   board->mine_ = new (base)
-      Slot{0, comm.rank(), -1, static_cast<int64_t>(HeartbeatPhase::kStarting), comm.Now()};
+      Slot{0, comm.rank(), -1, static_cast<int64_t>(HeartbeatPhase::kStarting), comm.Now(), {}};
   board->slots_.resize(comm.local_size());
   for (int j = 0; j < comm.local_size(); ++j) {
     MPI_Aint size = 0;

@@ -325,14 +325,17 @@ class Reader {
   // the parse, then both are restored. simdjson copies what the visitor reads (strings included)
   // into its own buffers, so the window may change afterwards.
   simdjson::simdjson_result<dom::element> ParseInPlace(size_t begin, size_t end) {
-    char* p = buf_.data();
-    const char before = p[begin - 1];
-    const char after = p[end];
-    p[begin - 1] = '[';
-    p[end] = ']';
-    auto root = parser_.parse(p + begin - 1, end - begin + 2, false);
-    p[begin - 1] = before;
-    p[end] = after;
+    // `open` may be the headroom (begin == 0): step back from data() + begin rather than add
+    // begin - 1, which would wrap.
+    char* open = buf_.data() + begin - 1;
+    char* close = buf_.data() + end;
+    const char before = *open;
+    const char after = *close;
+    *open = '[';
+    *close = ']';
+    auto root = parser_.parse(open, end - begin + 2, false);
+    *open = before;
+    *close = after;
     return root;
   }
 
