@@ -5,12 +5,13 @@ cd "$(dirname "$0")/.."
 scripts/build.sh
 # The HTML report's browser test drives Debian's Chromium with the locked npm packages.
 scripts/setup-browser-test.sh >/dev/null
-# The trace reader's fuzz target runs for a bounded time in its own clang build.
-if ! scripts/fuzz.sh >build/fuzz.log 2>&1; then
-  cat build/fuzz.log
-  echo "fuzz: the trace reader's fuzz run failed (log above)" >&2
+# Sanitizer builds (clang): ASan+UBSan over the unit tests, a real 2-rank run and the trace
+# reader's bounded fuzz run; TSan over the thread-heavy tests. Output only on failure.
+if ! scripts/sanitize.sh all >build/sanitize.log 2>&1; then
+  cat build/sanitize.log
+  echo "sanitize: a sanitizer run failed (log above)" >&2
   exit 1
 fi
-echo "fuzz: trace reader fuzzed for 30 s, no crash"
+grep '^sanitize:' build/sanitize.log
 cd build
 ctest --output-on-failure -j"$(nproc)" "$@"

@@ -178,7 +178,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   Progress progress(o.progress && rank == 0, total_steps);
   auto board = comm::HeartbeatBoard::Create(comm);
   if (!board.ok()) return board.status();
-  Watchdog watchdog(comm, board.value().get(), o.stall_timeout_s);
+  Watchdog watchdog(WatchdogHooks::For(comm, board.value().get()), o.stall_timeout_s);
   const Seconds to_aligned = comm.clock_offset();  // steady-clock seconds -> aligned seconds
   const int64_t samples_per_step = static_cast<int64_t>(o.batch) * o.accum;
 

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <string>
 
+#include <fmt/format.h>
+
 namespace stepscope::train {
 namespace {
 
@@ -25,11 +27,57 @@ const char* PhaseName(comm::HeartbeatPhase p) {
   return "?";
 }
 
+std::string WholeSeconds(Seconds s) { return std::to_string(static_cast<int>(s)); }
+
 }  // namespace
 
-Watchdog::Watchdog(const comm::Communicator& comm, comm::HeartbeatBoard* board, Seconds timeout)
-    : comm_(comm), board_(board), timeout_(timeout) {
-  since_ = comm_.Now();
+WatchdogHooks WatchdogHooks::For(const comm::Communicator& comm, comm::HeartbeatBoard* board) {
+  WatchdogHooks hooks;
+  hooks.now = [&comm] { return comm.Now(); };
+  hooks.publish = [board](int64_t step, comm::HeartbeatPhase phase) {
+    if (board) board->Publish(step, phase);
+  };
+  hooks.heartbeats = [board] {
+    return board ? board->Snapshot() : std::vector<comm::HeartbeatEntry>{};
+  };
+  hooks.abort = [&comm](const std::string& message) { comm.Abort(message); };
+  return hooks;
+}
+
+std::optional<std::string> StallMessage(const WaitState& wait, Seconds timeout, Seconds now,
+                                        const std::vector<comm::HeartbeatEntry>& heartbeats) {
+  const bool waiting = wait.phase == comm::HeartbeatPhase::kAllreduce ||
+                       wait.phase == comm::HeartbeatPhase::kInput;
+  if (!waiting || wait.waited < timeout) return std::nullopt;
+  const std::string step = std::to_string(wait.step);
+  if (wait.phase == comm::HeartbeatPhase::kInput) {
+    return "waited " + WholeSeconds(wait.waited) + " s for a batch at step " + step +
+           ": the input pipeline is stuck (check --data/--text and the loader options)";
+  }
+  std::string message =
+      "waited " + WholeSeconds(wait.waited) + " s in an all-reduce at step " + step + "; ";
+  // Ranks that are behind the furthest step, or at it but not waiting in the collective.
+  int64_t furthest = -1;
+  for (const auto& e : heartbeats) {
+    if (e.phase != comm::HeartbeatPhase::kDone) furthest = std::max(furthest, e.step);
+  }
+  std::string names;
+  for (const auto& e : heartbeats) {
+    const bool waiting_here = e.step == furthest && e.phase == comm::HeartbeatPhase::kAllreduce;
+    if (waiting_here || e.phase == comm::HeartbeatPhase::kDone) continue;
+    names += (names.empty() ? "" : "; ") + std::string("rank ") + std::to_string(e.world_rank) +
+             " stopped at step " + std::to_string(e.step) + " (" + PhaseName(e.phase) +
+             ", silent for " + WholeSeconds(now - e.time) + " s)";
+  }
+  message +=
+      names.empty() ? "a rank on another host did not arrive (no local rank is behind)" : names;
+  message += fmt::format(". Ending the job (--stall-timeout {:g} s)", timeout);
+  return message;
+}
+
+Watchdog::Watchdog(WatchdogHooks hooks, Seconds timeout)
+    : hooks_(std::move(hooks)), timeout_(timeout) {
+  since_ = hooks_.now();
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -45,8 +93,8 @@ Watchdog::~Watchdog() {
 void Watchdog::Publish(int64_t step, comm::HeartbeatPhase phase) {
   step_.store(step, std::memory_order_relaxed);
   phase_.store(static_cast<int32_t>(phase), std::memory_order_relaxed);
-  since_.store(comm_.Now(), std::memory_order_relaxed);
-  if (board_) board_->Publish(step, phase);
+  since_.store(hooks_.now(), std::memory_order_relaxed);
+  hooks_.publish(step, phase);
 }
 
 void Watchdog::Loop() {
@@ -57,42 +105,14 @@ void Watchdog::Loop() {
 }
 
 void Watchdog::Check() {
-  const auto phase = static_cast<comm::HeartbeatPhase>(phase_.load(std::memory_order_relaxed));
-  const bool waiting =
-      phase == comm::HeartbeatPhase::kAllreduce || phase == comm::HeartbeatPhase::kInput;
-  const Seconds now = comm_.Now();
-  const Seconds waited = now - since_.load(std::memory_order_relaxed);
-  if (!waiting || waited < timeout_) return;
-  const int64_t step = step_.load(std::memory_order_relaxed);
-  std::string message;
-  if (phase == comm::HeartbeatPhase::kInput) {
-    message = "waited " + std::to_string(static_cast<int>(waited)) + " s for a batch at step " +
-              std::to_string(step) +
-              ": the input pipeline is stuck (check --data/--text and the loader options)";
-  } else {
-    message = "waited " + std::to_string(static_cast<int>(waited)) +
-              " s in an all-reduce at step " + std::to_string(step) + "; ";
-    std::string names;
-    if (board_) {
-      const auto entries = board_->Snapshot();
-      // Ranks that are behind the furthest step, or at it but not waiting in the collective.
-      int64_t furthest = -1;
-      for (const auto& e : entries) furthest = std::max(furthest, e.step);
-      for (const auto& e : entries) {
-        const bool waiting_here = e.step == furthest && e.phase == comm::HeartbeatPhase::kAllreduce;
-        if (!waiting_here && e.phase != comm::HeartbeatPhase::kDone) {
-          names += (names.empty() ? "" : "; ") + std::string("rank ") +
-                   std::to_string(e.world_rank) + " stopped at step " + std::to_string(e.step) +
-                   " (" + PhaseName(e.phase) + ", silent for " +
-                   std::to_string(static_cast<int>(now - e.time)) + " s)";
-        }
-      }
-    }
-    message +=
-        names.empty() ? "a rank on another host did not arrive (no local rank is behind)" : names;
-    message += ". Ending the job (--stall-timeout " + std::to_string(timeout_) + " s)";
-  }
-  comm_.Abort(message);
+  WaitState wait;
+  wait.step = step_.load(std::memory_order_relaxed);
+  wait.phase = static_cast<comm::HeartbeatPhase>(phase_.load(std::memory_order_relaxed));
+  const Seconds now = hooks_.now();
+  wait.waited = now - since_.load(std::memory_order_relaxed);
+  // The board is read only once this rank's own wait has become a stall.
+  if (!StallMessage(wait, timeout_, now, {})) return;
+  if (auto message = StallMessage(wait, timeout_, now, hooks_.heartbeats())) hooks_.abort(*message);
 }
 
 }  // namespace stepscope::train

@@ -6,18 +6,46 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "comm/communicator.h"
 #include "comm/heartbeat.h"
 
 namespace stepscope::train {
 
+// What the watchdog needs from the job: the aligned clock, where to publish this rank's phase
+// and read the local ranks' heartbeats (the node's board; nothing and empty without one), and
+// the way to end the job. A Communicator and its board give all of them; tests give their own.
+struct WatchdogHooks {
+  std::function<Seconds()> now;
+  std::function<void(int64_t step, comm::HeartbeatPhase)> publish;
+  std::function<std::vector<comm::HeartbeatEntry>()> heartbeats;
+  std::function<void(const std::string&)> abort;  // does not return in a real job
+
+  static WatchdogHooks For(const comm::Communicator& comm, comm::HeartbeatBoard* board);
+};
+
+// This rank's own wait, as the watchdog sees it at one check.
+struct WaitState {
+  int64_t step = -1;
+  comm::HeartbeatPhase phase = comm::HeartbeatPhase::kStarting;
+  Seconds waited = 0;  // since the last phase change
+};
+
+// The message that ends the job, or nullopt while the wait is not a stall: only waits for input
+// or in a collective count, and only once they reach `timeout`. `heartbeats` (the local ranks at
+// `now`) name the ranks behind the furthest step or not waiting in the collective.
+std::optional<std::string> StallMessage(const WaitState& wait, Seconds timeout, Seconds now,
+                                        const std::vector<comm::HeartbeatEntry>& heartbeats);
+
 class Watchdog {
  public:
-  // `board` may be null (then only this rank's own waits are watched).
-  Watchdog(const comm::Communicator& comm, comm::HeartbeatBoard* board, Seconds timeout);
+  Watchdog(WatchdogHooks hooks, Seconds timeout);
   ~Watchdog();
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -29,8 +57,7 @@ class Watchdog {
   void Loop();
   void Check();
 
-  const comm::Communicator& comm_;
-  comm::HeartbeatBoard* board_;
+  WatchdogHooks hooks_;
   Seconds timeout_;
   std::atomic<int64_t> step_{-1};
   std::atomic<int32_t> phase_{0};
