@@ -25,16 +25,10 @@ Result<Attribution> Attribute(const Decomposition& reference, const Decompositio
   a.lost_devices = n - a.measured_speedup;
   const Components& c1 = reference.job;
   const Components& cn = at_n.job;
-  const std::pair<Component, double> deltas[] = {
-      {Component::kCompute, cn.compute - c1.compute},
-      {Component::kInputWait, cn.input_wait - c1.input_wait},
-      {Component::kSyncWait, cn.sync_wait - c1.sync_wait},
-      {Component::kTransfer, cn.transfer - c1.transfer},
-      {Component::kOverhead, cn.overhead - c1.overhead},
-  };
   double explained = 0;
-  for (const auto& [name, delta] : deltas) {
-    WaterfallLine line{name, delta, n * delta / tn};
+  for (Component which : kStepComponents) {
+    const double delta = Of(cn, which) - Of(c1, which);
+    WaterfallLine line{which, delta, n * delta / tn};
     explained += line.devices;
     a.lines.push_back(line);
   }

@@ -22,6 +22,24 @@ Components operator+(const Components& a, const Components& b) {
   return c;
 }
 
+Seconds Of(const Components& c, Component which) {
+  switch (which) {
+    case Component::kCompute:
+      return c.compute;
+    case Component::kInputWait:
+      return c.input_wait;
+    case Component::kSyncWait:
+      return c.sync_wait;
+    case Component::kTransfer:
+      return c.transfer;
+    case Component::kOverhead:
+      return c.overhead;
+    case Component::kResidual:
+      return 0;
+  }
+  return 0;
+}
+
 Components operator*(const Components& a, double k) {
   Components c;
   c.step = a.step * k;

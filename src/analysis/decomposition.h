@@ -13,6 +13,7 @@
 #include "core/status.h"
 #include "core/step_record.h"
 #include "core/units.h"
+#include "core/vocabulary.h"
 
 namespace stepscope::analysis {
 
@@ -29,6 +30,13 @@ struct Components {
   Seconds backward = 0;   // part of compute; 0 when the source cannot separate it
   Seconds comm_busy = 0;  // time with a reduction in flight (hidden or not)
 };
+
+// The five components a step splits into, in stacking order, and one of them by name (0 for
+// Component::kResidual, which is not part of a step).
+inline constexpr Component kStepComponents[] = {Component::kCompute, Component::kInputWait,
+                                                 Component::kSyncWait, Component::kTransfer,
+                                                 Component::kOverhead};
+Seconds Of(const Components& c, Component which);
 
 // Componentwise sum and scaling, for averaging.
 Components operator+(const Components& a, const Components& b);

@@ -14,6 +14,8 @@ namespace stepscope::report {
 namespace {
 
 using analysis::Components;
+using analysis::kStepComponents;
+using analysis::Of;
 using analysis::Diagnosis;
 using analysis::DiagnosisPoint;
 using analysis::ThroughputUnit;
@@ -21,25 +23,27 @@ using nlohmann::json;
 
 constexpr const char* kSchema = "https://vega.github.io/schema/vega-lite/v6.json";
 
-// The five components of a step, in stacking order, with their colours.
+// Each component of a step as the charts label and colour it.
 struct ComponentStyle {
-  const char* name;
   const char* label;
   const char* colour;
 };
-constexpr ComponentStyle kComponents[] = {
-    {"compute", "compute", "#4c78a8"},     {"input_wait", "input wait", "#f58518"},
-    {"sync_wait", "sync wait", "#e45756"}, {"transfer", "transfer", "#b279a2"},
-    {"overhead", "overhead", "#9d9d9d"},
-};
-
-double ComponentSeconds(const Components& c, const std::string& name) {
-  if (name == "compute") return c.compute;
-  if (name == "input_wait") return c.input_wait;
-  if (name == "sync_wait") return c.sync_wait;
-  if (name == "transfer") return c.transfer;
-  if (name == "overhead") return c.overhead;
-  return 0;
+ComponentStyle StyleOf(Component c) {
+  switch (c) {
+    case Component::kCompute:
+      return {"compute", "#4c78a8"};
+    case Component::kInputWait:
+      return {"input wait", "#f58518"};
+    case Component::kSyncWait:
+      return {"sync wait", "#e45756"};
+    case Component::kTransfer:
+      return {"transfer", "#b279a2"};
+    case Component::kOverhead:
+      return {"overhead", "#9d9d9d"};
+    case Component::kResidual:
+      return {"residual", "#bab0ac"};
+  }
+  return {"?", "#000000"};
 }
 
 std::string Percent(double v) { return std::isfinite(v) ? fmt::format("{:.0f}%", 100 * v) : "-"; }
@@ -187,18 +191,18 @@ json WaterfallChart(const analysis::Attribution& a) {
 json DecompositionChart(const std::vector<DiagnosisPoint>& points) {
   json rows = json::array();
   std::vector<std::string> domain, range, replicas;
-  for (const ComponentStyle& c : kComponents) {
-    domain.push_back(c.label);
-    range.push_back(c.colour);
+  for (Component c : kStepComponents) {
+    domain.push_back(StyleOf(c).label);
+    range.push_back(StyleOf(c).colour);
   }
   for (const DiagnosisPoint& p : points) {
     replicas.push_back(fmt::format("N={}", p.scaling.replicas));
     int order = 0;
-    for (const ComponentStyle& c : kComponents) {
-      rows.push_back({{"series", c.label},
+    for (Component c : kStepComponents) {
+      rows.push_back({{"series", StyleOf(c).label},
                       {"order", order++},
                       {"replicas", replicas.back()},
-                      {"ms", 1e3 * ComponentSeconds(p.decomposition.job, c.name)}});
+                      {"ms", 1e3 * Of(p.decomposition.job, c)}});
     }
   }
   json spec = Base("decomposition", "Step time per replica count (ms per step)", std::move(rows));
