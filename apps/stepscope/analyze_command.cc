@@ -139,19 +139,19 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
                   "Write DIR/diagnosis.json, DIR/report.html and the imported steps as "
                   "DIR/rank-R.steps.jsonl (a run directory analyze reads back)");
   cmd->add_option("--rank", flags->rank, "The rank of a single input file")
-      ->check(WholeNumber("--rank 0"));
+      ->transform(WholeNumber("--rank 0"));
   cmd->add_flag("--rank-from-filename", flags->set.rank_from_file_name,
                 "Take each file's rank from its name (rank-3, rank3, _rank_3)");
   cmd->add_flag("--json", flags->json, "Print diagnosis.json instead of the summary");
   cmd->add_option("--warmup-steps", flags->set.warmup_steps,
                   "Leading steps per rank left out when the trace marks none")
       ->capture_default_str()
-      ->check(WholeNumber("--warmup-steps 1"))
+      ->transform(WholeNumber("--warmup-steps 1"))
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--samples-per-step", flags->set.samples_per_step,
                   "Examples per step per rank when the trace does not say (1: steps/s)")
       ->capture_default_str()
-      ->check(WholeNumber("--samples-per-step 32"))
+      ->transform(WholeNumber("--samples-per-step 32"))
       ->check(CLI::PositiveNumber);
   cmd->add_option("--unaligned-margin", flags->unaligned_margin,
                   "Straggler margin over the other ranks when clocks had to be estimated")

@@ -162,7 +162,7 @@ void AddDiagnoseCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--repeats", flags->repeats,
                   "Baseline runs at every replica count (repeats 2..K run after the ablations, "
                   "into runs/baseline-n<N>-r<k>/; the diagnosis reads the first)")
-      ->check(WholeNumber("--repeats 3"))
+      ->transform(WholeNumber("--repeats 3"))
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   cmd->add_flag("--apply-levers", flags->apply_levers,

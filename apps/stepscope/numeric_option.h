@@ -4,12 +4,16 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <string>
 
 namespace stepscope::app {
 
-// `example` is a correct use, e.g. "--batch 32".
-CLI::Validator WholeNumber(const std::string& example);
+// `example` is a correct use, e.g. "--batch 32". A whole number must lie in [lo, hi] (the
+// range of the option's type, or tighter) and is handed on in canonical decimal, so that CLI11's
+// own conversion never reads "010" as octal.
+CLI::Validator WholeNumber(const std::string& example, int64_t lo = INT32_MIN,
+                           int64_t hi = INT32_MAX);
 CLI::Validator Number(const std::string& example);
 
 }  // namespace stepscope::app

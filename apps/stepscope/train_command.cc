@@ -97,34 +97,34 @@ void AddTrainOptions(CLI::App* cmd, TrainFlags* f) {
       ->capture_default_str();
   cmd->add_option("--channels", o.model.cnn_channels, "cnn channels of the first convolution")
       ->capture_default_str()
-      ->check(WholeNumber("--channels 8"));
+      ->transform(WholeNumber("--channels 8"));
   cmd->add_option("--layers", o.model.gpt_layers, "gpt transformer blocks")
       ->capture_default_str()
-      ->check(WholeNumber("--layers 2"));
+      ->transform(WholeNumber("--layers 2"));
   cmd->add_option("--width", o.model.gpt_width, "gpt embedding width")
       ->capture_default_str()
-      ->check(WholeNumber("--width 128"));
+      ->transform(WholeNumber("--width 128"));
   cmd->add_option("--heads", o.model.gpt_heads, "gpt attention heads")
       ->capture_default_str()
-      ->check(WholeNumber("--heads 4"));
+      ->transform(WholeNumber("--heads 4"));
   cmd->add_option("--context", o.model.gpt_context, "gpt context length in bytes")
       ->capture_default_str()
-      ->check(WholeNumber("--context 64"));
+      ->transform(WholeNumber("--context 64"));
   cmd->add_option("--batch", o.batch, "Per-replica micro-batch")
       ->capture_default_str()
-      ->check(WholeNumber("--batch 32"));
+      ->transform(WholeNumber("--batch 32"));
   cmd->add_option("--accum", o.accum, "Micro-batches per step (gradient accumulation)")
       ->capture_default_str()
-      ->check(WholeNumber("--accum 2"));
+      ->transform(WholeNumber("--accum 2"));
   cmd->add_option("--steps", o.steps, "Steps to run (0: run --epochs)")
       ->capture_default_str()
-      ->check(WholeNumber("--steps 30"));
+      ->transform(WholeNumber("--steps 30"));
   cmd->add_option("--epochs", o.epochs, "Epochs to run when --steps is 0")
       ->capture_default_str()
       ->check(Number("--epochs 1"));
   cmd->add_option("--warmup-steps", o.warmup_steps, "Steps excluded from steady-state figures")
       ->capture_default_str()
-      ->check(WholeNumber("--warmup-steps 5"));
+      ->transform(WholeNumber("--warmup-steps 5"));
   cmd->add_option("--optimizer", f->optimizer,
                   "auto (adamw for gpt, sgd otherwise), sgd (with momentum) or adamw")
       ->capture_default_str();
@@ -138,23 +138,23 @@ void AddTrainOptions(CLI::App* cmd, TrainFlags* f) {
       ->check(Number("--weight-decay 0.01"));
   cmd->add_option("--seed", o.seed, "Seed for initialisation, shuffling and augmentation")
       ->capture_default_str()
-      ->check(WholeNumber("--seed 1"));
+      ->transform(WholeNumber("--seed 1", 0, INT64_MAX));
   cmd->add_option("--data", o.data_dir, "Fashion-MNIST directory (gzip'd IDX files)")
       ->capture_default_str();
   cmd->add_option("--text", o.text, "Text file or directory for gpt")->capture_default_str();
   cmd->add_option("--loader-workers", o.loader_workers, "Loader threads per replica")
       ->capture_default_str()
-      ->check(WholeNumber("--loader-workers 2"));
+      ->transform(WholeNumber("--loader-workers 2"));
   cmd->add_option("--prefetch", o.prefetch, "Batches the loader may prepare ahead")
       ->capture_default_str()
-      ->check(WholeNumber("--prefetch 8"));
+      ->transform(WholeNumber("--prefetch 8"));
   cmd->add_flag("--augment", o.augment, "Random crop with padding and horizontal flip");
   cmd->add_flag("--synthetic-input", o.synthetic_input,
                 "Serve one prepared in-memory batch (ablation: removes the input pipeline)");
   cmd->add_flag("--no-eval", f->no_eval, "Skip held-out evaluation at the end");
   cmd->add_option("--eval-limit", o.eval_limit, "Held-out examples to evaluate (0: all)")
       ->capture_default_str()
-      ->check(WholeNumber("--eval-limit 1000"));
+      ->transform(WholeNumber("--eval-limit 1000"));
   cmd->add_option("--bucket-mb", o.reducer.bucket_mb, "Gradient bucket cap in MiB")
       ->capture_default_str()
       ->check(Number("--bucket-mb 25"));
@@ -169,11 +169,11 @@ void AddTrainOptions(CLI::App* cmd, TrainFlags* f) {
   cmd->add_option("--grad-norm-every", o.grad_norm_every,
                   "Steps between gradient-norm samples for the noise scale (multi-replica runs)")
       ->capture_default_str()
-      ->check(WholeNumber("--grad-norm-every 1"));
+      ->transform(WholeNumber("--grad-norm-every 1"));
   cmd->add_option("--checksum-every", o.checksum_every,
                   "Steps between replica parameter agreement checks (0: never)")
       ->capture_default_str()
-      ->check(WholeNumber("--checksum-every 10"));
+      ->transform(WholeNumber("--checksum-every 10"));
   cmd->add_option("--stall-timeout", o.stall_timeout_s,
                   "Seconds a rank may make no progress before the job is ended")
       ->capture_default_str()
@@ -243,14 +243,20 @@ Status FinishTrainOptions(TrainFlags* f) {
     }
   }
   if (!f->inject_straggler.empty()) {
-    double rank = -1;
-    STEPSCOPE_RETURN_IF_ERROR(ParsePair(f->inject_straggler, ':',
-                                        {"option --inject-straggler", "--inject-straggler 1:1.7"},
-                                        &rank, &o.injection.straggler_factor, true));
-    if (rank < 0 || rank != static_cast<int>(rank)) {
+    const NumberContext context{"option --inject-straggler", "--inject-straggler 1:1.7"};
+    const std::vector<std::string_view> parts = SplitText(f->inject_straggler, ':');
+    if (parts.size() != 2) {
+      return Status::Error("option --inject-straggler: write RANK:FACTOR, e.g. 1:1.7");
+    }
+    Result<int64_t> rank = ParseInteger(parts[0], context);
+    if (!rank.ok()) return rank.status();
+    if (*rank < 0 || *rank > (1 << 20)) {
       return Status::Error("option --inject-straggler: RANK must be a rank number, e.g. 3:2.0");
     }
-    o.injection.straggler_rank = static_cast<int>(rank);
+    Result<double> factor = ParseDouble(parts[1], context);
+    if (!factor.ok()) return factor.status();
+    o.injection.straggler_rank = static_cast<int>(*rank);
+    o.injection.straggler_factor = *factor;
   }
   STEPSCOPE_RETURN_IF_ERROR(ParseRankStep(f->inject_hang, "--inject-hang", &o.injection.hang_rank,
                                           &o.injection.hang_step));

@@ -3,15 +3,14 @@
 #include <fmt/format.h>
 
 #include <charconv>
-#include <sstream>
+
+#include "core/number_text.h"
 
 namespace stepscope::plan {
 
 Result<std::vector<int>> ParseReplicaCounts(const std::string& text, const std::string& flag) {
   std::set<int> counts;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
+  for (std::string_view item : SplitText(text, ',')) {
     int n = 0;
     const char* end = item.data() + item.size();
     const auto [ptr, ec] = std::from_chars(item.data(), end, n);

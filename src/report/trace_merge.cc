@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <map>
 #include <regex>
@@ -87,7 +88,15 @@ Result<MergeInputs> FindRunTraces(const std::string& run_dir) {
     const std::string name = entry.path().filename().string();
     std::smatch m;
     if (std::regex_match(name, m, own)) {
-      own_traces[std::stoi(m[1])] = entry.path().string();
+      int rank = 0;
+      const std::string digits = m[1];
+      const auto [end, err] = std::from_chars(digits.data(), digits.data() + digits.size(), rank);
+      if (err != std::errc() || end != digits.data() + digits.size()) {
+        return Status::Error(entry.path().string() +
+                             ": the rank number in the file name is out of range; rename or "
+                             "remove the file");
+      }
+      own_traces[rank] = entry.path().string();
     } else if ((name.ends_with(".json") || name.ends_with(".json.gz")) && name != "run.json" &&
                name != "diagnosis.json" && !name.starts_with("merged")) {
       others.push_back(entry.path().string());

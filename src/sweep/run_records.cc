@@ -1,6 +1,7 @@
 #include "sweep/run_records.h"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 
 namespace stepscope::sweep {
@@ -19,7 +20,14 @@ Result<std::vector<StepRecord>> ReadRunRecords(const std::string& run_dir) {
     const std::string number =
         name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
     if (number.empty() || !std::all_of(number.begin(), number.end(), ::isdigit)) continue;
-    files.emplace_back(std::stoi(number), entry.path().string());
+    int rank = 0;
+    const auto [end, err] = std::from_chars(number.data(), number.data() + number.size(), rank);
+    if (err != std::errc() || end != number.data() + number.size()) {
+      return Status::Error(entry.path().string() +
+                           ": the rank number in the file name is out of range; rename or "
+                           "remove the file");
+    }
+    files.emplace_back(rank, entry.path().string());
   }
   if (ec) return Status::Error("cannot list " + run_dir + ": " + ec.message());
   if (files.empty()) return Status::Error(run_dir + " holds no rank-R.steps.jsonl files");

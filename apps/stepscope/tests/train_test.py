@@ -1,4 +1,5 @@
 """End-to-end tests of `stepscope train`: equivalence, learning, outputs, errors, faults."""
+import json
 import math
 import os
 import sys
@@ -217,9 +218,23 @@ class StrictNumbers(TempDirTest):
     def test_every_number_in_a_spec(self):
         for option, bad in [("--emulate-link", "0.05,50us"), ("--emulate-link", "0.05abc"),
                             ("--inject-straggler", "1:1.7x"), ("--inject-straggler", "1x:1.7"),
-                            ("--hidden", "64,,64"), ("--inject-crash", "1:2.5")]:
+                            ("--hidden", "64,,64"), ("--inject-crash", "1:2.5"),
+                            ("--inject-straggler", "1.0:1.7"), ("--inject-straggler", "1e20:2"),
+                            ("--seed", "-1"), ("--batch", "99999999999")]:
             with self.subTest(option=option, value=bad):
                 self.check_refused("train", option, bad, ["--print-model"])
+        for bad in ("1,2,", ",1", "1,,2"):
+            with self.subTest(option="--replicas", value=bad):
+                self.check_refused("diagnose", "--replicas", bad)
+
+    def test_leading_zeros_are_decimal(self):
+        # CLI11 would read "010" as octal (8); the number is handed on as the decimal 10.
+        out = self.path("run")
+        run(["train", "--model", "mlp", "--hidden", "16", "--batch", "010", "--steps", "3",
+             "--warmup-steps", "1", "--no-eval", "--quiet", "--out", out])
+        with open(os.path.join(out, "run.json"), encoding="utf-8") as f:
+            config = json.load(f)["config"]
+        self.assertEqual(config["batch"], 10, config)
 
 
 class Faults(TempDirTest):
