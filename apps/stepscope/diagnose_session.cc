@@ -79,8 +79,8 @@ std::vector<StepRecord>& Slot(plan::VariantKind kind, analysis::RunSet* set) {
 }
 
 // The finished runs as the analysis reads them, one set per replica count: the first run of
-// `curve` (the baseline, or every lever together) and the ablations. Repeats and single-lever
-// runs stay on disk, unread for now. A count without its `curve` run is left out with a warning.
+// `curve` (the baseline, or every lever together) and the ablations. Repeats stay on disk,
+// unread for now; single-lever runs are read by ApplyLevers. A count without its `curve` run is left out with a warning.
 std::vector<analysis::RunSet> CollectRunSets(const sweep::SweepStore& store,
                                              const std::vector<plan::PlannedRun>& runs,
                                              plan::VariantKind curve,
@@ -238,6 +238,22 @@ void Session::ApplyLevers(analysis::Diagnosis* d) {
   std::fprintf(stderr, "applying the free levers: %s\n",
                analysis::AppliedLeversText(applied).c_str());
   Run(levers.plan);
+  // With several levers, each was also run on its own at the largest count: its own gain.
+  for (const plan::PlannedRun& run : levers.plan.runs) {
+    if (run.id.variant.kind != plan::VariantKind::kOneLever) continue;
+    auto records = LoadRun(*store_, JobOf(run), &d->warnings);
+    if (!records) continue;
+    Result<analysis::Decomposition> alone = analysis::Decompose(*records);
+    if (!alone.ok()) {
+      d->warnings.push_back(fmt::format("run {} left out: {}", run.name, alone.status().message()));
+      continue;
+    }
+    for (analysis::AppliedLever& a : applied) {
+      if (a.lever != run.id.variant.lever) continue;
+      a.alone_replicas = run.id.replicas;
+      a.alone_samples_per_s = alone->samples_per_s;
+    }
+  }
   std::vector<analysis::RunSet> after =
       CollectRunSets(*store_, levers.plan.runs, plan::VariantKind::kAllLevers, &d->warnings);
   if (after.empty()) return;

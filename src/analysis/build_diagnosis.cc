@@ -184,6 +184,8 @@ Result<Diagnosis> BuildDiagnosis(const std::vector<RunSet>& runs, const Diagnose
   VerdictInputs in;
   for (const DiagnosisPoint& p : d.points) in.points.push_back(p.scaling);
   in.largest = largest.decomposition;
+  in.reference = reference;
+  in.reference_estimated = d.points.front().scaling.replicas != 1;
   in.ablations = largest.ablations;
   in.skew = largest.skew;
   in.noise = d.noise_scale;

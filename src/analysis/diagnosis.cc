@@ -128,7 +128,16 @@ json VerdictJson(const Verdict& v) {
                      {"cost_per_million_samples", c.cost_per_million_samples},
                      {"marginal_cost_per_million_samples", c.marginal_cost_per_million_samples}});
   }
-  return {{"binding", ToString(v.binding)},   {"straggler_ranks", v.straggler_ranks},
+  json losses = json::array();
+  for (const BindingLoss& l : v.losses) {
+    losses.push_back({{"binding", ToString(l.binding)},
+                      {"seconds_per_step", l.seconds},
+                      {"devices", l.devices}});
+  }
+  return {{"binding", ToString(v.binding)},
+          {"throughput_constraint", ToString(v.throughput_constraint)},
+          {"losses", losses},
+          {"straggler_ranks", v.straggler_ranks},
           {"evidence", v.evidence},           {"levers", levers},
           {"decision", ToString(v.decision)}, {"decision_reason", v.decision_reason},
           {"currency", ToString(v.currency)}, {"costs", costs},
@@ -430,6 +439,17 @@ Status ReadVerdict(const json& j, const std::string& p, int version, Verdict* v)
     STEPSCOPE_RETURN_IF_ERROR(GetEnum(j, p, "decision", &v->decision));
     STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "decision_reason", &v->decision_reason));
     STEPSCOPE_RETURN_IF_ERROR(GetEnum(j, p, "currency", &v->currency));
+    STEPSCOPE_RETURN_IF_ERROR(GetEnum(j, p, "throughput_constraint", &v->throughput_constraint));
+    const json* losses = nullptr;
+    STEPSCOPE_RETURN_IF_ERROR(GetArray(j, p, "losses", &losses));
+    for (size_t i = 0; i < losses->size(); ++i) {
+      const std::string q = At(p, "losses", i);
+      BindingLoss l;
+      STEPSCOPE_RETURN_IF_ERROR(GetEnum((*losses)[i], q, "binding", &l.binding));
+      STEPSCOPE_RETURN_IF_ERROR(Get((*losses)[i], q, "seconds_per_step", &l.seconds));
+      STEPSCOPE_RETURN_IF_ERROR(Get((*losses)[i], q, "devices", &l.devices));
+      v->losses.push_back(l);
+    }
   }
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "quality_note", &v->quality_note));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "explanation", &v->explanation));
@@ -492,6 +512,9 @@ Status ReadAppliedLevers(const json& after, int version, std::vector<AppliedLeve
     } else {
       STEPSCOPE_RETURN_IF_ERROR(GetEnum((*arr)[i], q, "lever", &l.lever));
       STEPSCOPE_RETURN_IF_ERROR(Get((*arr)[i], q, "change", &l.change));
+      STEPSCOPE_RETURN_IF_ERROR(Get((*arr)[i], q, "alone_replicas", &l.alone_replicas));
+      STEPSCOPE_RETURN_IF_ERROR(
+          Get((*arr)[i], q, "alone_samples_per_s", &l.alone_samples_per_s));
     }
     out->push_back(std::move(l));
   }
@@ -535,7 +558,10 @@ nlohmann::json ToJson(const Diagnosis& d) {
   if (d.after) {
     json applied = json::array();
     for (const AppliedLever& l : d.after->levers_applied) {
-      applied.push_back({{"lever", ToString(l.lever)}, {"change", l.change}});
+      applied.push_back({{"lever", ToString(l.lever)},
+                         {"change", l.change},
+                         {"alone_replicas", l.alone_replicas},
+                         {"alone_samples_per_s", l.alone_samples_per_s}});
     }
     j["after"] = {{"levers_applied", applied}, {"points", PointsJson(d.after->points)}};
   } else {

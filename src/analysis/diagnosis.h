@@ -48,6 +48,10 @@ struct SourceInfo {
 struct AppliedLever {
   Lever lever = Lever::kBiggerMicroBatch;
   std::string change;  // what was changed, in words ("--batch 4 (was 2)")
+  // This lever's own run, when several levers were applied (the single-lever run at the
+  // largest replica count); 0 replicas when it was not measured on its own.
+  int alone_replicas = 0;
+  double alone_samples_per_s = 0;
 };
 
 // "overlap_bucketing (--bucket-mb 1), ...": the applied levers in words, for headings.

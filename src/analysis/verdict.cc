@@ -83,35 +83,20 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
   const double excess = StragglerExcess(in.skew);
   v.straggler_ranks = in.skew.straggler_ranks;
 
-  // --- binding constraint ---
-  const std::vector<std::pair<Binding, double>> scores = {
-      {Binding::kStragglers, excess},
-      {Binding::kCommunication, c.transfer + std::max(0.0, c.sync_wait - excess)},
-      {Binding::kInput, c.input_wait},
-      {Binding::kOverhead, std::max(0.0, c.overhead)},
-  };
-  auto top = std::max_element(scores.begin(), scores.end(),
-                              [](const auto& a, const auto& b) { return a.second < b.second; });
-  const double share = t > 0 ? top->second / t : 0;
-  auto score = [&](Binding b) {
-    for (const auto& [k, val] : scores) {
-      if (k == b) return val;
-    }
-    return 0.0;
-  };
-  if (eff >= o.none_efficiency) {
-    // Near-linear: only what also holds back one device (input, a slow rank) still binds.
-    if (score(Binding::kInput) >= o.waste_share * t && top->first == Binding::kInput) {
-      v.binding = Binding::kInput;
-    } else if (!v.straggler_ranks.empty() && excess >= o.waste_share * t) {
-      v.binding = Binding::kStragglers;
-    } else {
-      v.binding = Binding::kNone;
-    }
-  } else if (share >= o.waste_share / 3) {
-    v.binding = top->first;
+  // --- binding constraint: the candidate that lost the most devices ---
+  const BindingLosses split =
+      SplitLosses(in.reference, in.reference_estimated, in.largest, excess);
+  v.losses = split.losses;
+  v.throughput_constraint = ThroughputConstraint(in.reference, o.waste_share);
+  const BindingLoss* top = split.Top();
+  if (n <= 1 || top == nullptr) {
+    v.binding = Binding::kNone;  // one device, or nothing lost
+  } else if (split.measured_reference) {
+    // Near-linear scaling has nothing to bind, however large a cost one device already pays.
+    v.binding = eff >= o.none_efficiency ? Binding::kNone : top->binding;
   } else {
-    v.binding = Binding::kCompute;
+    // One replica count: the wait that dominates, when it is a sizeable part of the step.
+    v.binding = top->seconds >= (1 - o.none_efficiency) * t ? top->binding : Binding::kNone;
   }
   // The ablations tell input starvation and communication apart.
   const AblationCheck* nr = FindCheck(in.ablations, AblationCheckKind::kNoReduce);
@@ -154,6 +139,13 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
     v.evidence.push_back(fmt::format("the straggler adds about {} per step ({} of the step)",
                                      Ms(excess), Pct(excess, t)));
     AddAblationEvidence(in.ablations, AblationCheckKind::kRankSpread, &v.evidence);
+  } else if (v.binding == Binding::kImbalance) {
+    v.evidence.push_back(fmt::format(
+        "the job waits {} per step for whichever rank is slowest that step, {} of it not "
+        "explained by a consistently slow rank: work varies across ranks from step to step",
+        Ms(split.skew), Ms(split.Of(Binding::kImbalance).seconds)));
+    for (const std::string& e : in.skew.evidence) v.evidence.push_back(e);
+    AddAblationEvidence(in.ablations, AblationCheckKind::kRankSpread, &v.evidence);
   } else if (v.binding == Binding::kOverhead) {
     v.evidence.push_back(fmt::format("per-step overhead is {} of the {} step ({})", Ms(c.overhead),
                                      Ms(t), Pct(c.overhead, t)));
@@ -171,12 +163,31 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
         fmt::format("of the sync wait, about {} per step is waiting for straggler rank(s) {}",
                     Ms(excess), fmt::join(v.straggler_ranks, ",")));
   }
-  // Any other waiting component that is large too.
-  for (const auto& [name, value] : scores) {
-    if (name != v.binding && t > 0 && value >= o.waste_share * t) {
-      v.evidence.push_back(fmt::format("also large: {} ({} per step, {} of the step)",
-                                       ToString(name), Ms(value), Pct(value, t)));
+  // Where the lost devices went, and any other candidate that lost many too.
+  if (n > 1 && t > 0) {
+    std::vector<std::string> parts;
+    for (const BindingLoss& l : v.losses) {
+      if (l.devices > 0.005) parts.push_back(fmt::format("{} {}", ToString(l.binding), Fixed(l.devices, 2)));
     }
+    if (!parts.empty()) {
+      v.evidence.push_back(fmt::format("devices lost {} {} replicas: {}",
+                                       split.measured_reference ? "between 1 and" : "to waits at",
+                                       n, fmt::join(parts, ", ")));
+    }
+    for (const BindingLoss& l : v.losses) {
+      if (l.binding != v.binding && l.seconds >= o.waste_share * t) {
+        v.evidence.push_back(fmt::format("also large: {} ({} per step, {} of the step)",
+                                         ToString(l.binding), Ms(l.seconds), Pct(l.seconds, t)));
+      }
+    }
+  }
+  if (v.throughput_constraint != Binding::kNone) {
+    const Components& r = in.reference.job;
+    const double cost = v.throughput_constraint == Binding::kInput ? r.input_wait : r.overhead;
+    v.evidence.push_back(fmt::format(
+        "throughput constraint: {} is {} of the step already at one replica ({}): a lever for "
+        "every device, not a scaling loss",
+        ToString(v.throughput_constraint), Pct(cost, r.step), Ms(cost)));
   }
   if (!in.ablations.checks.empty()) v.evidence.push_back(in.ablations.sentence);
 
@@ -311,8 +322,14 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
 
   // --- plain words ---
   std::string what;
-  if (v.binding == Binding::kNone) {
+  if (v.binding == Binding::kNone && v.throughput_constraint != Binding::kNone) {
+    what = fmt::format(
+        "The job scales well, but {} holds every device back already at one replica.",
+        v.throughput_constraint == Binding::kInput ? "the input pipeline" : "per-step overhead");
+  } else if (v.binding == Binding::kNone) {
     what = "The job scales well: nothing but the useful compute limits it.";
+  } else if (v.binding == Binding::kImbalance) {
+    what = "Imbalance binds: a different rank is slowest each step and the others wait for it.";
   } else if (v.binding == Binding::kCompute) {
     what =
         "Compute itself got slower as replicas were added; no waiting component explains the "

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/ablation.h"
+#include "analysis/binding_losses.h"
 #include "analysis/decomposition.h"
 #include "analysis/noise_scale.h"
 #include "analysis/scaling.h"
@@ -50,7 +51,14 @@ struct CostPoint {
 };
 
 struct Verdict {
+  // What holds scaling back: the candidate that lost the most devices between one replica and
+  // the largest count (docs/metrics.md, "Binding constraint"), confirmed or overturned by the
+  // ablations.
   Binding binding = Binding::kInconclusive;
+  // What holds one device back already (input wait or overhead at one replica): a throughput
+  // lever, not a scaling loss. kNone when neither is large.
+  Binding throughput_constraint = Binding::kNone;
+  std::vector<BindingLoss> losses;  // the devices each candidate lost at the largest count
   std::vector<int> straggler_ranks;
   std::vector<std::string> evidence;
   std::vector<LeverAdvice> levers;  // in order of cost, cheapest first
@@ -65,6 +73,8 @@ struct Verdict {
 struct VerdictInputs {
   std::vector<ScalingPoint> points;  // the curve, sorted by replicas
   Decomposition largest;             // decomposition at the largest replica count
+  Decomposition reference;           // at one replica (same micro-batch), or estimated
+  bool reference_estimated = false;  // no 1-replica run: `reference` was estimated from N
   AblationReport ablations;          // at the largest replica count (may be empty)
   SkewReport skew;                   // at the largest replica count
   NoiseScale noise;

@@ -81,7 +81,10 @@ TEST(Verdict, InputBound) {
   base.bucket_time = 0.0003;
   base.jitter = 0.02;
   const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4}, [](int, SyntheticRunSpec*) {}));
-  EXPECT_EQ(d.verdict.binding, Binding::kInput);
+  // The same input wait at every replica count holds every device back but loses nothing to
+  // scaling: a throughput constraint beside a near-linear curve, not the binding one.
+  EXPECT_EQ(d.verdict.binding, Binding::kNone);
+  EXPECT_EQ(d.verdict.throughput_constraint, Binding::kInput);
   ASSERT_FALSE(d.verdict.levers.empty());
   EXPECT_EQ(d.verdict.levers.front().lever, Lever::kLoaderWorkersPrefetch);
   EXPECT_EQ(d.verdict.decision, Decision::kPullLevers);
@@ -100,6 +103,65 @@ TEST(Verdict, StragglerNamedByRank) {
   EXPECT_EQ(d.verdict.straggler_ranks, std::vector<int>{2});
   EXPECT_TRUE(HasLever(d.verdict, Lever::kRemoveStraggler));
   EXPECT_NE(d.verdict.explanation.find("rank(s) 2"), std::string::npos) << d.verdict.explanation;
+}
+
+TEST(Verdict, InputThatGrowsWithReplicasBinds) {
+  // The loader shares the host with the replicas: input wait grows with N.
+  SyntheticRunSpec base;
+  base.compute = 0.010;
+  base.bucket_time = 0.0003;
+  base.jitter = 0.02;
+  const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4}, [](int n, SyntheticRunSpec* s) {
+    s->input_wait = 0.004 * (n - 1);
+  }));
+  EXPECT_EQ(d.verdict.binding, Binding::kInput) << d.verdict.explanation;
+  EXPECT_EQ(d.verdict.throughput_constraint, Binding::kNone);
+  EXPECT_TRUE(d.verdict.straggler_ranks.empty());
+}
+
+TEST(Verdict, ASteadyRankDifferenceAtNearLinearScalingIsNotABinding) {
+  // The 1-replica run came out slower than the 2-replica job's fast rank (host noise), and
+  // rank 1 is steadily 20% slower than rank 0: it is named, but nothing was lost by scaling.
+  SyntheticRunSpec base;
+  base.bucket_time = 0.0003;
+  base.jitter = 0.01;
+  const Diagnosis d = Diagnose(Sweep(base, {1, 2}, [](int n, SyntheticRunSpec* s) {
+    s->compute = n == 1 ? 0.0118 : 0.010;
+    if (n == 2) s->rank_compute_factor[1] = 1.2;
+  }));
+  EXPECT_GT(d.points.back().scaling.efficiency, 0.9);
+  EXPECT_EQ(d.verdict.straggler_ranks, std::vector<int>{1});
+  EXPECT_EQ(d.verdict.binding, Binding::kNone) << d.verdict.explanation;
+}
+
+TEST(Verdict, RotatingImbalanceIsNotCommunication) {
+  // Work varies per rank and step (variable-length inputs): a different rank is slowest each
+  // step, no rank consistently so.
+  SyntheticRunSpec base;
+  base.compute = 0.010;
+  base.bucket_time = 0.0003;
+  base.jitter = 0.6;
+  const Diagnosis d = Diagnose(Sweep(base, {1, 4}, [](int, SyntheticRunSpec*) {}));
+  EXPECT_LT(d.points.back().scaling.efficiency, 0.9);
+  EXPECT_TRUE(d.verdict.straggler_ranks.empty());
+  EXPECT_EQ(d.verdict.binding, Binding::kImbalance) << d.verdict.explanation;
+}
+
+TEST(Verdict, LossesSumToTheLostDevices) {
+  SyntheticRunSpec base;
+  base.compute = 0.010;
+  base.input_wait = 0.001;
+  base.overhead = 0.0005;
+  base.jitter = 0.1;
+  base.rank_compute_factor[3] = 1.3;
+  const Diagnosis d = Diagnose(Sweep(base, {1, 4}, [](int n, SyntheticRunSpec* s) {
+    s->bucket_time = 0.004 * 2.0 * (n - 1) / n;
+  }));
+  ASSERT_TRUE(d.attribution.has_value());
+  double sum = 0;
+  for (const BindingLoss& l : d.verdict.losses) sum += l.devices;
+  EXPECT_NEAR(sum, d.attribution->lost_devices, 1e-9);
+  EXPECT_GT(d.verdict.losses.size(), 5u);
 }
 
 TEST(Verdict, NearLinearBuysMoreDevices) {

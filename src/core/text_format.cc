@@ -16,6 +16,10 @@ std::string Pct(double part, double whole) {
   return fmt::format("{:.0f}%", whole > 0 ? 100 * part / whole : 0.0);
 }
 
+std::string Percent(double fraction) {
+  return std::isfinite(fraction) ? fmt::format("{:.0f}%", 100 * fraction) : "-";
+}
+
 std::string EstimateText(const Estimate& e, int digits) {
   if (e.low == e.value && e.high == e.value) return Fixed(e.value, digits);
   return fmt::format("{} ({} to {})", Fixed(e.value, digits), Fixed(e.low, digits),

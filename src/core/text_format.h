@@ -14,6 +14,8 @@ std::string Fixed(double v, int digits);
 std::string Ms(double seconds, int digits = 2);
 // part/whole as a whole percentage: "37%" ("0%" when whole is 0).
 std::string Pct(double part, double whole);
+// A fraction as a whole percentage: 0.37 -> "37%" ("-" for a value that is not finite).
+std::string Percent(double fraction);
 // An estimate as "v (low to high)" with `digits` decimals, or just "v" when exact.
 std::string EstimateText(const Estimate& e, int digits);
 

@@ -46,7 +46,6 @@ ComponentStyle StyleOf(Component c) {
   return {"?", "#000000"};
 }
 
-std::string Percent(double v) { return std::isfinite(v) ? fmt::format("{:.0f}%", 100 * v) : "-"; }
 
 json Base(const std::string& name, const std::string& title, json rows) {
   return {{"$schema", kSchema},
@@ -303,6 +302,13 @@ json BeforeAfterChart(const Diagnosis& d) {
 
 // Measured throughput gain at the largest replica count measured both before and after (0 and
 // false when there is no such count).
+const DiagnosisPoint* PointAt(const std::vector<DiagnosisPoint>& points, int replicas) {
+  for (const DiagnosisPoint& p : points) {
+    if (p.scaling.replicas == replicas) return &p;
+  }
+  return nullptr;
+}
+
 bool MeasuredGain(const Diagnosis& d, int* replicas, double* gain) {
   if (!d.after) return false;
   for (auto a = d.after->points.rbegin(); a != d.after->points.rend(); ++a) {
@@ -459,6 +465,11 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
     h += fmt::format(" (straggler rank{}: {})", v.straggler_ranks.size() > 1 ? "s" : "",
                      fmt::join(v.straggler_ranks, ", "));
   }
+  if (v.throughput_constraint != Binding::kNone) {
+    h += "</p>\n<p><b>Throughput constraint</b> (already at one replica): <span "
+         "id=\"throughput-constraint\">" +
+         H(std::string(ToString(v.throughput_constraint))) + "</span>";
+  }
   h += "</p>\n<p><b>Decision:</b> <span id=\"decision\">" + H(std::string(ToString(v.decision))) +
        "</span>: " + H(std::string(analysis::DecisionWords(v.decision))) + ". " +
        H(v.decision_reason) + "</p>\n";
@@ -480,10 +491,17 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
       std::string got = "-";
       const auto& applied =
           measured ? d.after->levers_applied : std::vector<analysis::AppliedLever>{};
-      if (std::any_of(applied.begin(), applied.end(),
-                      [&](const analysis::AppliedLever& a) { return a.lever == l.lever; })) {
+      auto a = std::find_if(applied.begin(), applied.end(),
+                            [&](const analysis::AppliedLever& x) { return x.lever == l.lever; });
+      const DiagnosisPoint* base =
+          a != applied.end() && a->alone_replicas > 0 ? PointAt(d.points, a->alone_replicas)
+                                                      : nullptr;
+      if (base != nullptr) {
+        got = fmt::format("{:+.1f} at N={} (on its own)",
+                          a->alone_samples_per_s - base->scaling.samples_per_s, a->alone_replicas);
+      } else if (a != applied.end()) {
         got = fmt::format("{:+.1f} at N={}", measured_gain, gain_replicas);
-        if (d.after->levers_applied.size() > 1) got += " (levers applied together)";
+        if (applied.size() > 1) got += " (levers applied together)";
       }
       h += Row({H(std::string(ToString(l.lever))), H(l.action), Fixed(l.expected_samples_per_s, 1),
                 fmt::format("{:+.1f}", l.expected_gain_samples_per_s),

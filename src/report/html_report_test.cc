@@ -1,5 +1,6 @@
 #include "report/html_report.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <set>
@@ -96,6 +97,32 @@ TEST(HtmlReport, EmulationIsMarkedAndLibraryInlined) {
   EXPECT_EQ(page.find("<link"), std::string::npos);
   auto plain = MakeTestDiagnosis();
   EXPECT_EQ(RenderHtmlReport(plain.value()).find("id=\"emulation\""), std::string::npos);
+}
+
+// The levers table's measured gain: a lever run on its own shows its own gain against the
+// baseline at that replica count; one without its own run shows the combined curve's.
+TEST(HtmlReport, LeversTableShowsEachLeversOwnMeasuredGain) {
+  auto d = MakeTestDiagnosis({.after = true});
+  ASSERT_TRUE(d.ok());
+  analysis::Diagnosis& diag = d.value();
+  ASSERT_FALSE(diag.verdict.levers.empty());
+  const Lever first = diag.verdict.levers.front().lever;
+  const analysis::DiagnosisPoint& base = diag.points.back();
+  diag.after->levers_applied = {{first, "a change", base.scaling.replicas,
+                                 base.scaling.samples_per_s + 12.5}};
+  std::string page = RenderHtmlReport(diag);
+  std::string table = page.substr(page.find("id=\"levers\""));
+  table = table.substr(0, table.find("</table>"));
+  EXPECT_NE(table.find(fmt::format("+12.5 at N={} (on its own)", base.scaling.replicas)),
+            std::string::npos)
+      << table;
+  diag.after->levers_applied = {{first, "a change"}};
+  page = RenderHtmlReport(diag);
+  table = page.substr(page.find("id=\"levers\""));
+  table = table.substr(0, table.find("</table>"));
+  EXPECT_EQ(table.find("on its own"), std::string::npos) << table;
+  EXPECT_NE(table.find(fmt::format(" at N={}", base.scaling.replicas)), std::string::npos)
+      << table;
 }
 
 TEST(HtmlReport, WriteNamesTheFileOnError) {

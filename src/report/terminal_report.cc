@@ -81,6 +81,10 @@ std::string VerdictSection(const analysis::Verdict& v, ThroughputUnit unit, bool
     out += fmt::format(" (straggler ranks: {})", fmt::join(v.straggler_ranks, ", "));
   }
   out += "\n";
+  if (v.throughput_constraint != Binding::kNone) {
+    out += "  throughput constraint (already at one replica): " +
+           Paint(std::string(ToString(v.throughput_constraint)), Style::kYellow, colour) + "\n";
+  }
   for (const std::string& e : v.evidence) out += "  - " + e + "\n";
   out += "  decision: " +
          Paint(std::string(ToString(v.decision)),

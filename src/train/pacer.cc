@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/clock.h"
+#include "core/statistics.h"
 
 namespace stepscope::train {
 
@@ -33,9 +34,7 @@ void ComputePacer::End() {
   std::vector<Seconds>& recent = history_[segment_++];
   if (recent.size() == kHistory) recent.erase(recent.begin());
   recent.push_back(cpu);
-  std::vector<Seconds> sorted = recent;
-  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
-  const Seconds target = slowdown_ * sorted[sorted.size() / 2];
+  const Seconds target = slowdown_ * Median(recent);
   const Seconds wall = SteadySeconds() - wall_begin_;
   ++segments_;
   // Tolerate scheduler noise of 5 % plus 100 us before calling a segment unhonoured.

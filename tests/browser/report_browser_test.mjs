@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const SKIP = 77;
+// Under CI=true every dependency is installed by the test command: a skip is a failure there.
+const SKIP = process.env.CI === 'true' ? 1 : 77;
 const here = dirname(fileURLToPath(import.meta.url));
 const chromiumPath = process.env.CHROMIUM || '/usr/bin/chromium';
 if (!existsSync(chromiumPath)) {

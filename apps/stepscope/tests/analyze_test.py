@@ -193,8 +193,7 @@ class Outputs(TempDirTest):
 
     def test_out_dir_reads_back_in_steps(self):
         folder = os.path.join(TRACES, "pytorch-legacy-cpu-gloo")
-        if not os.path.isdir(folder):
-            self.skipTest(f"no legacy traces under {TRACES}")
+        self.assertTrue(os.path.isdir(folder), f"no legacy traces under {TRACES}")
         out = self.path("out")
         proc = analyze([folder, "--out", out])
         self.assertEqual(proc.returncode, 0, proc.stderr)
@@ -247,8 +246,7 @@ class Outputs(TempDirTest):
 
     def test_batch_size_given_speaks_of_samples(self):
         folder = os.path.join(TRACES, "pytorch-legacy-cpu-gloo")
-        if not os.path.isdir(folder):
-            self.skipTest(f"no legacy traces under {TRACES}")
+        self.assertTrue(os.path.isdir(folder), f"no legacy traces under {TRACES}")
         out = self.path("out")
         proc = analyze([folder, "--out", out, "--samples-per-step", "32"])
         d = read_json(os.path.join(out, "diagnosis.json"))

@@ -1,0 +1,40 @@
+// Where the lost devices went, by binding candidate: the step-time growth from the 1-replica
+// reference to N replicas split among communication, stragglers, imbalance, input, overhead and
+// compute, so that the binding constraint is the candidate that lost the most devices (not the
+// largest share of the step). Definitions: docs/metrics.md ("Binding constraint").
+#pragma once
+
+#include <vector>
+
+#include "analysis/decomposition.h"
+#include "core/vocabulary.h"
+
+namespace stepscope::analysis {
+
+struct BindingLoss {
+  Binding binding = Binding::kCompute;
+  Seconds seconds = 0;  // per step, at N (negative: the candidate gained time)
+  double devices = 0;   // N * seconds / T(N): devices lost to it
+};
+
+struct BindingLosses {
+  // false when the 1-replica reference was estimated from the N-replica run (analyze on one
+  // replica count): the candidates are then the waits at N, not growth since one replica.
+  bool measured_reference = true;
+  Seconds skew = 0;  // time the job waits for its last-arriving rank, per step
+  std::vector<BindingLoss> losses;  // communication, stragglers, imbalance, input, overhead,
+                                    // compute, in that order
+  const BindingLoss* Top() const;   // the largest positive loss, nullptr when none is
+  const BindingLoss& Of(Binding b) const;
+};
+
+// `straggler_excess` is the seconds per step the named straggler ranks add (0 when none).
+BindingLosses SplitLosses(const Decomposition& reference, bool reference_estimated,
+                          const Decomposition& at_n, Seconds straggler_excess);
+
+// The cost that holds one device back already (input wait or overhead at one replica), a
+// throughput lever rather than a scaling loss; Binding::kNone when neither reaches
+// `share` of the 1-replica step.
+Binding ThroughputConstraint(const Decomposition& reference, double share);
+
+}  // namespace stepscope::analysis
