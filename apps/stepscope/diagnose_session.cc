@@ -80,7 +80,8 @@ std::vector<StepRecord>& Slot(plan::VariantKind kind, analysis::RunSet* set) {
 
 // The finished runs as the analysis reads them, one set per replica count: the first run of
 // `curve` (the baseline, or every lever together) and the ablations. Repeats stay on disk,
-// unread for now; single-lever runs are read by ApplyLevers. A count without its `curve` run is left out with a warning.
+// unread for now; single-lever runs are read by ApplyLevers. A count without its `curve` run is
+// left out with a warning.
 std::vector<analysis::RunSet> CollectRunSets(const sweep::SweepStore& store,
                                              const std::vector<plan::PlannedRun>& runs,
                                              plan::VariantKind curve,

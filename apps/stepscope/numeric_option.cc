@@ -13,8 +13,7 @@ CLI::Validator WholeNumber(const std::string& example, int64_t lo, int64_t hi) {
         auto r = ParseInteger(text, NumberContext{"", example});
         if (!r.ok()) return r.status().message();
         if (*r < lo || *r > hi) {
-          return fmt::format("{} is out of range ({} to {}); write e.g. {}", text, lo, hi,
-                             example);
+          return fmt::format("{} is out of range ({} to {}); write e.g. {}", text, lo, hi, example);
         }
         text = std::to_string(*r);
         return "";

@@ -62,12 +62,10 @@ BindingLosses SplitLosses(const Decomposition& reference, bool reference_estimat
   const Seconds transfer = cn.transfer - (out.measured_reference ? c1.transfer : 0.0);
   const double n = at_n.replicas;
   const double tn = cn.step;
-  auto loss = [&](Binding b, Seconds s) {
-    return BindingLoss{b, s, tn > 0 ? n * s / tn : 0};
-  };
+  auto loss = [&](Binding b, Seconds s) { return BindingLoss{b, s, tn > 0 ? n * s / tn : 0}; };
   out.losses = {loss(Binding::kCommunication, transfer), loss(Binding::kStragglers, stragglers),
-                loss(Binding::kImbalance, imbalance),      loss(Binding::kInput, input),
-                loss(Binding::kOverhead, overhead),        loss(Binding::kCompute, compute)};
+                loss(Binding::kImbalance, imbalance),    loss(Binding::kInput, input),
+                loss(Binding::kOverhead, overhead),      loss(Binding::kCompute, compute)};
   return out;
 }
 

@@ -21,7 +21,7 @@ struct BindingLosses {
   // false when the 1-replica reference was estimated from the N-replica run (analyze on one
   // replica count): the candidates are then the waits at N, not growth since one replica.
   bool measured_reference = true;
-  Seconds skew = 0;  // time the job waits for its last-arriving rank, per step
+  Seconds skew = 0;                 // time the job waits for its last-arriving rank, per step
   std::vector<BindingLoss> losses;  // communication, stragglers, imbalance, input, overhead,
                                     // compute, in that order
   const BindingLoss* Top() const;   // the largest positive loss, nullptr when none is

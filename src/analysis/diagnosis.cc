@@ -138,10 +138,14 @@ json VerdictJson(const Verdict& v) {
           {"throughput_constraint", ToString(v.throughput_constraint)},
           {"losses", losses},
           {"straggler_ranks", v.straggler_ranks},
-          {"evidence", v.evidence},           {"levers", levers},
-          {"decision", ToString(v.decision)}, {"decision_reason", v.decision_reason},
-          {"currency", ToString(v.currency)}, {"costs", costs},
-          {"quality_note", v.quality_note},   {"explanation", v.explanation}};
+          {"evidence", v.evidence},
+          {"levers", levers},
+          {"decision", ToString(v.decision)},
+          {"decision_reason", v.decision_reason},
+          {"currency", ToString(v.currency)},
+          {"costs", costs},
+          {"quality_note", v.quality_note},
+          {"explanation", v.explanation}};
 }
 
 json NoiseJson(const NoiseScale& n) {
@@ -513,8 +517,7 @@ Status ReadAppliedLevers(const json& after, int version, std::vector<AppliedLeve
       STEPSCOPE_RETURN_IF_ERROR(GetEnum((*arr)[i], q, "lever", &l.lever));
       STEPSCOPE_RETURN_IF_ERROR(Get((*arr)[i], q, "change", &l.change));
       STEPSCOPE_RETURN_IF_ERROR(Get((*arr)[i], q, "alone_replicas", &l.alone_replicas));
-      STEPSCOPE_RETURN_IF_ERROR(
-          Get((*arr)[i], q, "alone_samples_per_s", &l.alone_samples_per_s));
+      STEPSCOPE_RETURN_IF_ERROR(Get((*arr)[i], q, "alone_samples_per_s", &l.alone_samples_per_s));
     }
     out->push_back(std::move(l));
   }

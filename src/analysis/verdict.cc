@@ -84,8 +84,7 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
   v.straggler_ranks = in.skew.straggler_ranks;
 
   // --- binding constraint: the candidate that lost the most devices ---
-  const BindingLosses split =
-      SplitLosses(in.reference, in.reference_estimated, in.largest, excess);
+  const BindingLosses split = SplitLosses(in.reference, in.reference_estimated, in.largest, excess);
   v.losses = split.losses;
   v.throughput_constraint = ThroughputConstraint(in.reference, o.waste_share);
   const BindingLoss* top = split.Top();
@@ -142,7 +141,7 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
   } else if (v.binding == Binding::kImbalance) {
     v.evidence.push_back(fmt::format(
         "the job waits {} per step for whichever rank is slowest that step, {} of it not "
-        "explained by a consistently slow rank: work varies across ranks from step to step",
+        "explained by a named straggler: work or speed varies across ranks",
         Ms(split.skew), Ms(split.Of(Binding::kImbalance).seconds)));
     for (const std::string& e : in.skew.evidence) v.evidence.push_back(e);
     AddAblationEvidence(in.ablations, AblationCheckKind::kRankSpread, &v.evidence);
@@ -167,7 +166,8 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
   if (n > 1 && t > 0) {
     std::vector<std::string> parts;
     for (const BindingLoss& l : v.losses) {
-      if (l.devices > 0.005) parts.push_back(fmt::format("{} {}", ToString(l.binding), Fixed(l.devices, 2)));
+      if (l.devices > 0.005)
+        parts.push_back(fmt::format("{} {}", ToString(l.binding), Fixed(l.devices, 2)));
     }
     if (!parts.empty()) {
       v.evidence.push_back(fmt::format("devices lost {} {} replicas: {}",

@@ -111,9 +111,8 @@ TEST(Verdict, InputThatGrowsWithReplicasBinds) {
   base.compute = 0.010;
   base.bucket_time = 0.0003;
   base.jitter = 0.02;
-  const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4}, [](int n, SyntheticRunSpec* s) {
-    s->input_wait = 0.004 * (n - 1);
-  }));
+  const Diagnosis d = Diagnose(
+      Sweep(base, {1, 2, 4}, [](int n, SyntheticRunSpec* s) { s->input_wait = 0.004 * (n - 1); }));
   EXPECT_EQ(d.verdict.binding, Binding::kInput) << d.verdict.explanation;
   EXPECT_EQ(d.verdict.throughput_constraint, Binding::kNone);
   EXPECT_TRUE(d.verdict.straggler_ranks.empty());

@@ -12,7 +12,8 @@ TEST(ParseReplicaCounts, DistinctAndAscending) {
 }
 
 TEST(ParseReplicaCounts, RefusesWhatIsNotACountAndNamesTheFlag) {
-  for (const char* bad : {"", "0", "1,x", "2.5", "-1", "1,,2", " 2", "+2", "4x", "1,2,", ",1", "99999999999"}) {
+  for (const char* bad :
+       {"", "0", "1,x", "2.5", "-1", "1,,2", " 2", "+2", "4x", "1,2,", ",1", "99999999999"}) {
     Result<std::vector<int>> counts = ParseReplicaCounts(bad, "--replicas");
     ASSERT_FALSE(counts.ok()) << bad;
     EXPECT_NE(counts.status().message().find("--replicas"), std::string::npos);

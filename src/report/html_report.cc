@@ -14,10 +14,10 @@ namespace stepscope::report {
 namespace {
 
 using analysis::Components;
-using analysis::kStepComponents;
-using analysis::Of;
 using analysis::Diagnosis;
 using analysis::DiagnosisPoint;
+using analysis::kStepComponents;
+using analysis::Of;
 using analysis::ThroughputUnit;
 using nlohmann::json;
 
@@ -45,7 +45,6 @@ ComponentStyle StyleOf(Component c) {
   }
   return {"?", "#000000"};
 }
-
 
 json Base(const std::string& name, const std::string& title, json rows) {
   return {{"$schema", kSchema},
@@ -493,9 +492,9 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
           measured ? d.after->levers_applied : std::vector<analysis::AppliedLever>{};
       auto a = std::find_if(applied.begin(), applied.end(),
                             [&](const analysis::AppliedLever& x) { return x.lever == l.lever; });
-      const DiagnosisPoint* base =
-          a != applied.end() && a->alone_replicas > 0 ? PointAt(d.points, a->alone_replicas)
-                                                      : nullptr;
+      const DiagnosisPoint* base = a != applied.end() && a->alone_replicas > 0
+                                       ? PointAt(d.points, a->alone_replicas)
+                                       : nullptr;
       if (base != nullptr) {
         got = fmt::format("{:+.1f} at N={} (on its own)",
                           a->alone_samples_per_s - base->scaling.samples_per_s, a->alone_replicas);

@@ -108,8 +108,8 @@ TEST(HtmlReport, LeversTableShowsEachLeversOwnMeasuredGain) {
   ASSERT_FALSE(diag.verdict.levers.empty());
   const Lever first = diag.verdict.levers.front().lever;
   const analysis::DiagnosisPoint& base = diag.points.back();
-  diag.after->levers_applied = {{first, "a change", base.scaling.replicas,
-                                 base.scaling.samples_per_s + 12.5}};
+  diag.after->levers_applied = {
+      {first, "a change", base.scaling.replicas, base.scaling.samples_per_s + 12.5}};
   std::string page = RenderHtmlReport(diag);
   std::string table = page.substr(page.find("id=\"levers\""));
   table = table.substr(0, table.find("</table>"));
@@ -121,8 +121,7 @@ TEST(HtmlReport, LeversTableShowsEachLeversOwnMeasuredGain) {
   table = page.substr(page.find("id=\"levers\""));
   table = table.substr(0, table.find("</table>"));
   EXPECT_EQ(table.find("on its own"), std::string::npos) << table;
-  EXPECT_NE(table.find(fmt::format(" at N={}", base.scaling.replicas)), std::string::npos)
-      << table;
+  EXPECT_NE(table.find(fmt::format(" at N={}", base.scaling.replicas)), std::string::npos) << table;
 }
 
 TEST(HtmlReport, WriteNamesTheFileOnError) {

@@ -89,8 +89,7 @@ std::string VerdictSection(const analysis::Verdict& v, ThroughputUnit unit, bool
   out += "  decision: " +
          Paint(std::string(ToString(v.decision)),
                v.decision == Decision::kBuyDevices ? Style::kGreen : Style::kRed, colour) +
-         ": " + std::string(analysis::DecisionWords(v.decision)) + " (" + v.decision_reason +
-         ")\n";
+         ": " + std::string(analysis::DecisionWords(v.decision)) + " (" + v.decision_reason + ")\n";
   if (!v.levers.empty()) {
     out += Heading("Free levers, cheapest first", colour);
     TextTable t(
@@ -156,8 +155,9 @@ std::string WaterfallTable(const analysis::Attribution& a, bool colour) {
   t.AddRow({"ideal devices", Fixed(a.ideal_devices, 2), Fixed(level, 2)});
   for (const analysis::WaterfallLine& l : a.lines) {
     level -= l.devices;
-    t.AddRow({std::string(ToString(l.component)), fmt::format("{:+.2f}", -l.devices), Fixed(level, 2)},
-             l.devices > 0.05 * a.ideal_devices ? Style::kRed : Style::kPlain);
+    t.AddRow(
+        {std::string(ToString(l.component)), fmt::format("{:+.2f}", -l.devices), Fixed(level, 2)},
+        l.devices > 0.05 * a.ideal_devices ? Style::kRed : Style::kPlain);
   }
   t.AddRow({"measured speed-up", Fixed(a.measured_speedup, 2), Fixed(a.measured_speedup, 2)},
            Style::kBold);

@@ -300,10 +300,11 @@ class PyTorchDdp(TempDirTest):
 
     def test_neither(self):
         # On a shared host another process can really slow one rank down (its ops take longer,
-        # and analyze rightly names it): such a run is repeated once before failing.
-        for attempt in range(2):
+        # and analyze rightly names it): such a run is repeated, up to three times, before
+        # failing.
+        for attempt in range(3):
             d = self.job("none")
-            if not d["verdict"]["straggler_ranks"] or attempt == 1:
+            if not d["verdict"]["straggler_ranks"] or attempt == 2:
                 break
             shutil.rmtree(self.path("none"))
         self.assertNotEqual(d["verdict"]["binding"], "input", json.dumps(d["verdict"]))
