@@ -15,19 +15,7 @@ std::vector<RunSet> OneCount() {
   spec.buckets = 2;
   spec.input_wait = 0.002;
   spec.rank_compute_factor = {{1, 1.4}};
-  RunSet set;
-  set.baseline = SynthesizeRun(spec);
-  SyntheticRunSpec nr = spec;
-  nr.reduce = false;
-  set.no_reduce = SynthesizeRun(nr);
-  SyntheticRunSpec si = spec;
-  si.input_wait = 0;
-  set.synthetic_input = SynthesizeRun(si);
-  SyntheticRunSpec db = spec;
-  db.compute *= 2;
-  db.samples_per_rank *= 2;
-  set.double_batch = SynthesizeRun(db);
-  return {set};
+  return {SynthesizeRunSet(spec)};
 }
 
 TEST(BuildDiagnosis, StepRatesSayStepsInEverySentence) {

@@ -13,6 +13,7 @@
 #include <map>
 #include <vector>
 
+#include "analysis/build_diagnosis.h"
 #include "core/step_record.h"
 #include "core/units.h"
 
@@ -38,5 +39,9 @@ struct SyntheticRunSpec {
 };
 
 std::vector<StepRecord> SynthesizeRun(const SyntheticRunSpec& spec);
+
+// The baseline run of `spec` with its three ablations: no reduction, synthetic input (no input
+// wait) and the doubled micro-batch (twice the compute, input wait and samples).
+RunSet SynthesizeRunSet(const SyntheticRunSpec& spec);
 
 }  // namespace stepscope::analysis

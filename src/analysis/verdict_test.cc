@@ -19,20 +19,7 @@ std::vector<RunSet> Sweep(const SyntheticRunSpec& base, std::vector<int> ns, Adj
     spec.replicas = n;
     spec.seed = base.seed * 1000 + n;
     at(n, &spec);
-    RunSet set;
-    set.baseline = SynthesizeRun(spec);
-    SyntheticRunSpec nr = spec;
-    nr.reduce = false;
-    set.no_reduce = SynthesizeRun(nr);
-    SyntheticRunSpec si = spec;
-    si.input_wait = 0;
-    set.synthetic_input = SynthesizeRun(si);
-    SyntheticRunSpec db = spec;
-    db.compute *= 2;
-    db.input_wait *= 2;
-    db.samples_per_rank *= 2;
-    set.double_batch = SynthesizeRun(db);
-    runs.push_back(std::move(set));
+    runs.push_back(SynthesizeRunSet(spec));
   }
   return runs;
 }
