@@ -50,6 +50,28 @@ Status ParsePair(const std::string& text, char sep, const NumberContext& context
   return Status::Ok();
 }
 
+// "RANK:VALUE": a whole rank number and a decimal number.
+Status ParseRankValue(std::string_view text, const std::string& flag, const std::string& example,
+                      int* rank, double* value) {
+  const NumberContext context{"option " + flag, flag + " " + example};
+  const std::vector<std::string_view> parts = SplitText(text, ':');
+  if (parts.size() != 2) {
+    return Status::Error("option " + flag + ": cannot read '" + std::string(text) +
+                         "'; write RANK:VALUE, e.g. " + flag + " " + example);
+  }
+  Result<int64_t> r = ParseInteger(parts[0], context);
+  if (!r.ok()) return r.status();
+  if (*r < 0 || *r > (1 << 20)) {
+    return Status::Error("option " + flag + ": RANK must be a rank number, e.g. " + flag + " " +
+                         example);
+  }
+  Result<double> v = ParseDouble(parts[1], context);
+  if (!v.ok()) return v.status();
+  *rank = static_cast<int>(*r);
+  *value = *v;
+  return Status::Ok();
+}
+
 Status ParseRankStep(const std::string& text, const std::string& flag, int* rank, int64_t* step) {
   if (text.empty()) return Status::Ok();
   const NumberContext context{"option " + flag, flag + " 1:10"};
@@ -149,6 +171,12 @@ void AddTrainOptions(CLI::App* cmd, TrainFlags* f) {
       ->capture_default_str()
       ->transform(WholeNumber("--prefetch 8"));
   cmd->add_flag("--augment", o.augment, "Random crop with padding and horizontal flip");
+  cmd->add_flag("--variable-length", o.variable_length,
+                "gpt: each rank's batch gets its own sequence length per step (1/4 to all of "
+                "--context), so per-rank work varies from step to step");
+  cmd->add_flag("--balance-lengths", o.balance_lengths,
+                "With --variable-length: length-bucketed batches, every rank's batch of a step "
+                "gets the same length");
   cmd->add_flag("--synthetic-input", o.synthetic_input,
                 "Serve one prepared in-memory batch (ablation: removes the input pipeline)");
   cmd->add_flag("--no-eval", f->no_eval, "Skip held-out evaluation at the end");
@@ -185,7 +213,11 @@ void AddTrainOptions(CLI::App* cmd, TrainFlags* f) {
   cmd->add_option("--emulate-link", f->emulate_link,
                   "Emulate an interconnect: GBPS[,LATENCY_US] per link (ring cost model)");
   cmd->add_option("--inject-straggler", f->inject_straggler,
-                  "Fault injection RANK:FACTOR: that rank computes FACTOR times slower");
+                  "Fault injection RANK:FACTOR[,RANK:FACTOR...]: each rank named computes "
+                  "FACTOR times slower");
+  cmd->add_option("--inject-noise", f->inject_noise,
+                  "Fault injection RANK:SHARE: a noisy co-tenant takes SHARE of that rank's core "
+                  "on average, in bursts of whole steps");
   cmd->add_option("--inject-input-delay", o.injection.input_delay_ms,
                   "Fault injection: extra milliseconds per batch in the loader")
       ->capture_default_str()
@@ -243,20 +275,16 @@ Status FinishTrainOptions(TrainFlags* f) {
     }
   }
   if (!f->inject_straggler.empty()) {
-    const NumberContext context{"option --inject-straggler", "--inject-straggler 1:1.7"};
-    const std::vector<std::string_view> parts = SplitText(f->inject_straggler, ':');
-    if (parts.size() != 2) {
-      return Status::Error("option --inject-straggler: write RANK:FACTOR, e.g. 1:1.7");
+    for (std::string_view item : SplitText(f->inject_straggler, ',')) {
+      train::StragglerInjection s;
+      STEPSCOPE_RETURN_IF_ERROR(ParseRankValue(item, "--inject-straggler", "1:1.7,3:1.4",
+                                               &s.rank, &s.factor));
+      o.injection.stragglers.push_back(s);
     }
-    Result<int64_t> rank = ParseInteger(parts[0], context);
-    if (!rank.ok()) return rank.status();
-    if (*rank < 0 || *rank > (1 << 20)) {
-      return Status::Error("option --inject-straggler: RANK must be a rank number, e.g. 3:2.0");
-    }
-    Result<double> factor = ParseDouble(parts[1], context);
-    if (!factor.ok()) return factor.status();
-    o.injection.straggler_rank = static_cast<int>(*rank);
-    o.injection.straggler_factor = *factor;
+  }
+  if (!f->inject_noise.empty()) {
+    STEPSCOPE_RETURN_IF_ERROR(ParseRankValue(f->inject_noise, "--inject-noise", "1:0.3",
+                                             &o.injection.noise_rank, &o.injection.noise_share));
   }
   STEPSCOPE_RETURN_IF_ERROR(ParseRankStep(f->inject_hang, "--inject-hang", &o.injection.hang_rank,
                                           &o.injection.hang_step));

@@ -19,6 +19,7 @@ struct TrainFlags {
   std::string allreduce = "auto";
   std::string emulate_link;
   std::string inject_straggler;
+  std::string inject_noise;
   std::string inject_hang;
   std::string inject_crash;
   bool no_overlap = false;

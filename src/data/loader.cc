@@ -19,6 +19,13 @@ uint64_t BatchSeed(uint64_t seed, int64_t epoch, int64_t index) {
   return MixSeed(seed, static_cast<uint64_t>(epoch), static_cast<uint64_t>(index));
 }
 
+// A text batch cut to the length this rank's batch gets at (epoch, index).
+void CutToLength(const LoaderOptions& o, int64_t epoch, int64_t index, Batch* batch) {
+  if (!o.lengths.variable || batch->size <= 0 || batch->tokens.empty()) return;
+  const int context = static_cast<int>(batch->tokens.size() / static_cast<size_t>(batch->size));
+  TruncateSequences(BatchLength(o.lengths, context, o.seed, epoch, index, o.rank), batch);
+}
+
 class PrefetchLoader : public Loader {
  public:
   PrefetchLoader(const Dataset& dataset, const LoaderOptions& options)
@@ -89,6 +96,7 @@ class PrefetchLoader : public Loader {
       const int64_t index = seq % per_epoch;
       batch.load_begin = SteadySeconds();
       dataset_.Fill(indices, options_.augment, BatchSeed(options_.seed, epoch, index), &batch);
+      CutToLength(options_, epoch, index, &batch);
       batch.epoch = epoch;
       batch.index = index;
 
@@ -135,6 +143,7 @@ class SyntheticLoader : public Loader {
     std::vector<int64_t> indices;
     sampler.BatchIndices(0, 0, &indices);
     dataset.Fill(indices, options.augment, BatchSeed(options.seed, 0, 0), &prepared_);
+    CutToLength(options, 0, 0, &prepared_);
   }
 
   Batch Next() override {

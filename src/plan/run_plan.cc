@@ -17,6 +17,7 @@ void AddRun(const PlanRequest& request, const RunId& id, const LeverChange& leve
   std::vector<std::string> notes;
   RunChange change = ChangeFor(id.variant.kind, request.options, levers);
   change.dropped = InjectionsBeyond(request.options, id.replicas, &notes);
+  change.stragglers = StragglersWithin(request.options, id.replicas, &notes);
   TrainMapping mapping = MapOntoTrain(request.workload, request.options, change);
   plan->runs.push_back({id, RunName(id), std::move(mapping.args)});
   AddNotes(std::move(notes), plan);

@@ -91,8 +91,7 @@ TEST(PlanMainRuns, InjectionsBeyondNAreDroppedWithANote) {
 TEST(PlanMainRuns, NotesAreDistinct) {
   PlanRequest r = Request({1, 2}, {1}, 2);
   r.workload.push_back({"--inject-straggler", "1:3"});
-  r.options.injection.straggler_rank = 1;
-  r.options.injection.straggler_factor = 3;
+  r.options.injection.stragglers = {{1, 3.0}};
   EXPECT_EQ(PlanMainRuns(r).notes.size(), 1u);
 }
 

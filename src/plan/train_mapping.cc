@@ -10,8 +10,8 @@ namespace {
 
 const char* InjectionFlag(RankedInjection injection) {
   switch (injection) {
-    case RankedInjection::kStraggler:
-      return "--inject-straggler";
+    case RankedInjection::kNoise:
+      return "--inject-noise";
     case RankedInjection::kCrash:
       return "--inject-crash";
     case RankedInjection::kHang:
@@ -22,8 +22,8 @@ const char* InjectionFlag(RankedInjection injection) {
 
 int* InjectionRank(RankedInjection injection, train::InjectionOptions* o) {
   switch (injection) {
-    case RankedInjection::kStraggler:
-      return &o->straggler_rank;
+    case RankedInjection::kNoise:
+      return &o->noise_rank;
     case RankedInjection::kCrash:
       return &o->crash_rank;
     case RankedInjection::kHang:
@@ -56,6 +56,8 @@ class Mapper {
     }
   }
   void Drop(const char* flag) { Remove(&args_, flag); }
+  // A value the run needs that is not part of the change's words (e.g. fewer stragglers).
+  void Rewrite(const char* flag, const std::string& text) { Replace(&args_, flag, text); }
   void NotApplicable(std::string what) { not_applicable_.push_back(std::move(what)); }
 
   train::TrainOptions& options() { return options_; }
@@ -101,8 +103,14 @@ void MapLevers(const LeverChange& c, Mapper* m) {
     m->Set("--prefetch", o.prefetch);
   }
   if (c.balance_lengths) {
-    m->NotApplicable(
-        "length balancing: train has no option for it yet (its batches are fixed-length)");
+    if (!o.variable_length) {
+      m->NotApplicable("length balancing: the workload's batches are fixed-length");
+    } else if (o.balance_lengths) {
+      m->NotApplicable("length balancing: the workload's batches are balanced already");
+    } else {
+      o.balance_lengths = true;
+      m->SetBare("--balance-lengths", true);
+    }
   }
 }
 
@@ -128,6 +136,14 @@ TrainMapping MapOntoTrain(const TrainArgs& workload, const train::TrainOptions& 
     m.Drop(InjectionFlag(injection));
     *InjectionRank(injection, &o.injection) = -1;
   }
+  if (change.stragglers && *change.stragglers != o.injection.stragglers) {
+    o.injection.stragglers = *change.stragglers;
+    if (o.injection.stragglers.empty()) {
+      m.Drop("--inject-straggler");
+    } else {
+      m.Rewrite("--inject-straggler", StragglersText(o.injection.stragglers));
+    }
+  }
   return m.Finish();
 }
 
@@ -150,7 +166,7 @@ std::vector<RankedInjection> InjectionsBeyond(const train::TrainOptions& options
                                               std::vector<std::string>* notes) {
   std::vector<RankedInjection> beyond;
   for (RankedInjection injection :
-       {RankedInjection::kStraggler, RankedInjection::kCrash, RankedInjection::kHang}) {
+       {RankedInjection::kNoise, RankedInjection::kCrash, RankedInjection::kHang}) {
     train::InjectionOptions copy = options.injection;
     const int rank = *InjectionRank(injection, &copy);
     if (rank < replicas) continue;
@@ -159,6 +175,30 @@ std::vector<RankedInjection> InjectionsBeyond(const train::TrainOptions& options
                                  InjectionFlag(injection), rank, replicas));
   }
   return beyond;
+}
+
+std::vector<train::StragglerInjection> StragglersWithin(const train::TrainOptions& options,
+                                                        int replicas,
+                                                        std::vector<std::string>* notes) {
+  std::vector<train::StragglerInjection> kept;
+  for (const train::StragglerInjection& s : options.injection.stragglers) {
+    if (s.rank < replicas) {
+      kept.push_back(s);
+    } else {
+      notes->push_back(fmt::format("--inject-straggler names rank {}: left out of the "
+                                   "{}-replica runs",
+                                   s.rank, replicas));
+    }
+  }
+  return kept;
+}
+
+std::string StragglersText(const std::vector<train::StragglerInjection>& stragglers) {
+  std::vector<std::string> parts;
+  for (const train::StragglerInjection& s : stragglers) {
+    parts.push_back(fmt::format("{}:{}", s.rank, s.factor));
+  }
+  return fmt::format("{}", fmt::join(parts, ","));
 }
 
 }  // namespace stepscope::plan

@@ -3,6 +3,7 @@
 // which change.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,9 @@
 
 namespace stepscope::plan {
 
-// A fault injection that names a rank (train/options.h InjectionOptions).
-enum class RankedInjection { kStraggler, kCrash, kHang };
+// A fault injection that names one rank (train/options.h InjectionOptions). Stragglers, which
+// may name several, are kept or left out rank by rank (StragglersWithin).
+enum class RankedInjection { kNoise, kCrash, kHang };
 
 // Everything a run changes in the workload; the defaults change nothing.
 struct RunChange {
@@ -21,6 +23,8 @@ struct RunChange {
   bool no_reduce = false;        // ablation: replicas train alone (and fp32, nothing on the wire)
   bool synthetic_input = false;  // ablation: one in-memory batch instead of the input pipeline
   std::vector<RankedInjection> dropped;  // injections left out of the run
+  // The injected stragglers the run keeps (those its replica count has); unset: the workload's.
+  std::optional<std::vector<train::StragglerInjection>> stragglers;
 };
 
 struct TrainMapping {
@@ -43,5 +47,14 @@ LeverBasis TrainBasis(const train::TrainOptions& options);
 // for each ("--inject-crash names rank 1: left out of the 1-replica runs").
 std::vector<RankedInjection> InjectionsBeyond(const train::TrainOptions& options, int replicas,
                                               std::vector<std::string>* notes);
+
+// The injected stragglers a job of `replicas` has, with a note for each one it lacks
+// ("--inject-straggler names rank 3: left out of the 2-replica runs").
+std::vector<train::StragglerInjection> StragglersWithin(const train::TrainOptions& options,
+                                                        int replicas,
+                                                        std::vector<std::string>* notes);
+
+// "1:1.6,3:1.4": stragglers as --inject-straggler reads them.
+std::string StragglersText(const std::vector<train::StragglerInjection>& stragglers);
 
 }  // namespace stepscope::plan

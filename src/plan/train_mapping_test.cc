@@ -106,13 +106,46 @@ TEST(MapOntoTrain, ASmallBucketCapIsRenderedAsGiven) {
   EXPECT_TRUE(train::Validate(m.options, 4).ok());
 }
 
-TEST(MapOntoTrain, LengthBalancingIsNotApplicableYet) {
+TEST(MapOntoTrain, LengthBalancingNeedsVariableLengths) {
   RunChange change;
   change.levers.balance_lengths = true;
   TrainMapping m = MapOntoTrain(Workload(), Options(), change);
   ASSERT_EQ(m.not_applicable.size(), 1u);
-  EXPECT_NE(m.not_applicable[0].find("length balancing"), std::string::npos);
+  EXPECT_NE(m.not_applicable[0].find("fixed-length"), std::string::npos);
   EXPECT_EQ(m.args, Flatten(Workload()));
+
+  TrainArgs workload = Workload();
+  workload.push_back({"--variable-length", std::nullopt});
+  train::TrainOptions o = Options();
+  o.variable_length = true;
+  m = MapOntoTrain(workload, o, change);
+  EXPECT_TRUE(m.not_applicable.empty());
+  EXPECT_TRUE(m.options.balance_lengths);
+  EXPECT_EQ(m.args.back(), "--balance-lengths");
+  EXPECT_EQ(m.flags, std::vector<std::string>{"--balance-lengths"});
+}
+
+TEST(MapOntoTrain, StragglersBeyondTheRunAreLeftOutOneByOne) {
+  TrainArgs workload = Workload();
+  workload.push_back({"--inject-straggler", "1:1.6,3:1.4"});
+  train::TrainOptions o = Options();
+  o.injection.stragglers = {{1, 1.6}, {3, 1.4}};
+  std::vector<std::string> notes;
+  RunChange change;
+  change.stragglers = StragglersWithin(o, 2, &notes);
+  EXPECT_EQ(notes, std::vector<std::string>{
+                       "--inject-straggler names rank 3: left out of the 2-replica runs"});
+  TrainMapping m = MapOntoTrain(workload, o, change);
+  EXPECT_EQ(m.args.back(), "1:1.6");
+  EXPECT_EQ(m.options.injection.stragglers, (std::vector<train::StragglerInjection>{{1, 1.6}}));
+  EXPECT_TRUE(m.flags.empty());  // not a change of the lever's, only what the run can hold
+  change.stragglers = StragglersWithin(o, 1, &notes);
+  m = MapOntoTrain(workload, o, change);
+  EXPECT_EQ(std::find(m.args.begin(), m.args.end(), "--inject-straggler"), m.args.end());
+  EXPECT_TRUE(m.options.injection.stragglers.empty());
+  change.stragglers = StragglersWithin(o, 4, &notes);
+  m = MapOntoTrain(workload, o, change);
+  EXPECT_EQ(m.args, Flatten(workload));
 }
 
 TEST(MapOntoTrain, DroppedInjectionsLeaveArgsAndOptions) {
@@ -125,19 +158,18 @@ TEST(MapOntoTrain, DroppedInjectionsLeaveArgsAndOptions) {
 
 TEST(InjectionsBeyond, NamesEveryInjectionWhoseRankTheJobLacks) {
   train::TrainOptions o;
-  o.injection.straggler_rank = 2;
+  o.injection.noise_rank = 2;
   o.injection.crash_rank = 1;
   o.injection.hang_rank = -1;
   std::vector<std::string> notes;
   EXPECT_TRUE(InjectionsBeyond(o, 4, &notes).empty());
   EXPECT_TRUE(notes.empty());
-  EXPECT_EQ(InjectionsBeyond(o, 2, &notes),
-            std::vector<RankedInjection>{RankedInjection::kStraggler});
+  EXPECT_EQ(InjectionsBeyond(o, 2, &notes), std::vector<RankedInjection>{RankedInjection::kNoise});
   ASSERT_EQ(notes.size(), 1u);
-  EXPECT_EQ(notes[0], "--inject-straggler names rank 2: left out of the 2-replica runs");
+  EXPECT_EQ(notes[0], "--inject-noise names rank 2: left out of the 2-replica runs");
   notes.clear();
   EXPECT_EQ(InjectionsBeyond(o, 1, &notes),
-            (std::vector<RankedInjection>{RankedInjection::kStraggler, RankedInjection::kCrash}));
+            (std::vector<RankedInjection>{RankedInjection::kNoise, RankedInjection::kCrash}));
   EXPECT_EQ(notes.size(), 2u);
 }
 

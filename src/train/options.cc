@@ -46,13 +46,37 @@ Status Validate(const TrainOptions& o, int world) {
   if (o.emulation.link_gbps < 0 || o.emulation.link_latency_us < 0) {
     return Bad("--emulate-link", "bandwidth and latency must not be negative");
   }
-  if (o.injection.straggler_rank >= world) {
-    return Bad("--inject-straggler", "rank " + std::to_string(o.injection.straggler_rank) +
-                                         " does not exist in a job of " + std::to_string(world) +
-                                         " replicas");
+  for (size_t i = 0; i < o.injection.stragglers.size(); ++i) {
+    const StragglerInjection& s = o.injection.stragglers[i];
+    if (s.rank < 0 || s.rank >= world) {
+      return Bad("--inject-straggler", "rank " + std::to_string(s.rank) +
+                                           " does not exist in a job of " +
+                                           std::to_string(world) + " replicas");
+    }
+    if (!(s.factor >= 1)) {
+      return Bad("--inject-straggler", "FACTOR must be at least 1 (2 = twice as slow)");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (o.injection.stragglers[j].rank == s.rank) {
+        return Bad("--inject-straggler", "rank " + std::to_string(s.rank) + " is named twice");
+      }
+    }
   }
-  if (o.injection.straggler_rank >= 0 && !(o.injection.straggler_factor >= 1)) {
-    return Bad("--inject-straggler", "FACTOR must be at least 1 (2 = twice as slow)");
+  if (o.injection.noise_rank >= world) {
+    return Bad("--inject-noise", "rank " + std::to_string(o.injection.noise_rank) +
+                                     " does not exist in a job of " + std::to_string(world) +
+                                     " replicas");
+  }
+  if (o.injection.noise_rank >= 0 &&
+      !(o.injection.noise_share > 0 && o.injection.noise_share < 0.9)) {
+    return Bad("--inject-noise", "SHARE must be above 0 and below 0.9 (0.3 = 30% of its core)");
+  }
+  if ((o.variable_length || o.balance_lengths) && o.model.kind != nn::ModelKind::kGpt) {
+    return Bad(o.variable_length ? "--variable-length" : "--balance-lengths",
+               "only the gpt has sequences (--model gpt)");
+  }
+  if (o.balance_lengths && !o.variable_length) {
+    return Bad("--balance-lengths", "balances --variable-length batches; add --variable-length");
   }
   if (o.injection.input_delay_ms < 0) return Bad("--inject-input-delay", "must not be negative");
   if (!o.reducer.reduce && o.reducer.dtype != comm::WireDtype::kFp32) {

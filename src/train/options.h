@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "comm/allreduce.h"
 #include "core/status.h"
@@ -34,10 +35,23 @@ struct EmulationOptions {
   bool active() const { return device_speed > 0 || link_gbps > 0; }
 };
 
+// One slow rank: its compute takes `factor` times as long.
+struct StragglerInjection {
+  int rank = 0;
+  double factor = 1.0;
+  bool operator==(const StragglerInjection&) const = default;
+};
+
 // Fault injection, the ground truth the diagnosis must find.
 struct InjectionOptions {
-  int straggler_rank = -1;  // --inject-straggler RANK:FACTOR
-  double straggler_factor = 1.0;
+  // --inject-straggler RANK:FACTOR[,RANK:FACTOR...]: one or several slow ranks.
+  std::vector<StragglerInjection> stragglers;
+  // --inject-noise RANK:SHARE: a noisy co-tenant beside that rank. In bursts of whole steps it
+  // takes a share of the rank's core (active half the steps at 2 x SHARE, capped at 0.9), so that
+  // on average SHARE of the rank's compute time is lost to it and the loss varies step to step.
+  // Built into the pacer: honoured and labelled like the emulation.
+  int noise_rank = -1;
+  double noise_share = 0;
   double input_delay_ms = 0;  // --inject-input-delay MS (per batch, in the loader)
   int hang_rank = -1;         // --inject-hang RANK:STEP: that rank stops making progress
   int64_t hang_step = 0;
@@ -61,6 +75,10 @@ struct TrainOptions {
   int loader_workers = 1;                                      // --loader-workers
   int prefetch = 4;                                            // --prefetch
   bool augment = false;          // --augment (images: random crop + flip)
+  bool variable_length = false;  // --variable-length (gpt): each rank's batch gets its own
+                                 // sequence length per step (data/source.h, LengthOptions)
+  bool balance_lengths = false;  // --balance-lengths: every rank's batch of a step gets the
+                                 // same length (length-bucketed batches); the lever
   bool synthetic_input = false;  // --synthetic-input (ablation)
   bool evaluate = true;          // --no-eval clears
   int64_t eval_limit = 0;        // --eval-limit: held-out examples to evaluate (0: all)

@@ -19,10 +19,29 @@ TEST(Options, ErrorsNameTheFlag) {
   EXPECT_NE(st.message().find("--batch"), std::string::npos);
 
   o = defaults;
-  o.injection.straggler_rank = 4;
+  o.injection.stragglers = {{4, 2.0}};
   st = Validate(o, 4);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("--inject-straggler"), std::string::npos);
+
+  o = defaults;
+  o.injection.stragglers = {{1, 2.0}, {1, 1.5}};
+  st = Validate(o, 4);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("named twice"), std::string::npos);
+
+  o = defaults;
+  o.injection.noise_rank = 1;
+  o.injection.noise_share = 0.95;
+  st = Validate(o, 2);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("--inject-noise"), std::string::npos);
+
+  o = defaults;
+  o.balance_lengths = true;
+  st = Validate(o, 2);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("--balance-lengths"), std::string::npos);
 
   o = defaults;
   o.model.kind = nn::ModelKind::kGpt;

@@ -8,6 +8,7 @@
 
 #include "core/clock.h"
 #include "core/statistics.h"
+#include "data/prng.h"
 
 namespace stepscope::train {
 
@@ -21,20 +22,36 @@ void SleepSeconds(Seconds seconds) {
   if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
 }
 
+double CoTenantShare(const CoTenant& co_tenant, int64_t step) {
+  if (co_tenant.share <= 0) return 0;
+  const uint64_t draw = data::MixSeed(co_tenant.seed, static_cast<uint64_t>(step));
+  const bool active = (draw >> 11) * 0x1.0p-53 < 0.5;
+  return active ? std::min(0.9, 2 * co_tenant.share) : 0.0;
+}
+
+void ComputePacer::BeginStep(int64_t step) {
+  segment_ = 0;
+  step_share_ = CoTenantShare(co_tenant_, step);
+}
+
 void ComputePacer::Begin() {
   if (!active()) return;
   wall_begin_ = SteadySeconds();
   cpu_begin_ = ThreadCpuSeconds();
 }
 
-void ComputePacer::End() {
+void ComputePacer::End(double work) {
   if (!active()) return;
+  work = std::max(work, 1e-9);
   const Seconds cpu = ThreadCpuSeconds() - cpu_begin_;
   if (history_.size() <= segment_) history_.resize(segment_ + 1);
   std::vector<Seconds>& recent = history_[segment_++];
   if (recent.size() == kHistory) recent.erase(recent.begin());
-  recent.push_back(cpu);
-  const Seconds target = slowdown_ * Median(recent);
+  recent.push_back(cpu / work);
+  // Without a slowdown (a co-tenant alone) the segment keeps its own CPU time: there is no
+  // host jitter to multiply.
+  const Seconds own = slowdown_ > 1.0 + 1e-9 ? slowdown_ * Median(recent) * work : cpu;
+  const Seconds target = own / (1.0 - step_share_);
   const Seconds wall = SteadySeconds() - wall_begin_;
   ++segments_;
   // Tolerate scheduler noise of 5 % plus 100 us before calling a segment unhonoured.

@@ -3,10 +3,15 @@
 // Real compute still happens; pacing only adds sleep.
 //
 // A step's compute runs as the same sequence of segments every step (forward, backward between
-// gradient buckets, optimizer). The target of segment k is slowdown x the median CPU time of
-// segment k over its last kHistory steps: an emulated device computes at a steady speed, so the
-// host's cache and scheduler jitter, which pacing would otherwise multiply by the slowdown, is
-// not passed on.
+// gradient buckets, optimizer). Each step is paced by its own work: the target of segment k is
+// slowdown x its work (e.g. the tokens of a variable-length batch; 1 for fixed-shape batches) x
+// the median CPU time per unit of work of segment k over its last kHistory steps. An emulated
+// device computes at a steady speed per unit of work, so the host's cache and scheduler jitter,
+// which pacing would otherwise multiply by the slowdown, is not passed on, while a step with
+// more work (a longer sequence) takes longer, as it would on the device.
+//
+// A noisy co-tenant (--inject-noise) is part of the target: in a step where it is active it
+// takes `share` of the core, stretching every segment of that step by 1 / (1 - share).
 #pragma once
 
 #include <cstddef>
@@ -17,19 +22,32 @@
 
 namespace stepscope::train {
 
+// A noisy co-tenant beside a rank: on average `share` of its core, in bursts of whole steps.
+struct CoTenant {
+  double share = 0;  // 0: none
+  uint64_t seed = 1;
+};
+
+// The share of the core the co-tenant takes in `step`: active in about half the steps (drawn
+// from seed and step) at 2 x share, capped at 0.9; 0 in the others.
+double CoTenantShare(const CoTenant& co_tenant, int64_t step);
+
 class ComputePacer {
  public:
-  explicit ComputePacer(double slowdown) : slowdown_(slowdown) {}
+  explicit ComputePacer(double slowdown, CoTenant co_tenant = {})
+      : slowdown_(slowdown), co_tenant_(co_tenant) {}
 
-  bool active() const { return slowdown_ > 1.0 + 1e-9; }
+  bool active() const { return slowdown_ > 1.0 + 1e-9 || co_tenant_.share > 0; }
   // Starts a step: segments are numbered from 0 again.
-  void BeginStep() { segment_ = 0; }
+  void BeginStep(int64_t step);
   // Starts a compute segment on the calling thread.
   void Begin();
-  // Ends it: sleeps until wall time since Begin() equals slowdown x CPU time used since Begin().
-  // A segment whose wall time already exceeded that target (the host is too busy to emulate the
-  // requested speed) counts as not honoured.
-  void End();
+  // Ends a segment of `work` units (> 0): sleeps until wall time since Begin() reaches its
+  // target (above). A segment whose wall time already exceeded the target (the host is too busy
+  // to emulate the requested speed) counts as not honoured.
+  void End(double work = 1);
+  // The co-tenant's share of the core in the current step (0 without one).
+  double co_tenant_share() const { return step_share_; }
 
   int64_t segments() const { return segments_; }
   int64_t unhonoured() const { return unhonoured_; }
@@ -38,8 +56,10 @@ class ComputePacer {
  private:
   static constexpr size_t kHistory = 9;
   double slowdown_;
+  CoTenant co_tenant_;
+  double step_share_ = 0;
   size_t segment_ = 0;
-  std::vector<std::vector<Seconds>> history_;  // per segment index: recent CPU times
+  std::vector<std::vector<Seconds>> history_;  // per segment index: recent CPU time per work
   Seconds wall_begin_ = 0;
   Seconds cpu_begin_ = 0;
   int64_t segments_ = 0;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/clock.h"
 
 namespace stepscope::train {
@@ -37,6 +39,68 @@ TEST(ComputePacer, WallAtLeastSlowdownTimesCpu) {
   // It slept for the difference, unless a busy host had already stretched the segment that far.
   EXPECT_LE(p.slept(), wall);
   EXPECT_TRUE(p.slept() > 0 || p.unhonoured() == 1 || wall >= 3.0 * cpu);
+}
+
+// A step with twice the work is paced to twice the time per unit of work of the history: a
+// lower bound, robust on a loaded machine.
+TEST(ComputePacer, EachStepIsPacedByItsOwnWork) {
+  ComputePacer p(3.0);
+  double cpu_one = 0;
+  for (int64_t step = 0; step < 3; ++step) {
+    p.BeginStep(step);
+    const double cpu0 = ThreadCpuSeconds();
+    p.Begin();
+    Spin(2'000'000);
+    p.End(1);
+    cpu_one = std::max(cpu_one, ThreadCpuSeconds() - cpu0);
+  }
+  // The same real work, declared as 4 units: the history holds c, c, c and c / 4, whose median
+  // (c) sets the pace per unit.
+  p.BeginStep(3);
+  const double wall0 = SteadySeconds();
+  const double cpu0 = ThreadCpuSeconds();
+  p.Begin();
+  Spin(2'000'000);
+  p.End(4);
+  const double cpu = ThreadCpuSeconds() - cpu0;
+  const double wall = SteadySeconds() - wall0;
+  EXPECT_GE(wall, 3.0 * 4 * std::min(cpu, 0.5 * cpu_one));
+}
+
+TEST(CoTenant, TakesItsShareOnAverageInBurstsOfSteps) {
+  const CoTenant c{0.2, 7};
+  int active = 0;
+  double sum = 0;
+  for (int64_t step = 0; step < 2000; ++step) {
+    const double share = CoTenantShare(c, step);
+    EXPECT_TRUE(share == 0 || share == 0.4) << share;
+    active += share > 0;
+    sum += share;
+  }
+  EXPECT_NEAR(active / 2000.0, 0.5, 0.05);
+  EXPECT_NEAR(sum / 2000.0, 0.2, 0.02);
+  EXPECT_EQ(CoTenantShare({0.6, 7}, 3) == 0 ? 0.0 : 0.9, CoTenantShare({0.6, 7}, 3));
+  EXPECT_EQ(CoTenantShare({}, 3), 0);
+}
+
+// In a step where the co-tenant is active, a segment takes at least its CPU time / (1 - share)
+// even without an emulated slowdown.
+TEST(ComputePacer, ACoTenantStretchesTheStepsItIsActiveIn) {
+  const CoTenant c{0.3, 11};
+  int64_t step = 0;
+  while (CoTenantShare(c, step) == 0) ++step;
+  ComputePacer p(1.0, c);
+  EXPECT_TRUE(p.active());
+  p.BeginStep(step);
+  EXPECT_DOUBLE_EQ(p.co_tenant_share(), 0.6);
+  const double wall0 = SteadySeconds();
+  const double cpu0 = ThreadCpuSeconds();
+  p.Begin();
+  Spin(2'000'000);
+  p.End();
+  const double cpu = ThreadCpuSeconds() - cpu0;
+  const double wall = SteadySeconds() - wall0;
+  EXPECT_GE(wall, cpu / (1 - 0.6) * 0.99);
 }
 
 }  // namespace

@@ -55,6 +55,10 @@ json OptionsToJson(const TrainOptions& o) {
       model["context"] = o.model.gpt_context;
       break;
   }
+  json stragglers = json::array();
+  for (const StragglerInjection& st : o.injection.stragglers) {
+    stragglers.push_back({{"rank", st.rank}, {"factor", st.factor}});
+  }
   return json{
       {"model", model},
       {"optimizer",
@@ -79,9 +83,13 @@ json OptionsToJson(const TrainOptions& o) {
         {"reduce", o.reducer.reduce},
         {"dtype", comm::ToString(o.reducer.dtype)},
         {"allreduce", ToString(o.reducer.algorithm)}}},
+      {"variable_length", o.variable_length},
+      {"balance_lengths", o.balance_lengths},
       {"injection",
-       {{"straggler_rank", o.injection.straggler_rank},
-        {"straggler_factor", o.injection.straggler_factor},
+       {{"stragglers", stragglers},
+        {"noise", o.injection.noise_rank >= 0
+                      ? json{{"rank", o.injection.noise_rank}, {"share", o.injection.noise_share}}
+                      : json(nullptr)},
         {"input_delay_ms", o.injection.input_delay_ms}}},
   };
 }

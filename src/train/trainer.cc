@@ -12,6 +12,7 @@
 
 #include "analysis/noise_scale.h"
 #include "core/clock.h"
+#include "data/prng.h"
 #include "data/source.h"
 #include "nn/optimizer.h"
 #include "train/pacer.h"
@@ -153,6 +154,8 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   lo.augment = o.augment;
   lo.synthetic = o.synthetic_input;
   lo.input_delay_ms = o.injection.input_delay_ms;
+  lo.lengths.variable = o.variable_length;
+  lo.lengths.balanced = o.balance_lengths;
   auto loader_or = data::Loader::Create(*split->train, lo);
   if (!loader_or.ok()) return loader_or.status();
   data::Loader& loader = *loader_or.value();
@@ -171,8 +174,14 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   }
 
   double slowdown = o.emulation.device_speed > 0 ? 1.0 / o.emulation.device_speed : 1.0;
-  if (rank == o.injection.straggler_rank) slowdown *= o.injection.straggler_factor;
-  ComputePacer pacer(slowdown);
+  for (const StragglerInjection& s : o.injection.stragglers) {
+    if (rank == s.rank) slowdown *= s.factor;
+  }
+  CoTenant co_tenant;
+  if (rank == o.injection.noise_rank) {
+    co_tenant = {o.injection.noise_share, data::MixSeed(o.seed, static_cast<uint64_t>(rank))};
+  }
+  ComputePacer pacer(slowdown, co_tenant);
   Reducer reducer(model.grads(), o.reducer, o.emulation, allreducer.get(), world,
                   [&comm] { return comm.Now(); });
   Progress progress(o.progress && rank == 0, total_steps);
@@ -204,7 +213,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     rec.start = previous_end >= 0 ? previous_end : comm.Now();
     watchdog.Publish(step, comm::HeartbeatPhase::kCompute);
     InjectFaults(o.injection, rank, step);
-    pacer.BeginStep();
+    pacer.BeginStep(step);
     // One replica has no noise scale to estimate (B = b): no norms, no extra passes.
     reducer.BeginStep(world > 1 && step % o.grad_norm_every == 0);
     double loss = 0;
@@ -220,10 +229,12 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
         tl.loads.push_back({batch.load_begin + to_aligned, batch.load_end + to_aligned});
       rec.epoch = batch.epoch;
 
+      // The batch's work for pacing: its tokens (variable-length text), else one unit.
+      const double work = batch.tokens.empty() ? 1.0 : static_cast<double>(batch.tokens.size());
       Interval fwd{comm.Now(), 0};
       pacer.Begin();
       loss += model.Forward(batch) / o.accum;
-      pacer.End();
+      pacer.End(work);
       fwd.end = comm.Now();
       tl.forwards.push_back(fwd);
 
@@ -234,13 +245,13 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
         rec.backward_start = bwd.begin;  // the backward pass whose buckets get reduced
         ready = [&](size_t offset, size_t count) {
           // Pace the compute so far, so the bucket's arrival reflects the emulated device.
-          pacer.End();
+          pacer.End(work);
           reducer.OnGradReady(offset, count);
           pacer.Begin();
         };
       }
       model.Backward(1.0f / static_cast<float>(o.accum), ready);
-      pacer.End();
+      pacer.End(work);
       bwd.end = comm.Now();
       tl.backwards.push_back(bwd);
       loader.Recycle(std::move(batch));  // the workers reuse its buffers
