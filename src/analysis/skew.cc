@@ -157,6 +157,48 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
           100 * options.compute_margin));
     }
   }
+  // Several slow ranks: only the slowest arrives last, so a further one is named by its steady
+  // excess over the faster half of the ranks (per step, the median of the faster half's
+  // compute): at least twice the margin on average and above the margin in at least
+  // `last_fraction` of the steps.
+  if (!out.straggler_ranks.empty() && nranks >= 3) {
+    const size_t half = nranks / 2;
+    std::vector<double> reference(m.steps.size());
+    for (size_t s = 0; s < m.steps.size(); ++s) {
+      std::vector<double> c;
+      for (size_t r = 0; r < nranks; ++r) c.push_back(m.steps[s][r]->compute);
+      std::sort(c.begin(), c.end());
+      c.resize(half);
+      reference[s] = Median(c);
+    }
+    double reference_mean = 0;
+    for (double v : reference) reference_mean += v * inv;
+    const int slowest = out.straggler_ranks.front();
+    for (size_t r = 0; r < nranks; ++r) {
+      const RankSkew& rs = out.ranks[r];
+      if (std::find(out.straggler_ranks.begin(), out.straggler_ranks.end(), rs.rank) !=
+              out.straggler_ranks.end() ||
+          reference_mean <= 0) {
+        continue;
+      }
+      int64_t steady = 0;
+      for (size_t s = 0; s < m.steps.size(); ++s) {
+        steady += m.steps[s][r]->compute > reference[s] * (1 + options.compute_margin);
+      }
+      const double excess = rs.compute_mean / reference_mean - 1;
+      const double steady_fraction = static_cast<double>(steady) * inv;
+      if (excess >= 2 * options.compute_margin && steady_fraction >= options.last_fraction) {
+        out.straggler_ranks.push_back(rs.rank);
+        out.evidence.push_back(fmt::format(
+            "rank {} computes {:.0f}% more than the faster half of the ranks ({:.2f} against "
+            "{:.2f} ms), in {:.0f}% of the steps: a further straggler, hidden behind rank {} "
+            "(it binds once that one is fixed)",
+            rs.rank, 100 * excess, 1e3 * rs.compute_mean, 1e3 * reference_mean,
+            100 * steady_fraction, slowest));
+      }
+    }
+    std::sort(out.straggler_ranks.begin(), out.straggler_ranks.end());
+  }
   if (out.straggler_ranks.empty() && out.evidence.empty()) {
     out.evidence.push_back(nranks < 2 ? "one rank: no cross-rank skew"
                                       : "no rank is consistently last with more compute");

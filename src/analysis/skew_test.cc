@@ -96,5 +96,24 @@ TEST(Skew, OneRankAndNoCollectives) {
   EXPECT_EQ(s->straggler_ranks, std::vector<int>{0});
 }
 
+// Two slow ranks: only the slower arrives last, the other is named by its steady excess over
+// the faster half; a healthy rank beside them is not.
+TEST(Skew, SeveralSlowRanksAreEachNamed) {
+  SyntheticRunSpec spec;
+  spec.replicas = 4;
+  spec.jitter = 0.03;
+  spec.rank_compute_factor = {{1, 1.6}, {3, 1.4}};
+  Result<SkewReport> r = AnalyzeSkew(SynthesizeRun(spec));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->straggler_ranks, (std::vector<int>{1, 3}));
+  ASSERT_EQ(r->evidence.size(), 2u);
+  EXPECT_NE(r->evidence[1].find("hidden behind rank 1"), std::string::npos) << r->evidence[1];
+
+  spec.rank_compute_factor = {{1, 1.6}};
+  r = AnalyzeSkew(SynthesizeRun(spec));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->straggler_ranks, std::vector<int>{1});
+}
+
 }  // namespace
 }  // namespace stepscope::analysis

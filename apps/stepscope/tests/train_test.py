@@ -137,6 +137,24 @@ class Outputs(TempDirTest):
         self.assertEqual(steps[-1]["collectives"][0]["bytes"],
                          4 * (784 * 64 + 64 + 64 * 32 + 32 + 32 * 10 + 10))
 
+    def test_injections_and_lengths_are_labelled(self):
+        out = self.path("run")
+        run(["train", "--model", "gpt", "--layers", "1", "--width", "32", "--heads", "2",
+             "--context", "32", "--batch", "4", "--steps", "6", "--warmup-steps", "1",
+             "--no-eval", "--quiet", "--variable-length", "--inject-straggler", "1:1.5,0:1.2",
+             "--inject-noise", "1:0.2", "--out", out], np=2)
+        with open(os.path.join(out, "run.json"), encoding="utf-8") as f:
+            config = json.load(f)["config"]
+        self.assertTrue(config["variable_length"])
+        self.assertFalse(config["balance_lengths"])
+        self.assertEqual(config["injection"]["stragglers"],
+                         [{"rank": 1, "factor": 1.5}, {"rank": 0, "factor": 1.2}])
+        self.assertEqual(config["injection"]["noise"], {"rank": 1, "share": 0.2})
+        for rank in (0, 1):
+            steps = read_jsonl(os.path.join(out, f"rank-{rank}.steps.jsonl"))
+            self.assertEqual(len(steps), 6)
+            self.assertTrue(all(math.isfinite(s["loss"]) for s in steps))
+
     def test_no_reduce_lets_replicas_drift(self):
         out = self.path("run")
         run(SMALL_MLP + ["--steps", "5", "--batch", "16", "--no-reduce", "--out", out], np=2)
@@ -165,10 +183,19 @@ class Errors(TempDirTest):
         proc = run(SMALL_MLP + ["--inject-straggler", "5:2"], np=2, check=False)
         self.assertNotEqual(proc.returncode, 0)
         self.assertIn("--inject-straggler", proc.stderr)
+        proc = run(SMALL_MLP + ["--inject-straggler", "1:2,1:3"], np=2, check=False)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("named twice", proc.stderr)
+
+    def test_lengths_only_for_the_gpt(self):
+        proc = run(SMALL_MLP + ["--variable-length"], check=False)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("--variable-length", proc.stderr)
 
 
 # Options whose value is a spec of several numbers, with a valid value for each.
-SPEC_OPTIONS = {"--hidden": "64,64", "--emulate-link": "0.012,50", "--inject-straggler": "1:1.7",
+SPEC_OPTIONS = {"--hidden": "64,64", "--emulate-link": "0.012,50",
+                "--inject-straggler": "1:1.7,0:1.2", "--inject-noise": "1:0.3",
                 "--inject-hang": "1:10", "--inject-crash": "1:10"}
 
 
