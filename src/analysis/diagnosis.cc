@@ -30,7 +30,9 @@ json SkewJson(const SkewReport& s) {
                      {"last_fraction", r.last_fraction},
                      {"compute_excess", r.compute_excess},
                      {"pre_arrival_mean", r.pre_arrival_mean},
-                     {"arrival_excess", r.arrival_excess}});
+                     {"arrival_excess", r.arrival_excess},
+                     {"input_wait_mean", r.input_wait_mean},
+                     {"others_input_wait", r.others_input_wait}});
   }
   json collectives = json::array();
   for (const CollectiveSkew& c : s.collectives) {
@@ -266,7 +268,7 @@ Status ReadComponents(const json& j, const std::string& p, Components* c) {
   return Get(j, p, "comm_busy", &c->comm_busy);
 }
 
-Status ReadSkew(const json& j, const std::string& p, SkewReport* s) {
+Status ReadSkew(const json& j, const std::string& p, int version, SkewReport* s) {
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "compute_spread", &s->compute_spread));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "compute_cv", &s->compute_cv));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "arrival_skew_mean", &s->arrival_skew_mean));
@@ -287,6 +289,10 @@ Status ReadSkew(const json& j, const std::string& p, SkewReport* s) {
     STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "compute_excess", &r.compute_excess));
     STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "pre_arrival_mean", &r.pre_arrival_mean));
     STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "arrival_excess", &r.arrival_excess));
+    if (version >= 2) {
+      STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "input_wait_mean", &r.input_wait_mean));
+      STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "others_input_wait", &r.others_input_wait));
+    }
     s->ranks.push_back(r);
   }
   const json* cols = nullptr;
@@ -388,7 +394,7 @@ Status ReadPoint(const json& j, const std::string& p, int version, DiagnosisPoin
   }
   const json* skew = nullptr;
   STEPSCOPE_RETURN_IF_ERROR(GetObject(j, p, "skew", &skew));
-  STEPSCOPE_RETURN_IF_ERROR(ReadSkew(*skew, Join(p, "skew"), &out->skew));
+  STEPSCOPE_RETURN_IF_ERROR(ReadSkew(*skew, Join(p, "skew"), version, &out->skew));
   out->skew.replicas = s.replicas;
   const json* abl = nullptr;
   STEPSCOPE_RETURN_IF_ERROR(GetObject(j, p, "ablations", &abl));

@@ -19,12 +19,16 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
 
   std::vector<double> compute_sum(nranks, 0);
   std::vector<double> pre_arrival_sum(nranks, 0);
+  std::vector<double> input_sum(nranks, 0);
   std::vector<int64_t> last_count(nranks, 0);
   std::map<int, std::vector<double>> per_collective;
   std::vector<double> all_skews;
   bool any_collective = false;
   for (const auto& row : m.steps) {
-    for (size_t r = 0; r < nranks; ++r) compute_sum[r] += row[r]->compute;
+    for (size_t r = 0; r < nranks; ++r) {
+      compute_sum[r] += row[r]->compute;
+      input_sum[r] += row[r]->input_wait;
+    }
     const std::map<int, Seconds> last = LastArrivals(row);
     if (!last.empty()) any_collective = true;
     for (size_t r = 0; r < nranks; ++r) {
@@ -114,12 +118,15 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
     rs.last_fraction = out.arrival_events > 0 ? static_cast<double>(last_count[r]) /
                                                     static_cast<double>(out.arrival_events)
                                               : 0;
-    std::vector<double> others, others_pre;
+    std::vector<double> others, others_pre, others_input;
     for (size_t o = 0; o < nranks; ++o) {
       if (o == r) continue;
       others.push_back(means[o]);
       others_pre.push_back(pre_arrival_sum[o] * inv);
+      others_input.push_back(input_sum[o] * inv);
     }
+    rs.input_wait_mean = input_sum[r] * inv;
+    rs.others_input_wait = Median(others_input);
     const double med = Median(others);
     rs.compute_excess = (!others.empty() && med > 0) ? means[r] / med - 1 : 0;
     rs.pre_arrival_mean = pre_arrival_sum[r] * inv;
@@ -140,6 +147,16 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
           "above the median of the other ranks",
           rs.rank, rs.last_arrivals, out.arrival_events, unit, 100 * rs.last_fraction,
           1e3 * rs.compute_mean, 100 * rs.compute_excess));
+    } else if (!out.by_steps && rs.arrival_excess >= options.compute_margin &&
+               rs.others_input_wait >= 0.5 * rs.pre_arrival_mean / (1 + rs.arrival_excess)) {
+      // Every rank waits for input most of the time before it arrives: a rank later than the
+      // others by its input wait is the input pipeline's phase, not a slow rank.
+      out.evidence.push_back(fmt::format(
+          "rank {} arrived last in {:.0f}% of the {} and reaches its last collective {:.0f}% "
+          "later, but every rank spends most of that time waiting for input (the others' median "
+          "{:.2f} ms): the input pipeline, not a straggler",
+          rs.rank, 100 * rs.last_fraction, unit, 100 * rs.arrival_excess,
+          1e3 * rs.others_input_wait));
     } else if (!out.by_steps && rs.arrival_excess >= options.compute_margin) {
       out.straggler_ranks.push_back(rs.rank);
       out.evidence.push_back(fmt::format(

@@ -30,6 +30,8 @@ struct RankSkew {
   // (a slow loader on one rank, a sleep) still shows here.
   Seconds pre_arrival_mean = 0;
   double arrival_excess = 0;
+  Seconds input_wait_mean = 0;    // this rank's mean input wait
+  Seconds others_input_wait = 0;  // the median of the other ranks' mean input waits
 };
 
 struct CollectiveSkew {

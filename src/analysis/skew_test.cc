@@ -80,6 +80,27 @@ TEST(Skew, LatenessOutsideComputeStillNamesTheRank) {
   EXPECT_NE(s->evidence[0].find("outside measured compute"), std::string::npos);
 }
 
+TEST(Skew, AnInputBoundJobsPhaseIsNotAStraggler) {
+  // Every rank waits about 30 ms for input per step (a slow pipeline everywhere); rank 1's
+  // batches come 4 ms later in phase. That is the input pipeline, not a slow rank.
+  SyntheticRunSpec spec;
+  spec.replicas = 2;
+  spec.input_wait = 0.030;
+  spec.jitter = 0.02;
+  std::vector<StepRecord> records = SynthesizeRun(spec);
+  for (StepRecord& r : records) {
+    if (r.rank != 1) continue;
+    r.input_wait += 0.004;
+    for (CollectiveRecord& c : r.collectives) c.ready += 0.004;
+  }
+  Result<SkewReport> s = AnalyzeSkew(records);
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(s->straggler_ranks.empty());
+  ASSERT_FALSE(s->evidence.empty());
+  EXPECT_NE(s->evidence[0].find("the input pipeline, not a straggler"), std::string::npos)
+      << s->evidence[0];
+}
+
 TEST(Skew, OneRankAndNoCollectives) {
   SyntheticRunSpec spec;
   Result<SkewReport> one = AnalyzeSkew(SynthesizeRun(spec));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include "core/clock.h"
@@ -29,6 +30,14 @@ double CoTenantShare(const CoTenant& co_tenant, int64_t step) {
   return active ? std::min(0.9, 2 * co_tenant.share) : 0.0;
 }
 
+std::vector<Seconds> ComputePacer::CostPerWork() const {
+  std::vector<Seconds> cost;
+  for (const std::vector<Seconds>& recent : history_) {
+    cost.push_back(recent.empty() ? 0.0 : Median(recent));
+  }
+  return cost;
+}
+
 void ComputePacer::BeginStep(int64_t step) {
   segment_ = 0;
   step_share_ = CoTenantShare(co_tenant_, step);
@@ -50,7 +59,10 @@ void ComputePacer::End(double work) {
   recent.push_back(cpu / work);
   // Without a slowdown (a co-tenant alone) the segment keeps its own CPU time: there is no
   // host jitter to multiply.
-  const Seconds own = slowdown_ > 1.0 + 1e-9 ? slowdown_ * Median(recent) * work : cpu;
+  const size_t k = segment_ - 1;
+  const bool fixed = k < calibrated_.size() && std::isfinite(calibrated_[k]) && calibrated_[k] > 0;
+  const Seconds cost = fixed ? calibrated_[k] : Median(recent);
+  const Seconds own = slowdown_ > 1.0 + 1e-9 ? slowdown_ * cost * work : cpu;
   const Seconds target = own / (1.0 - step_share_);
   const Seconds wall = SteadySeconds() - wall_begin_;
   ++segments_;

@@ -10,6 +10,11 @@
 // which pacing would otherwise multiply by the slowdown, is not passed on, while a step with
 // more work (a longer sequence) takes longer, as it would on the device.
 //
+// Emulated devices are identical: once calibrated (Calibrate, at the end of the warm-up, with
+// the least cost per unit of work any rank measured for each segment), every rank paces to the
+// same cost, so a host core that is busier than another (cache, scheduling) does not make its
+// rank look like a slower device. Until then each segment follows its own median.
+//
 // A noisy co-tenant (--inject-noise) is part of the target: in a step where it is active it
 // takes `share` of the core, stretching every segment of that step by 1 / (1 - share).
 #pragma once
@@ -48,6 +53,11 @@ class ComputePacer {
   void End(double work = 1);
   // The co-tenant's share of the core in the current step (0 without one).
   double co_tenant_share() const { return step_share_; }
+  // Per segment index: the median CPU time per unit of work over the recent steps.
+  std::vector<Seconds> CostPerWork() const;
+  // From now on segment k is paced to `cost[k]` per unit of work (segments beyond keep their own
+  // median).
+  void Calibrate(std::vector<Seconds> cost) { calibrated_ = std::move(cost); }
 
   int64_t segments() const { return segments_; }
   int64_t unhonoured() const { return unhonoured_; }
@@ -60,6 +70,7 @@ class ComputePacer {
   double step_share_ = 0;
   size_t segment_ = 0;
   std::vector<std::vector<Seconds>> history_;  // per segment index: recent CPU time per work
+  std::vector<Seconds> calibrated_;            // per segment index: cost per work, once set
   Seconds wall_begin_ = 0;
   Seconds cpu_begin_ = 0;
   int64_t segments_ = 0;

@@ -67,6 +67,24 @@ TEST(ComputePacer, EachStepIsPacedByItsOwnWork) {
   EXPECT_GE(wall, 3.0 * 4 * std::min(cpu, 0.5 * cpu_one));
 }
 
+// Once calibrated, a segment is paced to the common cost per unit of work, not its own.
+TEST(ComputePacer, ACalibratedDeviceKeepsTheCommonCost) {
+  ComputePacer p(2.0);
+  p.BeginStep(0);
+  p.Begin();
+  Spin(200'000);
+  p.End(1);
+  ASSERT_EQ(p.CostPerWork().size(), 1u);
+  EXPECT_GT(p.CostPerWork()[0], 0);
+  p.Calibrate({0.02});  // 20 ms per unit: far above the spin's own cost
+  p.BeginStep(1);
+  const double wall0 = SteadySeconds();
+  p.Begin();
+  Spin(200'000);
+  p.End(1);
+  EXPECT_GE(SteadySeconds() - wall0, 2.0 * 0.02 * 0.99);
+}
+
 TEST(CoTenant, TakesItsShareOnAverageInBurstsOfSteps) {
   const CoTenant c{0.2, 7};
   int active = 0;
@@ -100,7 +118,7 @@ TEST(ComputePacer, ACoTenantStretchesTheStepsItIsActiveIn) {
   p.End();
   const double cpu = ThreadCpuSeconds() - cpu0;
   const double wall = SteadySeconds() - wall0;
-  EXPECT_GE(wall, cpu / (1 - 0.6) * 0.99);
+  EXPECT_GE(wall, cpu / (1 - 0.6) * 0.95);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <numeric>
 #include <thread>
 
@@ -58,6 +59,28 @@ comm::AllreduceAlgorithm Resolve(AllreduceChoice choice, const comm::Communicato
 Result<data::Split> LoadData(const TrainOptions& o) {
   if (o.dataset() == DatasetKind::kText) return data::LoadText(o.text, o.model.gpt_context);
   return data::LoadFashionMnist(o.data_dir);
+}
+
+// Emulated devices are identical: every rank paces each segment to the least cost per unit of
+// work any rank measured for it (train/pacer.h). Left uncalibrated when the ranks' segment
+// counts differ.
+Status CalibrateDevices(ComputePacer* pacer, const comm::Communicator& comm) {
+  std::vector<Seconds> cost = pacer->CostPerWork();
+  long long counts[2] = {static_cast<long long>(cost.size()), -static_cast<long long>(cost.size())};
+  if (MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_LONG_LONG, MPI_MAX, comm.world()) !=
+      MPI_SUCCESS) {
+    return Status::Error("emulation: MPI_Allreduce of the segment counts failed");
+  }
+  if (counts[0] != -counts[1] || cost.empty()) return Status::Ok();
+  for (Seconds& c : cost) {
+    if (!(c > 0)) c = std::numeric_limits<double>::infinity();  // unmeasured: no say
+  }
+  if (MPI_Allreduce(MPI_IN_PLACE, cost.data(), static_cast<int>(cost.size()), MPI_DOUBLE, MPI_MIN,
+                    comm.world()) != MPI_SUCCESS) {
+    return Status::Error("emulation: MPI_Allreduce of the devices' costs failed");
+  }
+  pacer->Calibrate(std::move(cost));
+  return Status::Ok();
 }
 
 // Held-out evaluation: rank r evaluates examples r, r+N, ...; the sums are reduced.
@@ -201,6 +224,9 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   // Steps tile the run: each starts where the previous one ended, so the work between them
   // (writing records, the replica checksum) counts as the next step's overhead, not as no time.
   Seconds previous_end = -1;
+  // The emulated devices' common speed is fixed at the end of the warm-up (at least one step).
+  const int64_t calibration_step =
+      std::max<int64_t>(1, std::min<int64_t>(o.warmup_steps, total_steps)) - 1;
   for (int64_t step = 0; step < total_steps; ++step) {
     StepRecord rec;
     StepTimeline tl;
@@ -300,6 +326,10 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     const Seconds step_time = rec.step_time();
     if (recorder) STEPSCOPE_RETURN_IF_ERROR(recorder->Append(std::move(rec), std::move(tl)));
 
+    if (o.emulation.device_speed > 0 && step == calibration_step) {
+      watchdog.Publish(step, comm::HeartbeatPhase::kAllreduce);
+      STEPSCOPE_RETURN_IF_ERROR(CalibrateDevices(&pacer, comm));
+    }
     const bool check = o.reducer.reduce && world > 1 && o.checksum_every > 0 &&
                        ((step + 1) % o.checksum_every == 0 || step + 1 == total_steps);
     if (check) {
