@@ -64,6 +64,27 @@ std::optional<std::vector<StepRecord>> LoadRun(const sweep::SweepStore& store,
   return std::move(records).value();
 }
 
+// How well the emulation honoured a finished run (its run.json); nullopt when not emulated or
+// unreadable (with a warning).
+std::optional<analysis::EmulationHonesty> LoadHonesty(const sweep::SweepStore& store,
+                                                      const sweep::Job& job,
+                                                      std::vector<std::string>* warnings) {
+  Result<std::optional<sweep::RunPacing>> pacing = sweep::ReadRunPacing(store.RunDir(job.name));
+  if (!pacing.ok()) {
+    warnings->push_back(
+        fmt::format("run {}: emulation pacing unknown: {}", job.name, pacing.status().message()));
+    return std::nullopt;
+  }
+  if (!pacing->has_value()) return std::nullopt;
+  const sweep::RunPacing& p = **pacing;
+  analysis::EmulationHonesty h;
+  h.paced_segments = p.paced_segments;
+  h.unhonoured_segments = p.unhonoured_segments;
+  h.unhonoured_links = p.unhonoured_links;
+  h.link_reductions = p.link_reductions;
+  return h;
+}
+
 // Where a run's records go in its replica count's set.
 std::vector<StepRecord>& Slot(plan::VariantKind kind, analysis::RunSet* set) {
   switch (kind) {
@@ -94,7 +115,10 @@ std::vector<analysis::RunSet> CollectRunSets(const sweep::SweepStore& store,
     auto records = LoadRun(store, JobOf(run), warnings);
     if (!records) continue;
     Slot(kind, &set) = std::move(*records);
-    if (kind == curve) set.replicas = run.id.replicas;  // marks the set as complete
+    if (kind == curve) {
+      set.replicas = run.id.replicas;  // marks the set as complete
+      set.honesty = LoadHonesty(store, JobOf(run), warnings);
+    }
   }
   std::vector<analysis::RunSet> out;
   for (auto& [n, set] : sets) {

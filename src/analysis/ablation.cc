@@ -10,32 +10,51 @@
 namespace stepscope::analysis {
 namespace {
 
-// `noise` is the compared runs' step-to-step spread, in the check's unit.
+// `noise` is the compared runs' measured noise, in the check's unit.
 AblationCheck Check(AblationCheckKind kind, std::string unit, double measured, double predicted,
-                    double predicted_high, double scale, double noise, const AblationOptions& o) {
+                    double predicted_high, double noise, const AblationOptions& o) {
   AblationCheck c;
   c.check = kind;
   c.unit = std::move(unit);
   c.measured = measured;
   c.predicted = predicted;
   c.predicted_high = std::max(predicted, predicted_high);
-  c.tolerance = std::max({o.relative_tolerance * std::abs(predicted), o.step_tolerance * scale,
-                          o.noise_tolerance * noise});
+  c.noise = std::max(0.0, noise);
+  c.tolerance = o.relative_tolerance * std::abs(predicted) + o.noise_tolerance * c.noise;
   c.agrees = c.Accepted().Contains(measured);
   return c;
 }
 
-// The job's step once `removed` is gone from every rank: the slowest rank's remaining time
-// still bounds it (a straggler stays slow without the reduction).
+// The job's step once `removed` is gone from every rank, step by step: the slowest rank's
+// remaining time still bounds each step (a straggler stays slow without the reduction).
 template <typename Part>
 double StepWithout(const Decomposition& d, Part removed) {
-  double worst = 0;
-  for (const RankDecomposition& r : d.ranks) worst = std::max(worst, r.mean.step - removed(r.mean));
-  return worst;
+  const size_t steps = d.ranks_per_step.empty() ? 0 : d.ranks_per_step.front().size();
+  if (steps == 0) {  // no per-step series (a decomposition read back from a file): rank means
+    double worst = 0;
+    for (const RankDecomposition& r : d.ranks)
+      worst = std::max(worst, r.mean.step - removed(r.mean));
+    return worst;
+  }
+  double sum = 0;
+  for (size_t s = 0; s < steps; ++s) {
+    double worst = 0;
+    for (const std::vector<Components>& rank : d.ranks_per_step) {
+      worst = std::max(worst, rank[s].step - removed(rank[s]));
+    }
+    sum += worst;
+  }
+  return sum / static_cast<double>(steps);
 }
 
-// Step-to-step spread of a run's job step: how far one run's mean can drift from another's.
-double Spread(const Decomposition& d) { return std::max(0.0, d.step_p90 - d.step_p50); }
+// Half the width of a run's bootstrap interval of its mean job step (or throughput).
+double HalfWidth(const Estimate& e) { return std::max(0.0, e.Width() / 2); }
+
+std::string Range(const AblationCheck& c, bool ms) {
+  const Estimate a = c.Accepted();
+  return ms ? fmt::format("{} to {}", Ms(a.low), Ms(a.high))
+            : fmt::format("{:+.1f} to {:+.1f}", a.low, a.high);
+}
 
 }  // namespace
 
@@ -46,24 +65,29 @@ AblationReport CompareAblations(const Decomposition& baseline, const AblationRun
   if (runs.no_reduce) {
     const double predicted =
         b.step - StepWithout(baseline, [](const Components& c) { return c.exposed_comm; });
-    AblationCheck c =
-        Check(AblationCheckKind::kNoReduce, "s/step", b.step - runs.no_reduce->job.step, predicted,
-              predicted, b.step, Spread(baseline) + Spread(*runs.no_reduce), options);
+    AblationCheck c = Check(
+        AblationCheckKind::kNoReduce, "s/step", b.step - runs.no_reduce->job.step, predicted,
+        predicted, HalfWidth(baseline.step_estimate) + HalfWidth(runs.no_reduce->step_estimate),
+        options);
     c.sentence = fmt::format(
         "removing the reduction cut the step by {} against {} predicted from exposed "
-        "communication (job: sync wait {} + transfer {})",
-        Ms(c.measured), Ms(c.predicted), Ms(b.sync_wait), Ms(b.transfer));
+        "communication (job: sync wait {} + transfer {}; accepted {} with noise {})",
+        Ms(c.measured), Ms(c.predicted), Ms(b.sync_wait), Ms(b.transfer), Range(c, true),
+        Ms(c.noise));
     report.checks.push_back(c);
   }
   if (runs.synthetic_input) {
     const double predicted =
         b.step - StepWithout(baseline, [](const Components& c) { return c.input_wait; });
-    AblationCheck c = Check(AblationCheckKind::kSyntheticInput, "s/step",
-                            b.step - runs.synthetic_input->job.step, predicted, predicted, b.step,
-                            Spread(baseline) + Spread(*runs.synthetic_input), options);
+    AblationCheck c =
+        Check(AblationCheckKind::kSyntheticInput, "s/step", b.step - runs.synthetic_input->job.step,
+              predicted, predicted,
+              HalfWidth(baseline.step_estimate) + HalfWidth(runs.synthetic_input->step_estimate),
+              options);
     c.sentence = fmt::format(
-        "synthetic input cut the step by {} against {} predicted from input wait (job: {})",
-        Ms(c.measured), Ms(c.predicted), Ms(b.input_wait));
+        "synthetic input cut the step by {} against {} predicted from input wait (job: {}; "
+        "accepted {} with noise {})",
+        Ms(c.measured), Ms(c.predicted), Ms(b.input_wait), Range(c, true), Ms(c.noise));
     report.checks.push_back(c);
   }
   if (runs.double_batch) {
@@ -75,17 +99,15 @@ AblationReport CompareAblations(const Decomposition& baseline, const AblationRun
     const double x = baseline.samples_per_s;
     const double low = t2 > 0 ? 2 * baseline.samples_per_step / t2 - x : 0;
     const double high = t2_best > 0 ? 2 * baseline.samples_per_step / t2_best - x : low;
-    // Spread in step time becomes spread in throughput through x = samples / step.
     const Decomposition& db = *runs.double_batch;
-    const double noise = (b.step > 0 ? x * Spread(baseline) / b.step : 0) +
-                         (db.job.step > 0 ? db.samples_per_s * Spread(db) / db.job.step : 0);
+    const double noise = HalfWidth(baseline.throughput) + HalfWidth(db.throughput);
     AblationCheck c = Check(AblationCheckKind::kDoubleBatch, "samples/s", db.samples_per_s - x, low,
-                            high, x, noise, options);
+                            high, noise, options);
     c.sentence = fmt::format(
         "doubling the micro-batch changed throughput by {:+.1f} samples/s against {:+.1f} to "
         "{:+.1f} predicted (compute and input double; communication stays, or hides behind the "
-        "longer backward)",
-        c.measured, c.predicted, c.predicted_high);
+        "longer backward; accepted {} with noise {:.1f})",
+        c.measured, c.predicted, c.predicted_high, Range(c, false), c.noise);
     report.checks.push_back(c);
   }
   if (skew != nullptr && baseline.ranks.size() > 1) {
@@ -93,12 +115,30 @@ AblationReport CompareAblations(const Decomposition& baseline, const AblationRun
     double max_sync = 0;
     for (const RankDecomposition& r : baseline.ranks)
       max_sync = std::max(max_sync, r.mean.sync_wait);
-    AblationCheck c =
-        Check(AblationCheckKind::kRankSpread, "s/step", max_sync, skew->compute_spread,
-              skew->compute_spread, b.step, Spread(baseline), options);
+    // Per step, each rank is ahead of the step's slowest by the work (compute and input wait)
+    // it did less; the rank furthest ahead on average should wait about that long. Without
+    // per-step series, the spread of the ranks' mean compute.
+    double lead = skew->compute_spread;
+    const auto& per_step = baseline.ranks_per_step;
+    const size_t steps = per_step.empty() ? 0 : per_step.front().size();
+    if (steps > 0) {
+      std::vector<double> rank_lead(per_step.size(), 0);
+      for (size_t s = 0; s < steps; ++s) {
+        double slowest = 0;
+        for (const auto& rank : per_step)
+          slowest = std::max(slowest, rank[s].compute + rank[s].input_wait);
+        for (size_t r = 0; r < per_step.size(); ++r) {
+          rank_lead[r] += slowest - (per_step[r][s].compute + per_step[r][s].input_wait);
+        }
+      }
+      lead = *std::max_element(rank_lead.begin(), rank_lead.end()) / static_cast<double>(steps);
+    }
+    AblationCheck c = Check(AblationCheckKind::kRankSpread, "s/step", max_sync, lead, lead,
+                            HalfWidth(baseline.step_estimate), options);
     c.sentence = fmt::format(
-        "the longest mean sync wait of any rank is {} against a per-rank compute spread of {}",
-        Ms(c.measured), Ms(c.predicted));
+        "the longest mean sync wait of any rank is {} against the {} of work it is ahead of "
+        "each step's slowest rank (accepted {} with noise {})",
+        Ms(c.measured), Ms(c.predicted), Range(c, true), Ms(c.noise));
     report.checks.push_back(c);
   }
   std::vector<std::string> disagree;

@@ -15,11 +15,10 @@ namespace stepscope::analysis {
 
 struct AblationOptions {
   // Agreement when measured lies in [predicted, predicted_high] widened on both sides by
-  // max(relative * |predicted|, step * scale, noise * run noise), with scale the baseline step
-  // time (or throughput, for double_batch) and run noise the step-to-step spread (p90 - p50 of
-  // the job step) of the runs compared, summed: a busy host widens it, a quiet one does not.
+  // relative * |predicted| (the prediction's own imprecision: it is a model of the step) plus
+  // noise * the measured noise: the half-widths of the bootstrap intervals of the compared runs'
+  // mean job step (or throughput, for double_batch), summed.
   double relative_tolerance = 0.20;
-  double step_tolerance = 0.05;
   double noise_tolerance = 1.0;
 };
 
@@ -31,7 +30,8 @@ struct AblationCheck {
   // Upper end of the predicted range (== predicted when the prediction is a point): doubling
   // the micro-batch may hide some communication behind the longer backward.
   double predicted_high = 0;
-  double tolerance = 0;
+  double noise = 0;      // measured noise of the runs compared, in `unit`
+  double tolerance = 0;  // relative_tolerance * |predicted| + noise_tolerance * noise
   bool agrees = false;
   std::string sentence;
 

@@ -1,6 +1,10 @@
 #include "analysis/binding_losses.h"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "core/statistics.h"
 
 namespace stepscope::analysis {
 
@@ -20,35 +24,24 @@ const BindingLoss& BindingLosses::Of(Binding b) const {
   return kNothing;
 }
 
-BindingLosses SplitLosses(const Decomposition& reference, bool reference_estimated,
-                          const Decomposition& at_n, Seconds straggler_excess) {
-  BindingLosses out;
-  out.measured_reference = !reference_estimated;
-  const Components& c1 = reference.job;
-  const Components& cn = at_n.job;
-  // The fastest rank's own work before it arrives (compute and input wait): what the job would
-  // take with no rank to wait for. The job's work plus its sync wait is what it took.
-  Seconds fastest_compute = cn.compute;
-  Seconds fastest_input = cn.input_wait;
-  Seconds fastest_work = cn.compute + cn.input_wait;
-  for (const RankDecomposition& r : at_n.ranks) {
-    const Seconds work = r.mean.compute + r.mean.input_wait;
-    if (work < fastest_work) {
-      fastest_work = work;
-      fastest_compute = r.mean.compute;
-      fastest_input = r.mean.input_wait;
-    }
-  }
+namespace {
+
+// One split of the growth since one replica, from the job's components at N and the fastest
+// rank's compute and input wait; the order of BindingLosses::losses.
+std::array<Seconds, 6> Split(const Components& c1, bool measured_reference, const Components& cn,
+                             Seconds fastest_compute, Seconds fastest_input,
+                             Seconds straggler_excess, Seconds* skew_out) {
+  const Seconds fastest_work = fastest_compute + fastest_input;
   // Whichever rank the job's components came from, the wait for the last rank is in its sync
   // wait (a rank that waited) or in its work above the fastest rank's (the rank waited for).
-  out.skew = std::max(0.0, cn.compute + cn.input_wait + cn.sync_wait - fastest_work);
-  const Seconds stragglers = std::clamp(straggler_excess, 0.0, out.skew);
-  const Seconds imbalance = out.skew - stragglers;
+  const Seconds skew = std::max(0.0, cn.compute + cn.input_wait + cn.sync_wait - fastest_work);
+  const Seconds stragglers = std::clamp(straggler_excess, 0.0, skew);
+  const Seconds imbalance = skew - stragglers;
   // What is not wait for a rank: the job's own work above the fastest rank's, plus its sync
   // wait, minus the skew (non-zero only when the skew was clamped at 0).
-  const Seconds rest = cn.compute + cn.input_wait + cn.sync_wait - fastest_work - out.skew;
+  const Seconds rest = cn.compute + cn.input_wait + cn.sync_wait - fastest_work - skew;
   Seconds compute, input, overhead;
-  if (out.measured_reference) {
+  if (measured_reference) {
     compute = fastest_compute - c1.compute + rest;
     input = fastest_input - c1.input_wait;
     overhead = cn.overhead - c1.overhead;
@@ -59,13 +52,96 @@ BindingLosses SplitLosses(const Decomposition& reference, bool reference_estimat
     input = cn.input_wait;
     overhead = std::max(0.0, cn.overhead);
   }
-  const Seconds transfer = cn.transfer - (out.measured_reference ? c1.transfer : 0.0);
+  const Seconds transfer = cn.transfer - (measured_reference ? c1.transfer : 0.0);
+  if (skew_out != nullptr) *skew_out = skew;
+  return {transfer, stragglers, imbalance, input, overhead, compute};
+}
+
+constexpr Binding kOrder[] = {Binding::kCommunication, Binding::kStragglers, Binding::kImbalance,
+                              Binding::kInput,         Binding::kOverhead,   Binding::kCompute};
+
+}  // namespace
+
+BindingLosses SplitLosses(const Decomposition& reference, bool reference_estimated,
+                          const Decomposition& at_n, Seconds straggler_excess) {
+  BindingLosses out;
+  out.measured_reference = !reference_estimated;
+  const Components& c1 = reference.job;
+  const Components& cn = at_n.job;
+  // The fastest rank's own work before it arrives (compute and input wait): what the job would
+  // take with no rank to wait for. The job's work plus its sync wait is what it took.
+  int fastest = -1;
+  Seconds fastest_work = cn.compute + cn.input_wait;
+  for (size_t r = 0; r < at_n.ranks.size(); ++r) {
+    const Components& m = at_n.ranks[r].mean;
+    if (m.compute + m.input_wait < fastest_work) {
+      fastest_work = m.compute + m.input_wait;
+      fastest = static_cast<int>(r);
+    }
+  }
+  auto fastest_of = [&](const Components& job, const Components* rank) {
+    return rank != nullptr ? std::pair{rank->compute, rank->input_wait}
+                           : std::pair{job.compute, job.input_wait};
+  };
+  const auto [fc, fi] = fastest_of(cn, fastest >= 0 ? &at_n.ranks[fastest].mean : nullptr);
+  const std::array<Seconds, 6> seconds =
+      Split(c1, out.measured_reference, cn, fc, fi, straggler_excess, &out.skew);
+
+  // Each candidate's interval: the split recomputed on block-bootstrap resamples of the N-replica
+  // run's steps (the job's and the fastest rank's components averaged over the resampled steps;
+  // the reference held fixed).
+  const size_t steps = at_n.job_per_step.size();
+  const bool per_step =
+      steps > 1 && (fastest < 0 || (static_cast<size_t>(fastest) < at_n.ranks_per_step.size() &&
+                                    at_n.ranks_per_step[fastest].size() == steps));
+  std::array<Estimate, 6> estimates;
+  for (size_t i = 0; i < 6; ++i) estimates[i] = Estimate::Exact(seconds[i]);
+  if (per_step) {
+    std::vector<double> indices(steps);
+    for (size_t s = 0; s < steps; ++s) indices[s] = static_cast<double>(s);
+    BootstrapOptions options;
+    options.block = std::max(1, static_cast<int>(std::lround(std::sqrt(steps))));
+    for (size_t i = 0; i < 6; ++i) {
+      estimates[i] = Bootstrap(
+          indices,
+          [&](const std::vector<double>& sample) {
+            Components job, rank;
+            for (double x : sample) {
+              const size_t s = static_cast<size_t>(x);
+              job = job + at_n.job_per_step[s];
+              if (fastest >= 0) rank = rank + at_n.ranks_per_step[fastest][s];
+            }
+            const double inv = 1.0 / static_cast<double>(sample.size());
+            job = job * inv;
+            rank = rank * inv;
+            const auto [c, in] = fastest_of(job, fastest >= 0 ? &rank : nullptr);
+            return Split(c1, out.measured_reference, job, c, in, straggler_excess, nullptr)[i];
+          },
+          options);
+    }
+  }
   const double n = at_n.replicas;
   const double tn = cn.step;
-  auto loss = [&](Binding b, Seconds s) { return BindingLoss{b, s, tn > 0 ? n * s / tn : 0}; };
-  out.losses = {loss(Binding::kCommunication, transfer), loss(Binding::kStragglers, stragglers),
-                loss(Binding::kImbalance, imbalance),    loss(Binding::kInput, input),
-                loss(Binding::kOverhead, overhead),      loss(Binding::kCompute, compute)};
+  for (size_t i = 0; i < 6; ++i) {
+    BindingLoss l;
+    l.binding = kOrder[i];
+    l.seconds = seconds[i];
+    l.devices = tn > 0 ? n * seconds[i] / tn : 0;
+    l.estimate = estimates[i];
+    out.losses.push_back(l);
+  }
+  return out;
+}
+
+std::vector<const BindingLoss*> BindingLosses::Unresolved() const {
+  std::vector<const BindingLoss*> out;
+  const BindingLoss* top = Top();
+  if (top == nullptr) return out;
+  out.push_back(top);
+  for (const BindingLoss& l : losses) {
+    if (&l != top && l.seconds > 0 && l.estimate.Overlaps(top->estimate)) out.push_back(&l);
+  }
+  if (out.size() == 1) out.clear();
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analysis/decomposition.h"
+#include "core/estimate.h"
 #include "core/vocabulary.h"
 
 namespace stepscope::analysis {
@@ -15,6 +16,12 @@ struct BindingLoss {
   Binding binding = Binding::kCompute;
   Seconds seconds = 0;  // per step, at N (negative: the candidate gained time)
   double devices = 0;   // N * seconds / T(N): devices lost to it
+  // `seconds` with its interval: moving-block bootstrap over the N-replica run's steps
+  // (exact when the run has no per-step series).
+  Estimate estimate;
+  Estimate DevicesEstimate(double n, Seconds step) const {
+    return step > 0 ? estimate * (n / step) : Estimate{};
+  }
 };
 
 struct BindingLosses {
@@ -26,6 +33,9 @@ struct BindingLosses {
                                     // compute, in that order
   const BindingLoss* Top() const;   // the largest positive loss, nullptr when none is
   const BindingLoss& Of(Binding b) const;
+  // The top candidate and every other positive one whose interval overlaps the top's: the
+  // candidates the noise cannot tell apart. Empty when the top one stands clear (or none is).
+  std::vector<const BindingLoss*> Unresolved() const;
 };
 
 // `straggler_excess` is the seconds per step the named straggler ranks add (0 when none).

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <string_view>
 
 #include "analysis/attribution.h"
 #include "analysis/noise_scale.h"
 #include "analysis/scaling.h"
+#include "core/text_format.h"
 
 namespace stepscope::analysis {
 namespace {
@@ -152,6 +154,39 @@ Result<std::vector<DiagnosisPoint>> BuildPoints(const std::vector<RunSet>& runs,
   return points;
 }
 
+namespace {
+
+// Warns for every run the emulation did not fully honour, and sums the pacing of the runs that
+// decide the binding: the largest replica count and the 1-replica reference.
+std::optional<EmulationHonesty> DecidingHonesty(const std::vector<RunSet>& runs, int largest,
+                                                std::vector<std::string>* warnings) {
+  std::optional<EmulationHonesty> sum;
+  for (const RunSet& run : runs) {
+    if (!run.honesty) continue;
+    const EmulationHonesty& h = *run.honesty;
+    std::set<int> ranks;
+    for (const StepRecord& r : run.baseline) ranks.insert(r.rank);
+    const int n = run.replicas > 0 ? run.replicas : static_cast<int>(ranks.size());
+    if (h.unhonoured_segments > 0 || h.unhonoured_links > 0) {
+      warnings->push_back(fmt::format(
+          "emulation at {} replica(s): {} of {} paced compute segments ({}) and {} of {} link "
+          "reductions ({}) ran slower than the emulated device or link: the host could not "
+          "honour the emulation there",
+          n, h.unhonoured_segments, h.paced_segments, Pct(h.SegmentShare(), 1), h.unhonoured_links,
+          h.link_reductions, Pct(h.LinkShare(), 1)));
+    }
+    if (n != largest && n != 1) continue;
+    if (!sum) sum = EmulationHonesty{};
+    sum->paced_segments += h.paced_segments;
+    sum->unhonoured_segments += h.unhonoured_segments;
+    sum->unhonoured_links += h.unhonoured_links;
+    sum->link_reductions += h.link_reductions;
+  }
+  return sum;
+}
+
+}  // namespace
+
 Result<Diagnosis> BuildDiagnosis(const std::vector<RunSet>& runs, const DiagnoseOptions& options) {
   Diagnosis d;
   d.source = options.source;
@@ -190,6 +225,7 @@ Result<Diagnosis> BuildDiagnosis(const std::vector<RunSet>& runs, const Diagnose
   in.skew = largest.skew;
   in.noise = d.noise_scale;
   in.cost = options.cost;
+  in.emulation = DecidingHonesty(runs, largest.scaling.replicas, &d.warnings);
   d.verdict = DecideVerdict(in, options.verdict);
   if (d.source.throughput_unit == ThroughputUnit::kSteps) SpeakInSteps(&d);
   return d;

@@ -22,6 +22,9 @@ struct RunSet {
   std::optional<std::vector<StepRecord>> no_reduce;
   std::optional<std::vector<StepRecord>> synthetic_input;
   std::optional<std::vector<StepRecord>> double_batch;
+  // Emulated runs: how well the emulation honoured the baseline run (its run.json); nullopt when
+  // not emulated or unknown.
+  std::optional<EmulationHonesty> honesty;
 };
 
 struct DiagnoseOptions {

@@ -58,10 +58,12 @@ namespace {
 
 // Throughput with its interval from the job's step times. Blocks of about sqrt(steps) steps keep
 // the step-to-step correlation (a slow phase spans several steps) inside each resample.
-Estimate ThroughputEstimate(const std::vector<double>& job_steps, double samples_per_step) {
+Estimate ThroughputEstimate(const std::vector<double>& job_steps, double samples_per_step,
+                            Estimate* step_estimate) {
   BootstrapOptions options;
   options.block = std::max(1, static_cast<int>(std::lround(std::sqrt(job_steps.size()))));
   const Estimate step = BootstrapMean(job_steps, options);
+  *step_estimate = step;
   auto rate = [&](double s) { return s > 0 ? samples_per_step / s : 0.0; };
   return {rate(step.value), rate(step.high), rate(step.low)};
 }
@@ -69,21 +71,35 @@ Estimate ThroughputEstimate(const std::vector<double>& job_steps, double samples
 }  // namespace
 
 Seconds SyncWait(const StepRecord& record, const std::map<int, Seconds>& last_arrival) {
-  // The rank's wait for late ranks is exposed only after its own last arrival (its backward has
-  // ended by then): from that moment until the latest arrival of any rank at any collective.
-  bool any = false;
+  // The rank's wait for late ranks is exposed only after its own last arrival a (its backward
+  // has ended by then), and lasts at most its exposed communication: the window [a, a + exposed].
+  // Walking the collectives in launch order along that window, collective k waits for arrivals
+  // until its latest arrival last(k), and then moves bytes until it ends on this rank; only the
+  // first is sync wait. A reduction still in flight when the next late rank arrives is transfer.
+  std::vector<const CollectiveRecord*> taking_part;
   Seconds own_last = 0;
-  Seconds all_last = 0;
   for (const CollectiveRecord& c : record.collectives) {
-    auto it = last_arrival.find(c.index);
-    if (it == last_arrival.end()) continue;
-    own_last = any ? std::max(own_last, c.ready) : c.ready;
-    all_last = any ? std::max(all_last, it->second) : it->second;
-    any = true;
+    if (last_arrival.find(c.index) == last_arrival.end()) continue;
+    own_last = taking_part.empty() ? c.ready : std::max(own_last, c.ready);
+    taking_part.push_back(&c);
   }
-  if (!any) return 0;
-  const Seconds wait = std::max<Seconds>(0, all_last - own_last);
-  return std::min(wait, std::max<Seconds>(0, record.exposed_comm));
+  if (taking_part.empty()) return 0;
+  std::stable_sort(
+      taking_part.begin(), taking_part.end(),
+      [](const CollectiveRecord* a, const CollectiveRecord* b) { return a->index < b->index; });
+  const Seconds exposed = std::max<Seconds>(0, record.exposed_comm);
+  const Seconds window_end = own_last + exposed;
+  Seconds cursor = own_last;  // how far along the window the walk has come
+  Seconds wait = 0;
+  for (const CollectiveRecord* c : taking_part) {
+    const Seconds arrivals_done = std::min(last_arrival.at(c->index), window_end);
+    if (arrivals_done > cursor) {
+      wait += arrivals_done - cursor;
+      cursor = arrivals_done;
+    }
+    cursor = std::max(cursor, std::min(c->end, window_end));
+  }
+  return std::min(wait, exposed);
 }
 
 Components StepComponents(const StepRecord& record, const std::map<int, Seconds>& last_arrival) {
@@ -227,6 +243,36 @@ std::map<int, Seconds> LastArrivals(const std::vector<const StepRecord*>& step) 
   return last;
 }
 
+size_t CriticalRank(const std::vector<const StepRecord*>& step,
+                    const std::map<int, Seconds>& last_arrival) {
+  size_t critical = 0;
+  if (last_arrival.empty()) {
+    for (size_t r = 1; r < step.size(); ++r) {
+      if (step[r]->step_time() > step[critical]->step_time()) critical = r;
+    }
+    return critical;
+  }
+  // The step's last collective: the latest latest-arrival (the later index on a tie).
+  int last_k = last_arrival.begin()->first;
+  for (const auto& [k, t] : last_arrival) {
+    if (t >= last_arrival.at(last_k)) last_k = k;
+  }
+  Seconds latest = 0;
+  bool found = false;
+  for (size_t r = 0; r < step.size(); ++r) {
+    for (const CollectiveRecord& c : step[r]->collectives) {
+      if (c.index != last_k) continue;
+      if (!found || c.ready > latest) {
+        latest = c.ready;
+        critical = r;
+        found = true;
+      }
+      break;
+    }
+  }
+  return critical;
+}
+
 Result<Decomposition> Decompose(const std::vector<StepRecord>& records) {
   Result<MatchedSteps> matched = MatchSteps(records);
   if (!matched.ok()) return matched.status();
@@ -243,22 +289,30 @@ Result<Decomposition> Decompose(const std::vector<StepRecord>& records) {
   std::vector<double> rank_samples(nranks, 0);
   std::vector<double> job_steps;
   Components job_sum;
+  d.ranks_per_step.assign(nranks, {});
   double samples_sum = 0;
   for (const auto& row : m.steps) {
     const std::map<int, Seconds> last = LastArrivals(row);
-    Components slowest_c;
+    const size_t critical = CriticalRank(row, last);
+    Components critical_c;
+    Seconds job_step = 0;
     for (size_t r = 0; r < nranks; ++r) {
       const Components c = StepComponents(*row[r], last);
       rank_sum[r] = rank_sum[r] + c;
       rank_steps[r].push_back(c.step);
       rank_samples[r] += static_cast<double>(row[r]->samples);
       samples_sum += static_cast<double>(row[r]->samples);
-      if (r == 0 || c.step > slowest_c.step) {
-        slowest_c = c;
-      }
+      d.ranks_per_step[r].push_back(c);
+      if (r == critical) critical_c = c;
+      job_step = r == 0 ? c.step : std::max(job_step, c.step);
     }
-    job_sum = job_sum + slowest_c;
-    job_steps.push_back(slowest_c.step);
+    // The step lasts as long as its slowest rank; what that rank spent beyond the critical
+    // rank's own step (a longer update after the last collective, an earlier start) is overhead.
+    critical_c.overhead += job_step - critical_c.step;
+    critical_c.step = job_step;
+    job_sum = job_sum + critical_c;
+    job_steps.push_back(job_step);
+    d.job_per_step.push_back(critical_c);
   }
   const double inv = 1.0 / static_cast<double>(nsteps);
   d.job = job_sum * inv;
@@ -266,7 +320,7 @@ Result<Decomposition> Decompose(const std::vector<StepRecord>& records) {
   d.step_p90 = Percentile(job_steps, 90);
   d.samples_per_step = samples_sum * inv;
   d.samples_per_s = d.job.step > 0 ? d.samples_per_step / d.job.step : 0;
-  d.throughput = ThroughputEstimate(job_steps, d.samples_per_step);
+  d.throughput = ThroughputEstimate(job_steps, d.samples_per_step, &d.step_estimate);
   if (d.job.step <= 0) {
     d.warnings.push_back("mean job step time is not positive; throughput reported as 0");
   }

@@ -34,8 +34,8 @@ struct Components {
 // The five components a step splits into, in stacking order, and one of them by name (0 for
 // Component::kResidual, which is not part of a step).
 inline constexpr Component kStepComponents[] = {Component::kCompute, Component::kInputWait,
-                                                 Component::kSyncWait, Component::kTransfer,
-                                                 Component::kOverhead};
+                                                Component::kSyncWait, Component::kTransfer,
+                                                Component::kOverhead};
 Seconds Of(const Components& c, Component which);
 
 // Componentwise sum and scaling, for averaging.
@@ -61,6 +61,12 @@ struct MatchedSteps {
 // no records, when a rank reports the same step twice, or when no step is left.
 Result<MatchedSteps> MatchSteps(const std::vector<StepRecord>& records);
 
+// The rank the step waited for (index into `step`): the one that arrived last at the step's last
+// collective, the collective taking part with the latest latest-arrival (the first such rank on
+// a tie); without collectives taking part, the rank with the largest step time.
+size_t CriticalRank(const std::vector<const StepRecord*>& step,
+                    const std::map<int, Seconds>& last_arrival);
+
 // Latest arrival (ready time) per collective index over the ranks of one step; only collective
 // indices present on every rank take part.
 std::map<int, Seconds> LastArrivals(const std::vector<const StepRecord*>& step);
@@ -74,9 +80,11 @@ struct RankDecomposition {
 };
 
 struct Decomposition {
-  int replicas = 0;      // number of ranks
-  int64_t steps = 0;     // matched steady-state steps used
-  Components job;        // per step the slowest rank's components, averaged over steps
+  int replicas = 0;   // number of ranks
+  int64_t steps = 0;  // matched steady-state steps used
+  // Per step the critical rank's components (CriticalRank; its overhead holds what the slowest
+  // rank spent beyond it, so that `step` is the slowest rank's), averaged over steps.
+  Components job;
   Seconds step_p50 = 0;  // of the job step time (slowest rank per step)
   Seconds step_p90 = 0;
   double samples_per_step = 0;  // summed over ranks, mean over steps
@@ -84,7 +92,12 @@ struct Decomposition {
   // samples_per_s with its interval: moving-block bootstrap over the job's steps
   // (docs/metrics.md, "Estimates").
   Estimate throughput;
+  Estimate step_estimate;                // job.step with its interval (the same bootstrap)
   std::vector<RankDecomposition> ranks;  // ordered by rank
+  // Per matched step, for bootstraps over steps: the job's components, and each rank's
+  // (ranks_per_step[r][s], r in the order of `ranks`).
+  std::vector<Components> job_per_step;
+  std::vector<std::vector<Components>> ranks_per_step;
   std::vector<std::string> warnings;
 };
 

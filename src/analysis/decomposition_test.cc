@@ -63,15 +63,15 @@ TEST(Decomposition, CollectiveMissingOnARankIsIgnored) {
   EXPECT_NEAR(SyncWait(r0, last), 0.10, 1e-12);
 }
 
-TEST(Decomposition, JobIsTheSlowestRankPerStepAndThroughputSumsRanks) {
+TEST(Decomposition, JobFollowsTheLastArrivingRankAndThroughputSumsRanks) {
   std::vector<StepRecord> records;
   StepRecord warm = Rank(0, 0, 1.0, 1.2, 5.0);
   warm.warmup = true;
   records.push_back(warm);
   records.push_back(Rank(0, 1, 1.00, 1.20, 0.16));  // step 0.462 s: slowest
-  records.push_back(Rank(1, 1, 1.10, 1.30, 0.05));  // step 0.452 s
+  records.push_back(Rank(1, 1, 1.10, 1.30, 0.05));  // step 0.452 s, last at collective 1
   records.push_back(Rank(0, 2, 1.00, 1.20, 0.10));  // step 0.402 s
-  records.push_back(Rank(1, 2, 1.10, 1.30, 0.20));  // step 0.602 s: slowest
+  records.push_back(Rank(1, 2, 1.10, 1.30, 0.20));  // step 0.602 s: slowest, last
   records.push_back(Rank(0, 3, 1.00, 1.20, 0.10));  // only on rank 0: dropped
   Result<Decomposition> d = Decompose(records);
   ASSERT_TRUE(d.ok()) << d.status().message();
@@ -79,15 +79,56 @@ TEST(Decomposition, JobIsTheSlowestRankPerStepAndThroughputSumsRanks) {
   EXPECT_EQ(d->steps, 2);
   ASSERT_EQ(d->warnings.size(), 1u);
   EXPECT_NE(d->warnings[0].find("step 3"), std::string::npos);
-  // Step 1: rank 0 at 0.462 s is the slowest; step 2: rank 1 at 0.602 s.
+  // The job's step is the slowest rank's; its components are rank 1's, the rank everybody
+  // waited for at the last collective: no sync wait on that path. In step 1 rank 0 took 0.010 s
+  // longer than rank 1 after it: overhead.
   EXPECT_NEAR(d->job.step, (0.462 + 0.602) / 2, 1e-12);
-  EXPECT_NEAR(d->job.sync_wait, (0.10 + 0.0) / 2, 1e-12);
-  EXPECT_NEAR(d->job.transfer, (0.06 + 0.20) / 2, 1e-12);
+  EXPECT_NEAR(d->job.sync_wait, 0.0, 1e-12);
+  EXPECT_NEAR(d->job.transfer, (0.05 + 0.20) / 2, 1e-12);
+  EXPECT_NEAR(d->job.overhead, (0.012 + 0.002) / 2, 1e-12);
+  EXPECT_NEAR(
+      d->job.compute + d->job.input_wait + d->job.sync_wait + d->job.transfer + d->job.overhead,
+      d->job.step, 1e-12);
   EXPECT_NEAR(d->samples_per_step, 32, 1e-12);
   EXPECT_NEAR(d->samples_per_s, 32 / d->job.step, 1e-9);
   ASSERT_EQ(d->ranks.size(), 2u);
   EXPECT_NEAR(d->ranks[0].mean.sync_wait, (0.10 + 0.10) / 2, 1e-12);
   EXPECT_NEAR(d->ranks[1].mean.exposed_comm, (0.05 + 0.20) / 2, 1e-12);
+  ASSERT_EQ(d->job_per_step.size(), 2u);
+  ASSERT_EQ(d->ranks_per_step.size(), 2u);
+  EXPECT_NEAR(d->ranks_per_step[0][1].sync_wait, 0.10, 1e-12);
+  EXPECT_TRUE(d->step_estimate.Contains(d->job.step));
+}
+
+TEST(Decomposition, CriticalRankIsLastAtTheLastCollectiveNotTheLongestStep) {
+  // Rank 1 arrives last at collective 1 but started late, so rank 0's step is longer.
+  StepRecord r0 = Rank(0, 1, 1.00, 1.20, 0.15);
+  StepRecord r1 = Rank(1, 1, 1.10, 1.30, 0.05);
+  r1.start = 1.0;
+  r1.compute = 0.29;
+  EXPECT_GT(r0.step_time(), r1.step_time());
+  EXPECT_EQ(CriticalRank({&r0, &r1}, LastArrivals({&r0, &r1})), 1u);
+  // Without collectives: the rank with the largest step.
+  r0.collectives.clear();
+  r1.collectives.clear();
+  EXPECT_EQ(CriticalRank({&r0, &r1}, LastArrivals({&r0, &r1})), 0u);
+}
+
+TEST(Decomposition, ATransferInFlightWhileWaitingIsTransferNotSyncWait) {
+  // Rank 0's backward ends at 1.20 with collective 0 (all arrived at 1.10) still reducing until
+  // 1.25; collective 1 waits for rank 1 until 1.30 and ends at 1.32. Along the path: transfer
+  // 1.20-1.25, sync wait 1.25-1.30, transfer 1.30-1.32.
+  StepRecord r0 = Rank(0, 5, 1.00, 1.20, 0.12);
+  StepRecord r1 = Rank(1, 5, 1.10, 1.30, 0.02);
+  for (StepRecord* r : {&r0, &r1}) {
+    r->collectives[0].start = 1.10;
+    r->collectives[0].end = 1.25;
+    r->collectives[1].start = 1.30;
+    r->collectives[1].end = 1.32;
+  }
+  const Components c0 = StepComponents(r0, LastArrivals({&r0, &r1}));
+  EXPECT_NEAR(c0.sync_wait, 0.05, 1e-12);
+  EXPECT_NEAR(c0.transfer, 0.07, 1e-12);
 }
 
 TEST(Decomposition, ErrorsAreNamed) {

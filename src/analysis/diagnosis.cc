@@ -58,6 +58,7 @@ json AblationsJson(const AblationReport& a) {
                       {"measured", c.measured},
                       {"predicted", ToJson(c.Accepted())},
                       {"predicted_high", c.predicted_high},
+                      {"noise", c.noise},
                       {"agrees", c.agrees},
                       {"sentence", c.sentence}});
   }
@@ -136,9 +137,16 @@ json VerdictJson(const Verdict& v) {
                       {"seconds_per_step", l.seconds},
                       {"devices", l.devices}});
   }
+  json candidates = json::array();
+  for (const BindingCandidate& c : v.candidates) {
+    candidates.push_back({{"binding", ToString(c.binding)},
+                          {"seconds_per_step", ToJson(c.seconds)},
+                          {"devices", ToJson(c.devices)}});
+  }
   return {{"binding", ToString(v.binding)},
           {"throughput_constraint", ToString(v.throughput_constraint)},
           {"losses", losses},
+          {"candidates", candidates},
           {"straggler_ranks", v.straggler_ranks},
           {"evidence", v.evidence},
           {"levers", levers},
@@ -336,6 +344,7 @@ Status ReadAblations(const json& j, const std::string& p, int version, AblationR
       STEPSCOPE_RETURN_IF_ERROR(GetEstimate(e, q, "predicted", &accepted));
       c.predicted = accepted.value;
       c.tolerance = accepted.value - accepted.low;
+      if (e.contains("noise")) STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "noise", &c.noise));
     }
     STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "agrees", &c.agrees));
     STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "sentence", &c.sentence));
@@ -459,6 +468,18 @@ Status ReadVerdict(const json& j, const std::string& p, int version, Verdict* v)
       STEPSCOPE_RETURN_IF_ERROR(Get((*losses)[i], q, "seconds_per_step", &l.seconds));
       STEPSCOPE_RETURN_IF_ERROR(Get((*losses)[i], q, "devices", &l.devices));
       v->losses.push_back(l);
+    }
+    if (j.contains("candidates")) {  // absent in version 2 files written before it was added
+      const json* candidates = nullptr;
+      STEPSCOPE_RETURN_IF_ERROR(GetArray(j, p, "candidates", &candidates));
+      for (size_t i = 0; i < candidates->size(); ++i) {
+        const std::string q = At(p, "candidates", i);
+        BindingCandidate c;
+        STEPSCOPE_RETURN_IF_ERROR(GetEnum((*candidates)[i], q, "binding", &c.binding));
+        STEPSCOPE_RETURN_IF_ERROR(GetEstimate((*candidates)[i], q, "seconds_per_step", &c.seconds));
+        STEPSCOPE_RETURN_IF_ERROR(GetEstimate((*candidates)[i], q, "devices", &c.devices));
+        v->candidates.push_back(c);
+      }
     }
   }
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "quality_note", &v->quality_note));

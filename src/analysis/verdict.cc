@@ -45,6 +45,37 @@ void AddAblationEvidence(const AblationReport& ablations, AblationCheckKind kind
   }
 }
 
+bool Has(const std::vector<BindingCandidate>& c, Binding b) {
+  for (const BindingCandidate& x : c) {
+    if (x.binding == b) return true;
+  }
+  return false;
+}
+
+// What to run to tell the candidates apart.
+std::string SeparateAdvice(const std::vector<BindingCandidate>& c) {
+  std::vector<std::string> runs;
+  if (Has(c, Binding::kCommunication)) {
+    runs.push_back(
+        "the no-reduce ablation (train --no-reduce: communication goes, a slow rank "
+        "stays slow)");
+  }
+  if (Has(c, Binding::kInput)) {
+    runs.push_back("the synthetic-input ablation (train --synthetic-input: input wait goes)");
+  }
+  runs.push_back("more steps or repeated runs (diagnose --repeats 3) so that the intervals narrow");
+  return fmt::format("To separate them, run {}.", fmt::join(runs, "; or "));
+}
+
+std::string CandidateWords(const std::vector<BindingCandidate>& c) {
+  std::vector<std::string> parts;
+  for (const BindingCandidate& x : c) {
+    parts.push_back(fmt::format("{} {} to {} devices", ToString(x.binding), Fixed(x.devices.low, 2),
+                                Fixed(x.devices.high, 2)));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 }  // namespace
 
 std::string_view DecisionWords(Decision d) {
@@ -97,9 +128,52 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
     // One replica count: the wait that dominates, when it is a sizeable part of the step.
     v.binding = top->seconds >= (1 - o.none_efficiency) * t ? top->binding : Binding::kNone;
   }
+  // Candidates within the noise of each other: none of them can be named.
+  if (top != nullptr && v.binding == top->binding) {
+    for (const BindingLoss* l : split.Unresolved()) {
+      v.candidates.push_back({l->binding, l->estimate, l->DevicesEstimate(n, t)});
+    }
+    if (!v.candidates.empty()) v.binding = Binding::kInconclusive;
+  }
   // The ablations tell input starvation and communication apart.
   const AblationCheck* nr = FindCheck(in.ablations, AblationCheckKind::kNoReduce);
   const AblationCheck* si = FindCheck(in.ablations, AblationCheckKind::kSyntheticInput);
+  if (nr != nullptr && si != nullptr && v.binding == Binding::kInconclusive &&
+      v.candidates.size() == 2 && Has(v.candidates, Binding::kCommunication) &&
+      Has(v.candidates, Binding::kInput)) {
+    const bool input = si->measured > o.override_ratio * nr->measured;
+    const bool comm = nr->measured > o.override_ratio * si->measured;
+    if (input || comm) {
+      v.binding = input ? Binding::kInput : Binding::kCommunication;
+      v.evidence.push_back(fmt::format(
+          "communication and input lost devices within the noise of each other; the "
+          "{} ablation saved {} per step against {} for {}: {} binds",
+          input ? "synthetic-input" : "no-reduce", Ms(input ? si->measured : nr->measured),
+          Ms(input ? nr->measured : si->measured), input ? "no-reduce" : "synthetic input",
+          ToString(v.binding)));
+      v.candidates.clear();
+    }
+  }
+  // The emulation must have honoured the runs that decide the binding.
+  std::string emulation_reason;
+  if (in.emulation) {
+    const double seg = in.emulation->SegmentShare();
+    const double link = in.emulation->LinkShare();
+    if (seg > o.max_unhonoured_share || link > o.max_unhonoured_share) {
+      emulation_reason = fmt::format(
+          "the emulation could not honour {} of the paced compute segments and {} of the link "
+          "reductions of the runs that decide the binding (more than {}): the host was too "
+          "slow or too busy for the emulated devices and links, so no cause is named",
+          Pct(seg, 1), Pct(link, 1), Pct(o.max_unhonoured_share, 1));
+      if (v.binding != Binding::kNone) {
+        if (v.binding != Binding::kInconclusive && top != nullptr) {
+          v.candidates = {{top->binding, top->estimate, top->DevicesEstimate(n, t)}};
+        }
+        v.binding = Binding::kInconclusive;
+      }
+      v.evidence.push_back(emulation_reason);
+    }
+  }
   if (nr != nullptr && si != nullptr) {
     if (v.binding == Binding::kCommunication && si->measured > o.override_ratio * nr->measured &&
         si->measured >= o.waste_share * t) {
@@ -148,6 +222,11 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
   } else if (v.binding == Binding::kOverhead) {
     v.evidence.push_back(fmt::format("per-step overhead is {} of the {} step ({})", Ms(c.overhead),
                                      Ms(t), Pct(c.overhead, t)));
+  } else if (v.binding == Binding::kInconclusive && !v.candidates.empty()) {
+    v.evidence.push_back(fmt::format(
+        "the candidates lost devices within the noise of each other (90% intervals): {}",
+        CandidateWords(v.candidates)));
+    v.evidence.push_back(SeparateAdvice(v.candidates));
   } else if (v.binding == Binding::kCompute) {
     v.evidence.push_back(fmt::format(
         "no waiting component is large (compute {} of the {} step): the lost throughput is "
@@ -221,6 +300,12 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
         fmt::format("up to {} of transfer hidden behind {} of backward", Ms(hidden), Ms(backward)));
     add_lever(Lever::kLowPrecisionReduction, "reduce gradients in bf16/fp16 (measure the loss)",
               x_at(t - c.transfer / 2), fmt::format("transfer {} halves", Ms(c.transfer)));
+    if (v.binding == Binding::kImbalance) {
+      const double imbalance = split.Of(Binding::kImbalance).seconds;
+      add_lever(Lever::kBalanceLengths,
+                "length-bucketed batches so ranks get similar work (train --balance-lengths)",
+                x_at(t - imbalance), fmt::format("imbalance wait {} -> ~0", Ms(imbalance)));
+    }
     if (!v.straggler_ranks.empty()) {
       add_lever(
           Lever::kRemoveStraggler,
@@ -328,6 +413,15 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
         v.throughput_constraint == Binding::kInput ? "the input pipeline" : "per-step overhead");
   } else if (v.binding == Binding::kNone) {
     what = "The job scales well: nothing but the useful compute limits it.";
+  } else if (v.binding == Binding::kInconclusive && !emulation_reason.empty()) {
+    what = fmt::format("No binding constraint can be named: {}.", emulation_reason);
+  } else if (v.binding == Binding::kInconclusive && !v.candidates.empty()) {
+    what = fmt::format(
+        "No single binding constraint can be named: {} lost devices within the noise of each "
+        "other. {}",
+        CandidateWords(v.candidates), SeparateAdvice(v.candidates));
+  } else if (v.binding == Binding::kInconclusive) {
+    what = "No binding constraint can be named from this evidence.";
   } else if (v.binding == Binding::kImbalance) {
     what = "Imbalance binds: a different rank is slowest each step and the others wait for it.";
   } else if (v.binding == Binding::kCompute) {

@@ -30,6 +30,9 @@ struct VerdictOptions {
   double levers_recover_a_lot = 0.15;  // "not yet" when levers gain this fraction of X or more
   double min_lever_gain = 0.02;        // levers below this fraction of X are left out
   double override_ratio = 1.5;         // an ablation's drop this many times the other's wins
+  // The verdict names no cause when more than this share of the paced segments of the runs
+  // that decide it were not honoured by the emulation (docs/metrics.md, "Emulation honesty").
+  double max_unhonoured_share = 0.05;
 };
 
 // One recommended free lever with its expected effect.
@@ -40,6 +43,29 @@ struct LeverAdvice {
   double expected_gain_samples_per_s = 0;
   double expected_efficiency = 0;  // 0 when the curve has no reference
   std::string basis;               // which components the estimate comes from
+};
+
+// A binding candidate the noise (or the emulation) could not rule out, with its loss.
+struct BindingCandidate {
+  Binding binding = Binding::kCompute;
+  Estimate seconds;  // per step, with its interval (BindingLoss::estimate)
+  Estimate devices;  // N * seconds / T(N)
+};
+
+// How well the emulation honoured the runs that decide the binding (run.json `emulation`).
+struct EmulationHonesty {
+  int64_t paced_segments = 0;
+  int64_t unhonoured_segments = 0;
+  int64_t unhonoured_links = 0;  // link reductions the pacer could not slow down enough
+  int64_t link_reductions = 0;   // paced link reductions (0 when unknown or no link emulated)
+  // unhonoured_segments / paced_segments and unhonoured_links / link_reductions (0 when
+  // nothing was paced).
+  double SegmentShare() const {
+    return paced_segments > 0 ? static_cast<double>(unhonoured_segments) / paced_segments : 0;
+  }
+  double LinkShare() const {
+    return link_reductions > 0 ? static_cast<double>(unhonoured_links) / link_reductions : 0;
+  }
 };
 
 struct CostPoint {
@@ -59,6 +85,9 @@ struct Verdict {
   // lever, not a scaling loss. kNone when neither is large.
   Binding throughput_constraint = Binding::kNone;
   std::vector<BindingLoss> losses;  // the devices each candidate lost at the largest count
+  // With binding kInconclusive: the candidates that could not be told apart, largest first
+  // (empty otherwise, and when the emulation was not honoured).
+  std::vector<BindingCandidate> candidates;
   std::vector<int> straggler_ranks;
   std::vector<std::string> evidence;
   std::vector<LeverAdvice> levers;  // in order of cost, cheapest first
@@ -79,6 +108,8 @@ struct VerdictInputs {
   SkewReport skew;                   // at the largest replica count
   NoiseScale noise;
   CostInputs cost;
+  // Emulated runs only: pacing of the runs at the largest count and the reference, summed.
+  std::optional<EmulationHonesty> emulation;
 };
 
 Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& options = {});

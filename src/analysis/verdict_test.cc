@@ -133,6 +133,147 @@ TEST(Verdict, RotatingImbalanceIsNotCommunication) {
   EXPECT_EQ(d.verdict.binding, Binding::kImbalance) << d.verdict.explanation;
 }
 
+TEST(Verdict, ImbalanceAdvisesBalancedLengths) {
+  SyntheticRunSpec base;
+  base.compute = 0.010;
+  base.bucket_time = 0.0003;
+  base.jitter = 0.6;
+  const Diagnosis d = Diagnose(Sweep(base, {1, 4}, [](int, SyntheticRunSpec*) {}));
+  ASSERT_EQ(d.verdict.binding, Binding::kImbalance) << d.verdict.explanation;
+  ASSERT_TRUE(HasLever(d.verdict, Lever::kBalanceLengths));
+  const double imbalance = [&] {
+    for (const BindingLoss& l : d.verdict.losses)
+      if (l.binding == Binding::kImbalance) return l.seconds;
+    return 0.0;
+  }();
+  const Decomposition& at4 = d.points.back().decomposition;
+  for (const LeverAdvice& l : d.verdict.levers) {
+    if (l.lever != Lever::kBalanceLengths) continue;
+    // The gain of removing the imbalance seconds from the step.
+    EXPECT_NEAR(l.expected_samples_per_s, at4.samples_per_step / (at4.job.step - imbalance), 1e-6);
+    EXPECT_NE(l.action.find("--balance-lengths"), std::string::npos);
+  }
+}
+
+TEST(Verdict, CriticalPathPutsTheStragglersWorkInItsComponentsAndItsLossInStragglers) {
+  // Rank 2 computes 1.5x as long with two buckets: the job's components come from rank 2,
+  // the rank everybody waited for, so the job has no sync wait and rank 2's compute.
+  SyntheticRunSpec base;
+  base.compute = 0.010;
+  base.bucket_time = 0.0005;
+  base.buckets = 2;
+  base.rank_compute_factor[2] = 1.5;
+  const Diagnosis d = Diagnose(Sweep(base, {1, 4}, [](int, SyntheticRunSpec*) {}));
+  const Components& job = d.points.back().decomposition.job;
+  EXPECT_NEAR(job.compute, 0.015, 1e-9);
+  EXPECT_NEAR(job.sync_wait, 0.0, 1e-9);
+  EXPECT_NEAR(job.compute + job.input_wait + job.sync_wait + job.transfer + job.overhead, job.step,
+              1e-12);
+  EXPECT_EQ(d.verdict.binding, Binding::kStragglers) << d.verdict.explanation;
+  // The waterfall sums exactly without a residual; by cause, the 5 ms are the straggler's.
+  ASSERT_TRUE(d.attribution.has_value());
+  double sum = 0;
+  for (const WaterfallLine& l : d.attribution->lines) {
+    EXPECT_NE(l.component, Component::kResidual);
+    sum += l.devices;
+  }
+  EXPECT_NEAR(sum, d.attribution->lost_devices, 1e-9);
+  for (const BindingLoss& l : d.verdict.losses) {
+    if (l.binding == Binding::kStragglers) {
+      EXPECT_NEAR(l.seconds, 0.005, 1e-9);
+    } else if (l.binding == Binding::kCompute) {
+      EXPECT_NEAR(l.seconds, 0.0, 1e-9);
+    }
+  }
+}
+
+// Rotating imbalance at 4 replicas (compute +-60% per rank and step) with one bucket whose
+// transfer takes `transfer_in_imbalances` times the imbalance loss. The compute draws do not
+// depend on the bucket time, so the imbalance loss is the same in every sweep.
+Diagnosis ImbalanceBesideTransfer(double transfer_in_imbalances) {
+  SyntheticRunSpec base;
+  base.compute = 0.010;
+  base.jitter = 0.6;
+  base.bucket_time = 0.0001;
+  auto imbalance_of = [](const Diagnosis& d) {
+    for (const BindingLoss& l : d.verdict.losses)
+      if (l.binding == Binding::kImbalance) return l.seconds;
+    return 0.0;
+  };
+  const double imbalance =
+      imbalance_of(Diagnose(Sweep(base, {1, 4}, [](int, SyntheticRunSpec*) {})));
+  EXPECT_GT(imbalance, 0.001);
+  return Diagnose(Sweep(base, {1, 4}, [&](int n, SyntheticRunSpec* s) {
+    s->bucket_time = n == 1 ? 0.0001 : imbalance * transfer_in_imbalances;
+  }));
+}
+
+TEST(Verdict, TwoCausesWithinTheNoiseAreInconclusive) {
+  // Transfer grew by exactly the imbalance loss: the imbalance's bootstrap interval holds the
+  // transfer's, so neither can be named.
+  const Diagnosis d = ImbalanceBesideTransfer(1.0);
+  ASSERT_EQ(d.verdict.binding, Binding::kInconclusive) << d.verdict.explanation;
+  ASSERT_GE(d.verdict.candidates.size(), 2u);
+  bool comm = false, imbalance = false;
+  for (const BindingCandidate& c : d.verdict.candidates) {
+    comm = comm || c.binding == Binding::kCommunication;
+    imbalance = imbalance || c.binding == Binding::kImbalance;
+    EXPECT_LE(c.seconds.low, c.seconds.value);
+    EXPECT_GE(c.seconds.high, c.seconds.value);
+    EXPECT_GT(c.devices.value, 0);
+  }
+  EXPECT_TRUE(comm && imbalance);
+  EXPECT_EQ(d.verdict.explanation.find("overhead"), std::string::npos) << d.verdict.explanation;
+  EXPECT_NE(d.verdict.explanation.find("within the noise"), std::string::npos);
+  EXPECT_NE(d.verdict.explanation.find("no-reduce"), std::string::npos);
+  // The candidates survive the JSON round trip.
+  Result<Diagnosis> back = DiagnosisFromString(DiagnosisToString(d));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->verdict.candidates.size(), d.verdict.candidates.size());
+  EXPECT_EQ(back->verdict.candidates[0].binding, d.verdict.candidates[0].binding);
+  EXPECT_DOUBLE_EQ(back->verdict.candidates[0].seconds.low, d.verdict.candidates[0].seconds.low);
+}
+
+TEST(Verdict, ACauseWellAboveTheNoiseIsNamed) {
+  const Diagnosis d = ImbalanceBesideTransfer(3.0);
+  EXPECT_EQ(d.verdict.binding, Binding::kCommunication) << d.verdict.explanation;
+  EXPECT_TRUE(d.verdict.candidates.empty());
+}
+
+// The communication-heavy sweep with the pacing of its runs as run.json reports it.
+Diagnosis CommunicationWithPacing(int64_t unhonoured_of_1000) {
+  SyntheticRunSpec base;
+  base.compute = 0.010;
+  std::vector<RunSet> runs = Sweep(
+      base, {1, 4}, [](int n, SyntheticRunSpec* s) { s->bucket_time = 0.008 * 2.0 * (n - 1) / n; });
+  for (RunSet& r : runs) {
+    EmulationHonesty h;
+    h.paced_segments = 1000;
+    h.unhonoured_segments = unhonoured_of_1000;
+    r.honesty = h;
+  }
+  return Diagnose(runs);
+}
+
+TEST(Verdict, UnhonouredEmulationNamesNoCause) {
+  const Diagnosis d = CommunicationWithPacing(200);  // 20% of the segments ran too slow
+  EXPECT_EQ(d.verdict.binding, Binding::kInconclusive);
+  EXPECT_NE(d.verdict.explanation.find("could not honour"), std::string::npos)
+      << d.verdict.explanation;
+  ASSERT_FALSE(d.warnings.empty());
+  bool warned = false;
+  for (const std::string& w : d.warnings) {
+    warned = warned || w.find("200 of 1000 paced compute segments") != std::string::npos;
+  }
+  EXPECT_TRUE(warned);
+}
+
+TEST(Verdict, AFewUnhonouredSegmentsWarnButDoNotOverrule) {
+  const Diagnosis d = CommunicationWithPacing(10);  // 1%
+  EXPECT_EQ(d.verdict.binding, Binding::kCommunication) << d.verdict.explanation;
+  EXPECT_FALSE(d.warnings.empty());
+}
+
 TEST(Verdict, LossesSumToTheLostDevices) {
   SyntheticRunSpec base;
   base.compute = 0.010;

@@ -469,6 +469,19 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
          "id=\"throughput-constraint\">" +
          H(std::string(ToString(v.throughput_constraint))) + "</span>";
   }
+  if (!v.candidates.empty()) {
+    h += "</p>\n<p><b>Candidates within the noise of each other:</b></p>\n<table class=\"num\" "
+         "id=\"candidates\">\n";
+    h += Row({"candidate", "ms per step (90% interval)", "devices lost (90% interval)"}, true);
+    for (const analysis::BindingCandidate& c : v.candidates) {
+      h += Row({H(std::string(ToString(c.binding))),
+                fmt::format("{} ({} to {})", Fixed(1e3 * c.seconds.value, 3),
+                            Fixed(1e3 * c.seconds.low, 3), Fixed(1e3 * c.seconds.high, 3)),
+                fmt::format("{} ({} to {})", Fixed(c.devices.value, 2), Fixed(c.devices.low, 2),
+                            Fixed(c.devices.high, 2))});
+    }
+    h += "</table>\n<p>";
+  }
   h += "</p>\n<p><b>Decision:</b> <span id=\"decision\">" + H(std::string(ToString(v.decision))) +
        "</span>: " + H(std::string(analysis::DecisionWords(v.decision))) + ". " +
        H(v.decision_reason) + "</p>\n";
@@ -521,6 +534,18 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
         Fixed(a.ideal_devices, 0),
         a.reference_estimated ? " The 1-replica reference was estimated, not measured." : "");
     h += chart_div("waterfall");
+    if (!a.reference_estimated && !v.losses.empty()) {
+      // The same lost devices by cause: a straggler's extra work is compute above, stragglers
+      // here.
+      h += "<p>The same lost devices by cause (the binding constraint is the largest):</p>\n"
+           "<table class=\"num\" id=\"losses\">\n";
+      h += Row({"cause", "ms per step since one replica", "devices lost"}, true);
+      for (const analysis::BindingLoss& l : v.losses) {
+        h += Row(
+            {H(std::string(ToString(l.binding))), Fixed(1e3 * l.seconds, 3), Fixed(l.devices, 2)});
+      }
+      h += "</table>\n";
+    }
   }
 
   // Decomposition beside the ablations.

@@ -85,6 +85,12 @@ std::string VerdictSection(const analysis::Verdict& v, ThroughputUnit unit, bool
     out += "  throughput constraint (already at one replica): " +
            Paint(std::string(ToString(v.throughput_constraint)), Style::kYellow, colour) + "\n";
   }
+  for (const analysis::BindingCandidate& c : v.candidates) {
+    out +=
+        fmt::format("  candidate {}: {} per step ({} to {}), {} devices lost ({} to {})\n",
+                    ToString(c.binding), Ms(c.seconds.value), Ms(c.seconds.low), Ms(c.seconds.high),
+                    Fixed(c.devices.value, 2), Fixed(c.devices.low, 2), Fixed(c.devices.high, 2));
+  }
   for (const std::string& e : v.evidence) out += "  - " + e + "\n";
   out += "  decision: " +
          Paint(std::string(ToString(v.decision)),

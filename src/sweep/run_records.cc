@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 namespace stepscope::sweep {
 namespace fs = std::filesystem;
@@ -39,6 +41,32 @@ Result<std::vector<StepRecord>> ReadRunRecords(const std::string& run_dir) {
     all.insert(all.end(), records->begin(), records->end());
   }
   return all;
+}
+
+Result<std::optional<RunPacing>> ReadRunPacing(const std::string& run_dir) {
+  const std::string path = run_dir + "/run.json";
+  std::ifstream in(path);
+  if (!in) return Status::Error(path + ": cannot open");
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return Status::Error(path + ": not a JSON object");
+  auto e = j.find("emulation");
+  if (e == j.end() || !e->is_object() || !e->value("emulated", false) ||
+      !e->contains("paced_segments")) {
+    return std::optional<RunPacing>();
+  }
+  auto count = [&](const nlohmann::json& o, const char* key) -> int64_t {
+    auto it = o.find(key);
+    return it != o.end() && it->is_number() ? it->get<int64_t>() : 0;
+  };
+  RunPacing p;
+  p.paced_segments = count(*e, "paced_segments");
+  p.unhonoured_segments = count(*e, "unhonoured_segments");
+  p.unhonoured_links = count(*e, "unhonoured_links");
+  auto link = e->find("link_gbps");
+  if (link != e->end() && link->is_number() && link->get<double>() > 0) {
+    p.link_reductions = count(j, "buckets_per_step") * count(j, "steps");
+  }
+  return std::optional<RunPacing>(p);
 }
 
 }  // namespace stepscope::sweep

@@ -1,6 +1,9 @@
-// Reading a finished run back: every rank's step records from DIR/rank-R.steps.jsonl.
+// Reading a finished run back: every rank's step records from DIR/rank-R.steps.jsonl, and how
+// well the emulation was honoured from DIR/run.json.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,5 +15,18 @@ namespace stepscope::sweep {
 // All ranks' records of the run in `run_dir`, rank by rank. Errors name the file; a directory
 // without any rank-R.steps.jsonl is an error too.
 Result<std::vector<StepRecord>> ReadRunRecords(const std::string& run_dir);
+
+// run.json `emulation`: the segments the pacer stretched and those it could not stretch enough
+// (the host was slower than the emulated device), and the link reductions likewise.
+struct RunPacing {
+  int64_t paced_segments = 0;
+  int64_t unhonoured_segments = 0;
+  int64_t unhonoured_links = 0;
+  int64_t link_reductions = 0;  // buckets_per_step * steps with an emulated link, else 0
+};
+
+// nullopt when the run was not emulated (or run.json predates these fields); an error when
+// run.json is missing or unreadable.
+Result<std::optional<RunPacing>> ReadRunPacing(const std::string& run_dir);
 
 }  // namespace stepscope::sweep
