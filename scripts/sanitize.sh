@@ -7,7 +7,8 @@
 #   build-tsan: ThreadSanitizer. The thread-heavy unit tests (reducer, loader, recorder,
 #     watchdog) and the shared-memory all-reduce and heartbeat tests at 2 ranks (as processes:
 #     an MPI shared-memory window cannot be shared by threads of one process).
-# Both build at -O1 with debug information; the TSan build compiles only the targets it runs.
+# Both build at -O1 with debug information and without the benchmarks; the TSan build compiles
+# only the targets it runs.
 # Suppressions (scripts/sanitizers/) cover OpenMPI's own internals only, each with its reason.
 #   scripts/sanitize.sh [asan|tsan|all]   (default all)
 set -euo pipefail
@@ -37,7 +38,7 @@ if [[ $which == asan || $which == all ]]; then
   export OMPI_MCA_mca_base_component_disable_dlclose=1
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
   export LSAN_OPTIONS="suppressions=$root/scripts/sanitizers/lsan.supp:print_suppressions=0"
-  configure build-asan address -DSTEPSCOPE_FUZZ=ON
+  configure build-asan address -DSTEPSCOPE_FUZZ=ON -DSTEPSCOPE_BENCH=OFF
   quiet cmake --build build-asan -j"$jobs"
   (cd build-asan && ctest -L unit --output-on-failure -j"$jobs")
   run=$(mktemp -d)

@@ -88,7 +88,11 @@ const std::vector<std::string>& CurveCsvColumns() {
 std::string CurveCsv(const analysis::Diagnosis& d) {
   std::string out;
   const auto& cols = CurveCsvColumns();
-  for (size_t i = 0; i < cols.size(); ++i) out += (i ? "," : "") + cols[i];
+  // Without a batch size the rate is steps per second, and its column says so.
+  const bool steps = d.source.throughput_unit == analysis::ThroughputUnit::kSteps;
+  for (size_t i = 0; i < cols.size(); ++i) {
+    out += (i ? "," : "") + (steps && cols[i] == "samples_per_s" ? "steps_per_s" : cols[i]);
+  }
   out += "\n";
   for (const auto& p : d.points) out += Line(p, "before");
   if (d.after) {

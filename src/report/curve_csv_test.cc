@@ -41,5 +41,14 @@ TEST(CurveCsv, OneRowPerReplicaCountAndPhaseWithStableColumns) {
   EXPECT_EQ(rows[2][21], "3");  // the straggler at N=4
 }
 
+TEST(CurveCsv, StepRatesHaveAStepsColumn) {
+  auto d = MakeTestDiagnosis();
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  d.value().source.throughput_unit = analysis::ThroughputUnit::kSteps;
+  const std::string csv = CurveCsv(d.value());
+  EXPECT_EQ(csv.substr(0, 30), "phase,replicas,steps_per_s,spe");
+  EXPECT_EQ(csv.find("samples_per_s"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace stepscope::report
