@@ -100,8 +100,8 @@ std::vector<StepRecord>& Slot(plan::VariantKind kind, analysis::RunSet* set) {
 }
 
 // The finished runs as the analysis reads them, one set per replica count: the first run of
-// `curve` (the baseline, or every lever together) and the ablations. Repeats stay on disk,
-// unread for now; single-lever runs are read by ApplyLevers. A count without its `curve` run is
+// `curve` (the baseline, or every lever together), its repeats and the ablations; single-lever
+// runs are read by ApplyLevers. A count without its `curve` run is
 // left out with a warning.
 std::vector<analysis::RunSet> CollectRunSets(const sweep::SweepStore& store,
                                              const std::vector<plan::PlannedRun>& runs,
@@ -110,10 +110,14 @@ std::vector<analysis::RunSet> CollectRunSets(const sweep::SweepStore& store,
   std::map<int, analysis::RunSet> sets;
   for (const plan::PlannedRun& run : runs) {
     const plan::VariantKind kind = run.id.variant.kind;
-    if (run.id.repeat != 1 || (kind != curve && !plan::IsAblation(kind))) continue;
+    if (kind != curve && (run.id.repeat != 1 || !plan::IsAblation(kind))) continue;
     analysis::RunSet& set = sets[run.id.replicas];
     auto records = LoadRun(store, JobOf(run), warnings);
     if (!records) continue;
+    if (run.id.repeat != 1) {
+      set.repeats.push_back(std::move(*records));
+      continue;
+    }
     Slot(kind, &set) = std::move(*records);
     if (kind == curve) {
       set.replicas = run.id.replicas;  // marks the set as complete

@@ -90,6 +90,14 @@ Result<std::vector<DiagnosisPoint>> BuildPoints(const std::vector<RunSet>& runs,
     if (!base.ok()) return base.status();
     m.baseline = std::move(base).value();
     const int n = m.baseline.replicas;
+    for (size_t k = 0; k < run.repeats.size(); ++k) {
+      Result<Decomposition> again = DecomposeNamed(run.repeats[k], "repeat", n);
+      if (!again.ok()) return again.status();
+      const double x = again->samples_per_s;
+      m.baseline.repeat_samples_per_s.push_back(x);
+      m.baseline.throughput.low = std::min(m.baseline.throughput.low, x);
+      m.baseline.throughput.high = std::max(m.baseline.throughput.high, x);
+    }
     if (run.replicas > 0 && run.replicas != n) {
       std::vector<int> seen;
       for (const RankDecomposition& r : m.baseline.ranks) seen.push_back(r.rank);

@@ -22,6 +22,9 @@ struct RunSet {
   std::optional<std::vector<StepRecord>> no_reduce;
   std::optional<std::vector<StepRecord>> synthetic_input;
   std::optional<std::vector<StepRecord>> double_batch;
+  // Repeats 2..K of the baseline (diagnose --repeats K): their throughputs widen the point's
+  // interval to the run-to-run spread, which a bootstrap over one run's steps cannot see.
+  std::vector<std::vector<StepRecord>> repeats;
   // Emulated runs: how well the emulation honoured the baseline run (its run.json); nullopt when
   // not emulated or unknown.
   std::optional<EmulationHonesty> honesty;

@@ -63,5 +63,28 @@ TEST(BuildDiagnosis, OlderFilesWithoutAUnitReadAsSamples) {
   EXPECT_FALSE(DiagnosisFromJson(j).ok());
 }
 
+// Repeats widen a point's interval to the run-to-run spread: a repeat 20 % slower than the
+// first run lies inside it, and its throughput is listed.
+TEST(BuildDiagnosis, RepeatsWidenThePointsInterval) {
+  SyntheticRunSpec spec;
+  spec.replicas = 2;
+  spec.jitter = 0.01;
+  RunSet set = SynthesizeRunSet(spec);
+  SyntheticRunSpec slower = spec;
+  slower.compute *= 1.2;
+  slower.seed = 9;
+  set.repeats.push_back(SynthesizeRun(slower));
+  Result<Diagnosis> d = BuildDiagnosis({set}, {});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  const Decomposition& p = d->points[0].decomposition;
+  ASSERT_EQ(p.repeat_samples_per_s.size(), 1u);
+  EXPECT_LT(p.repeat_samples_per_s[0], 0.9 * p.samples_per_s);
+  EXPECT_LE(p.throughput.low, p.repeat_samples_per_s[0]);
+  EXPECT_GE(p.throughput.high, p.samples_per_s);
+  Result<Diagnosis> back = DiagnosisFromString(DiagnosisToString(*d));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->points[0].decomposition.repeat_samples_per_s, p.repeat_samples_per_s);
+}
+
 }  // namespace
 }  // namespace stepscope::analysis

@@ -92,6 +92,9 @@ struct Decomposition {
   // samples_per_s with its interval: moving-block bootstrap over the job's steps
   // (docs/metrics.md, "Estimates").
   Estimate throughput;
+  // Throughputs of the repeats of this run (diagnose --repeats), when any; `throughput`'s
+  // interval then covers them too.
+  std::vector<double> repeat_samples_per_s;
   Estimate step_estimate;                // job.step with its interval (the same bootstrap)
   std::vector<RankDecomposition> ranks;  // ordered by rank
   // Per matched step, for bootstraps over steps: the job's components, and each rank's

@@ -80,6 +80,7 @@ json PointJson(const DiagnosisPoint& p) {
   return {{"replicas", p.scaling.replicas},
           {"samples_per_s", p.scaling.samples_per_s},
           {"throughput", ToJson(d.throughput)},
+          {"repeat_samples_per_s", d.repeat_samples_per_s},
           {"speedup", p.scaling.speedup},
           {"efficiency", p.scaling.efficiency},
           {"marginal_device_value",
@@ -365,6 +366,7 @@ Status ReadPoint(const json& j, const std::string& p, int version, DiagnosisPoin
     d.throughput = Estimate::Exact(s.samples_per_s);
   } else {
     STEPSCOPE_RETURN_IF_ERROR(GetEstimate(j, p, "throughput", &d.throughput));
+    STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "repeat_samples_per_s", &d.repeat_samples_per_s));
   }
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "speedup", &s.speedup));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "efficiency", &s.efficiency));

@@ -237,6 +237,12 @@ class Robustness(TempDirTest):
                          set(order))
         d = read_json(os.path.join(out, "diagnosis.json"))
         self.assertEqual([p["replicas"] for p in d["points"]], [1, 2])
+        # The repeats are read: each point lists its repeat's throughput, inside its interval.
+        for p in d["points"]:
+            self.assertEqual(len(p["repeat_samples_per_s"]), 1, p["replicas"])
+            x = p["repeat_samples_per_s"][0]
+            self.assertLessEqual(p["throughput"]["low"], x)
+            self.assertGreaterEqual(p["throughput"]["high"], x)
 
     def test_bad_launcher_fails_each_run_with_a_message(self):
         out = self.path("d")
