@@ -23,20 +23,12 @@ SyntheticRunSpec Baseline() {
 }
 
 TEST(Ablation, AgreesWhenAblationsMatchTheDecomposition) {
-  const SyntheticRunSpec base = Baseline();
+  const RunSet set = SynthesizeRunSet(Baseline());
   AblationRuns runs;
-  SyntheticRunSpec nr = base;
-  nr.reduce = false;
-  runs.no_reduce = DecomposeSpec(nr);
-  SyntheticRunSpec si = base;
-  si.input_wait = 0;
-  runs.synthetic_input = DecomposeSpec(si);
-  SyntheticRunSpec db = base;
-  db.compute *= 2;
-  db.input_wait *= 2;
-  db.samples_per_rank *= 2;
-  runs.double_batch = DecomposeSpec(db);
-  const AblationReport r = CompareAblations(DecomposeSpec(base), runs, nullptr);
+  runs.no_reduce = Decompose(*set.no_reduce).value();
+  runs.synthetic_input = Decompose(*set.synthetic_input).value();
+  runs.double_batch = Decompose(*set.double_batch).value();
+  const AblationReport r = CompareAblations(Decompose(set.baseline).value(), runs, nullptr);
   ASSERT_EQ(r.checks.size(), 3u);
   EXPECT_NEAR(r.checks[0].measured, 0.006, 1e-9);
   EXPECT_NEAR(r.checks[0].predicted, 0.006, 1e-9);

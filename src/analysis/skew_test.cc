@@ -7,6 +7,18 @@
 namespace stepscope::analysis {
 namespace {
 
+// The run of `spec` with rank 1 waiting `extra` seconds longer for its input every step (and
+// arriving that much later at every collective); its compute is like the others'.
+std::vector<StepRecord> RankOneWaitsLongerForInput(const SyntheticRunSpec& spec, Seconds extra) {
+  std::vector<StepRecord> records = SynthesizeRun(spec);
+  for (StepRecord& r : records) {
+    if (r.rank != 1) continue;
+    r.input_wait += extra;
+    for (CollectiveRecord& c : r.collectives) c.ready += extra;
+  }
+  return records;
+}
+
 TEST(Skew, SlowRankThatArrivesLastIsTheStraggler) {
   SyntheticRunSpec spec;
   spec.replicas = 4;
@@ -65,12 +77,7 @@ TEST(Skew, LatenessOutsideComputeStillNamesTheRank) {
   SyntheticRunSpec spec;
   spec.replicas = 4;
   spec.jitter = 0.02;
-  std::vector<StepRecord> records = SynthesizeRun(spec);
-  for (StepRecord& r : records) {
-    if (r.rank != 1) continue;
-    r.input_wait += 0.004;
-    for (CollectiveRecord& c : r.collectives) c.ready += 0.004;
-  }
+  std::vector<StepRecord> records = RankOneWaitsLongerForInput(spec, 0.004);
   // Other ranks' ready times stay: rank 1 now arrives last everywhere.
   Result<SkewReport> s = AnalyzeSkew(records);
   ASSERT_TRUE(s.ok());
@@ -87,12 +94,7 @@ TEST(Skew, AnInputBoundJobsPhaseIsNotAStraggler) {
   spec.replicas = 2;
   spec.input_wait = 0.030;
   spec.jitter = 0.02;
-  std::vector<StepRecord> records = SynthesizeRun(spec);
-  for (StepRecord& r : records) {
-    if (r.rank != 1) continue;
-    r.input_wait += 0.004;
-    for (CollectiveRecord& c : r.collectives) c.ready += 0.004;
-  }
+  std::vector<StepRecord> records = RankOneWaitsLongerForInput(spec, 0.004);
   Result<SkewReport> s = AnalyzeSkew(records);
   ASSERT_TRUE(s.ok());
   EXPECT_TRUE(s->straggler_ranks.empty());

@@ -67,8 +67,7 @@ Result<data::Split> LoadData(const TrainOptions& o) {
 Status CalibrateDevices(ComputePacer* pacer, const comm::Communicator& comm) {
   std::vector<Seconds> cost = pacer->CostPerWork();
   long long counts[2] = {static_cast<long long>(cost.size()), -static_cast<long long>(cost.size())};
-  if (MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_LONG_LONG, MPI_MAX, comm.world()) !=
-      MPI_SUCCESS) {
+  if (MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_LONG_LONG, MPI_MAX, comm.world()) != MPI_SUCCESS) {
     return Status::Error("emulation: MPI_Allreduce of the segment counts failed");
   }
   if (counts[0] != -counts[1] || cost.empty()) return Status::Ok();
