@@ -270,20 +270,40 @@ def torch_python():
 
 
 class PyTorchDdp(TempDirTest):
-    """Real DDP runs over gloo with two ranks: the injected cause is named, and only it."""
+    """Real DDP runs over gloo (two ranks, four for two stragglers): the injected cause is named,
+    and only it. Each case at one clear magnitude; bench/ground_truth_analyze.py measures the
+    hit rate per case over several magnitudes."""
 
     @classmethod
     def setUpClass(cls):
         cls.python = torch_python()
 
-    def job(self, fault):
+    def job(self, fault, *extra, name=None):
         if self.python is None:
             self.skipTest("no python3 with torch (install Debian's python3-torch)")
-        out = self.path(fault)
+        out = self.path(name or fault)
+        if os.path.exists(out):
+            shutil.rmtree(out)
         subprocess.run([self.python, os.path.join(HERE, "pytorch_ddp_job.py"), "--out", out,
-                        "--fault", fault], check=True, timeout=600, capture_output=True)
+                        "--fault", fault] + list(extra), check=True, timeout=600,
+                       capture_output=True)
         analyze([out, "--out", out])
         return read_json(os.path.join(out, "diagnosis.json"))
+
+    def job_twice(self, ok, fault, *extra):
+        """A run that a shared host may plausibly have disturbed (another process slowing one
+        rank) is repeated once before its assertions."""
+        d = self.job(fault, *extra)
+        if not ok(d):
+            d = self.job(fault, *extra)
+        return d
+
+    @staticmethod
+    def evidence(d):
+        v = d["verdict"]
+        return json.dumps({"binding": v["binding"], "straggler_ranks": v["straggler_ranks"],
+                           "evidence": v.get("evidence"), "losses": v.get("losses"),
+                           "skew": d["points"][0]["skew"]})
 
     def test_straggler_named(self):
         d = self.job("straggler")
@@ -293,10 +313,48 @@ class PyTorchDdp(TempDirTest):
                          if d["trace"]["files"][0]["clock"] == "unaligned"
                          else d["trace"]["files"][0]["format"])
 
+    def test_straggler_named_legacy_profiler(self):
+        # torch.autograd.profiler.profile: no ProfilerStep annotations, steps from the
+        # optimizer's.
+        d = self.job("straggler", "--profiler", "legacy")
+        self.assertEqual(d["verdict"]["binding"], "stragglers", self.evidence(d))
+        self.assertEqual(d["verdict"]["straggler_ranks"], [1], self.evidence(d))
+
+    # The current method names only the rank that arrives last most often: rank 3, whose
+    # compute is well above the median of the others, is never or seldom last (rank 1 is
+    # slower still) and goes unnamed (bench/ground_truth_analyze.py: 0 of 16 runs right).
+    @unittest.expectedFailure
+    def test_two_stragglers_named(self):
+        # Four ranks on this host, ranks 1 and 3 slow by different factors: both are named.
+        d = self.job_twice(lambda d: d["verdict"]["straggler_ranks"] == [1, 3],
+                           "two_stragglers", "--world", "4", "--slow-ranks", "1:12,3:8")
+        self.assertEqual(d["verdict"]["binding"], "stragglers", self.evidence(d))
+        self.assertEqual(d["verdict"]["straggler_ranks"], [1, 3], self.evidence(d))
+
+    def test_rotating_imbalance_binds(self):
+        # A different rank is slowest each step, none on the whole: imbalance, and no straggler.
+        d = self.job_twice(lambda d: d["verdict"]["binding"] == "imbalance", "imbalance",
+                           "--imbalance-factor", "10")
+        self.assertEqual(d["verdict"]["binding"], "imbalance", self.evidence(d))
+        self.assertEqual(d["verdict"]["straggler_ranks"], [], self.evidence(d))
+
+    def test_noisy_cotenant_named(self):
+        # A CPU hog on rank 1's core makes rank 1 the straggler.
+        d = self.job("noisy", "--noise-share", "1.0")
+        self.assertEqual(d["verdict"]["binding"], "stragglers", self.evidence(d))
+        self.assertEqual(d["verdict"]["straggler_ranks"], [1], self.evidence(d))
+
+    def test_slow_link_binds(self):
+        # Every all-reduce takes longer on every rank: communication, and no straggler.
+        d = self.job_twice(lambda d: not d["verdict"]["straggler_ranks"], "slow_link",
+                           "--link-pad-mb", "8")
+        self.assertEqual(d["verdict"]["binding"], "communication", self.evidence(d))
+        self.assertEqual(d["verdict"]["straggler_ranks"], [], self.evidence(d))
+
     def test_slow_loader_binds(self):
-        d = self.job("input")
+        d = self.job_twice(lambda d: not d["verdict"]["straggler_ranks"], "input")
         self.assertEqual(d["verdict"]["binding"], "input", json.dumps(d["verdict"]))
-        self.assertEqual(d["verdict"]["straggler_ranks"], [])
+        self.assertEqual(d["verdict"]["straggler_ranks"], [], self.evidence(d))
 
     def test_neither(self):
         # On a shared host another process can really slow one rank down (its ops take longer,
@@ -306,7 +364,6 @@ class PyTorchDdp(TempDirTest):
             d = self.job("none")
             if not d["verdict"]["straggler_ranks"] or attempt == 2:
                 break
-            shutil.rmtree(self.path("none"))
         self.assertNotEqual(d["verdict"]["binding"], "input", json.dumps(d["verdict"]))
         self.assertNotEqual(d["verdict"]["binding"], "stragglers", json.dumps(d["verdict"]))
         self.assertEqual(d["verdict"]["straggler_ranks"], [],

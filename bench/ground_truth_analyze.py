@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Ground truth for `stepscope analyze`: real PyTorch DDP jobs (gloo, this host) with known
+injected causes, each analysed, the named binding constraint and straggler ranks checked.
+
+Each case is a fault of apps/stepscope/tests/pytorch_ddp_job.py at one magnitude and profiler.
+Every run appends one JSON line to RESULTS (default bench/results/ground_truth_analyze.jsonl);
+the bench resumes from it, always running next the case with the fewest runs, until each has
+--runs runs or --minutes have passed. It then prints the hit rate per case with its Wilson 95%
+interval. The diagnosis of each miss is kept beside RESULTS (misses/CASE-N.json).
+
+  python3 bench/ground_truth_analyze.py [--runs 20] [--minutes 30] [--cases straggler,...]
+  python3 bench/ground_truth_analyze.py --table        # the table only, no runs
+
+What counts as right:
+  none            binding neither stragglers nor input, no straggler ranks
+  straggler       binding stragglers, straggler ranks [1]
+  two_stragglers  binding stragglers, straggler ranks [1, 3]
+  imbalance       binding imbalance, no straggler ranks
+  input           binding input, or input as the throughput constraint; no straggler ranks
+  slow_link       binding communication, no straggler ranks
+  noisy           binding stragglers, straggler ranks [1] (the rank beside the co-tenant)
+Needs a python3 with torch (Debian's /usr/bin/python3 with python3-torch) and a stepscope
+binary (--stepscope, else $STEPSCOPE, else stepscope on PATH).
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ground_truth_lib as gt  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+JOB = os.path.join(HERE, "..", "apps", "stepscope", "tests", "pytorch_ddp_job.py")
+
+# name -> (fault, job arguments, magnitude label)
+CASES = {
+    "none": ("none", [], "-"),
+    "none-legacy": ("none", ["--profiler", "legacy"], "-"),
+    "straggler-x3": ("straggler", ["--slow-factor", "3"], "3x extra work"),
+    "straggler-x5": ("straggler", ["--slow-factor", "5"], "5x extra work"),
+    "straggler-x10": ("straggler", ["--slow-factor", "10"], "10x extra work"),
+    "straggler-x10-legacy": ("straggler", ["--slow-factor", "10", "--profiler", "legacy"],
+                             "10x extra work"),
+    "two_stragglers-6x4x": ("two_stragglers", ["--world", "4", "--slow-ranks", "1:6,3:4"],
+                           "N=4, 1:6x 3:4x"),
+    "two_stragglers-12x8x": ("two_stragglers", ["--world", "4", "--slow-ranks", "1:12,3:8"],
+                            "N=4, 1:12x 3:8x"),
+    "imbalance-x4": ("imbalance", ["--imbalance-factor", "4"], "4x extra work, rotating"),
+    "imbalance-x10": ("imbalance", ["--imbalance-factor", "10"], "10x extra work, rotating"),
+    "imbalance-x10-legacy": ("imbalance", ["--imbalance-factor", "10", "--profiler", "legacy"],
+                             "10x extra work, rotating"),
+    "input-1ms": ("input", ["--item-sleep", "0.001"], "1 ms per sample"),
+    "input-3ms": ("input", ["--item-sleep", "0.003"], "3 ms per sample"),
+    "input-3ms-legacy": ("input", ["--item-sleep", "0.003", "--profiler", "legacy"],
+                         "3 ms per sample"),
+    "slow_link-2mb": ("slow_link", ["--link-pad-mb", "2"], "+2 MB per all-reduce"),
+    "slow_link-8mb": ("slow_link", ["--link-pad-mb", "8"], "+8 MB per all-reduce"),
+    "slow_link-8mb-legacy": ("slow_link", ["--link-pad-mb", "8", "--profiler", "legacy"],
+                             "+8 MB per all-reduce"),
+    "noisy-50": ("noisy", ["--noise-share", "0.5"], "hog busy 50%"),
+    "noisy-100": ("noisy", ["--noise-share", "1.0"], "hog busy 100%"),
+}
+
+
+def right(fault, v):
+    b, tc, ranks = v["binding"], v.get("throughput_constraint"), v["straggler_ranks"]
+    if fault == "none":
+        return b not in ("stragglers", "input") and ranks == []
+    if fault == "straggler" or fault == "noisy":
+        return b == "stragglers" and ranks == [1]
+    if fault == "two_stragglers":
+        return b == "stragglers" and ranks == [1, 3]
+    if fault == "imbalance":
+        return b == "imbalance" and ranks == []
+    if fault == "input":
+        return (b == "input" or tc == "input") and ranks == []
+    if fault == "slow_link":
+        return b == "communication" and ranks == []
+    raise ValueError(fault)
+
+
+def torch_python():
+    for exe in ("/usr/bin/python3", sys.executable):
+        if subprocess.run([exe, "-c", "import torch"], capture_output=True).returncode == 0:
+            return exe
+    sys.exit("no python3 with torch (install Debian's python3-torch)")
+
+
+def run_once(name, python, stepscope, results):
+    fault, extra, magnitude = CASES[name]
+    with tempfile.TemporaryDirectory(prefix="gt-analyze-") as tmp:
+        out = os.path.join(tmp, "job")
+        t0 = time.time()
+        job = subprocess.run([python, JOB, "--out", out, "--fault", fault] + extra,
+                             capture_output=True, text=True, timeout=300)
+        job_s = time.time() - t0
+        rec = {"case": name, "fault": fault, "magnitude": magnitude, "args": extra,
+               "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "job_s": round(job_s, 2),
+               "load1": os.getloadavg()[0]}
+        if job.returncode != 0:
+            rec.update(error="job failed: " + job.stderr[-400:])
+        else:
+            a = subprocess.run([stepscope, "analyze", out, "--out", out], capture_output=True,
+                               text=True, timeout=300)
+            if a.returncode != 0:
+                rec.update(error="analyze failed: " + a.stderr[-400:])
+            else:
+                with open(os.path.join(out, "diagnosis.json")) as f:
+                    d = json.load(f)
+                v = d["verdict"]
+                rec.update(binding=v["binding"],
+                           throughput_constraint=v.get("throughput_constraint"),
+                           straggler_ranks=v["straggler_ranks"], hit=right(fault, v),
+                           losses={x["binding"]: round(x["devices"], 3)
+                                   for x in v.get("losses", [])})
+                if not rec["hit"]:
+                    misses = os.path.join(os.path.dirname(results), "misses")
+                    os.makedirs(misses, exist_ok=True)
+                    n = sum(1 for r in gt.load(results) if r["case"] == name)
+                    shutil.copy(os.path.join(out, "diagnosis.json"),
+                                os.path.join(misses, f"{name}-{n}.json"))
+    return rec
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--results", default=os.path.join(HERE, "results",
+                                                     "ground_truth_analyze.jsonl"))
+    p.add_argument("--runs", type=int, default=20, help="runs per case")
+    p.add_argument("--minutes", type=float, default=30.0, help="stop starting runs after this")
+    p.add_argument("--cases", default=",".join(CASES), help="comma-separated case names")
+    p.add_argument("--stepscope", default=os.environ.get("STEPSCOPE", "stepscope"))
+    p.add_argument("--table", action="store_true", help="print the table only")
+    args = p.parse_args()
+    names = [n for n in args.cases.split(",") if n]
+    for n in names:
+        if n not in CASES:
+            p.error(f"unknown case {n}; known: {', '.join(CASES)}")
+    os.makedirs(os.path.dirname(os.path.abspath(args.results)), exist_ok=True)
+    if not args.table:
+        python = torch_python()
+        gt.run_until(names, args.results, args.runs, args.minutes,
+                     lambda name: run_once(name, python, args.stepscope, args.results))
+    gt.table(gt.load(args.results), names, lambda n: CASES[n][2])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
