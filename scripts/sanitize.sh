@@ -56,7 +56,10 @@ if [[ $which == tsan || $which == all ]]; then
   export TSAN_OPTIONS="suppressions=$root/scripts/sanitizers/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
   configure build-tsan thread
   quiet cmake --build build-tsan -j"$jobs" --target train_unit_test data_test comm_mpi_test
-  (cd build-tsan && ctest -R '^(Reducer|RankRecorder|Loader|Watchdog|StallMessage)\.|^comm_mpi_test_np2$' \
+  (cd build-tsan && ctest -R '^(Reducer|RankRecorder|Loader|Watchdog|StallMessage)\.' \
     --output-on-failure -j"$jobs")
+  # The 2-rank MPI test alone: its ranks wait in MPI_Barrier, which under TSan and beside other
+  # tests on two cores was seen to take past its 120 s timeout (about 5 s alone).
+  (cd build-tsan && ctest -R '^comm_mpi_test_np2$' --output-on-failure)
   echo "sanitize: TSan: reducer, loader, recorder, watchdog, shared-memory all-reduce and heartbeat clean"
 fi
