@@ -20,6 +20,7 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
   std::vector<double> compute_sum(nranks, 0);
   std::vector<double> pre_arrival_sum(nranks, 0);
   std::vector<double> input_sum(nranks, 0);
+  std::vector<double> step_sum(nranks, 0);
   std::vector<int64_t> last_count(nranks, 0);
   std::map<int, std::vector<double>> per_collective;
   std::vector<double> all_skews;
@@ -28,6 +29,7 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
     for (size_t r = 0; r < nranks; ++r) {
       compute_sum[r] += row[r]->compute;
       input_sum[r] += row[r]->input_wait;
+      step_sum[r] += row[r]->end - row[r]->start;
     }
     const std::map<int, Seconds> last = LastArrivals(row);
     if (!last.empty()) any_collective = true;
@@ -137,10 +139,23 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
   }
 
   const std::string unit = out.by_steps ? "steps" : "collectives";
-  for (const RankSkew& rs : out.ranks) {
+  for (size_t r = 0; r < out.ranks.size(); ++r) {
+    const RankSkew& rs = out.ranks[r];
     if (nranks < 2 || out.arrival_events == 0) break;
     if (rs.last_fraction < options.last_fraction) continue;
-    if (rs.compute_excess >= options.compute_margin) {
+    const double material = options.material_share * step_sum[r] * inv;
+    const double compute_added = rs.compute_mean - rs.compute_mean / (1 + rs.compute_excess);
+    const double lateness = rs.pre_arrival_mean - rs.pre_arrival_mean / (1 + rs.arrival_excess);
+    if (rs.compute_excess >= options.compute_margin && compute_added < material &&
+        (out.by_steps || rs.arrival_excess < options.compute_margin || lateness < material)) {
+      out.evidence.push_back(fmt::format(
+          "rank {} arrived last in {:.0f}% of the {} and computes {:.0f}% more than the others, "
+          "but that is {:.3f} ms of a {:.2f} ms step: not called a straggler",
+          rs.rank, 100 * rs.last_fraction, unit, 100 * rs.compute_excess, 1e3 * compute_added,
+          1e3 * step_sum[r] * inv));
+      continue;
+    }
+    if (rs.compute_excess >= options.compute_margin && compute_added >= material) {
       out.straggler_ranks.push_back(rs.rank);
       out.evidence.push_back(fmt::format(
           "rank {} arrived last in {} of {} {} ({:.0f}%) and its compute ({:.2f} ms) is {:.0f}% "
@@ -157,7 +172,8 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
           "{:.2f} ms): the input pipeline, not a straggler",
           rs.rank, 100 * rs.last_fraction, unit, 100 * rs.arrival_excess,
           1e3 * rs.others_input_wait));
-    } else if (!out.by_steps && rs.arrival_excess >= options.compute_margin) {
+    } else if (!out.by_steps && rs.arrival_excess >= options.compute_margin &&
+               lateness >= material) {
       out.straggler_ranks.push_back(rs.rank);
       out.evidence.push_back(fmt::format(
           "rank {} arrived last in {} of {} {} ({:.0f}%) and reaches its last collective {:.0f}% "

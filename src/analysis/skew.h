@@ -17,6 +17,10 @@ struct SkewOptions {
   // ... and its mean compute (or its mean time to its last arrival) exceeds the median of the
   // other ranks' by at least this fraction.
   double compute_margin = 0.10;
+  // ... and what it adds (its compute, or its lateness, above the others' median) is at least
+  // this share of its mean step: a 10 % excess of a compute that is a sliver of the step (an
+  // input-bound job) is noise, not a straggler.
+  double material_share = 0.01;
 };
 
 struct RankSkew {

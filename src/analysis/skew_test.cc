@@ -103,6 +103,22 @@ TEST(Skew, AnInputBoundJobsPhaseIsNotAStraggler) {
       << s->evidence[0];
 }
 
+TEST(Skew, AnExcessThatIsASliverOfTheStepIsNoStraggler) {
+  // An input-bound job: 0.2 ms of compute in a 30 ms step, rank 1's 50 % more compute is
+  // 0.1 ms, a third of a percent of the step.
+  SyntheticRunSpec spec;
+  spec.replicas = 2;
+  spec.compute = 0.0002;
+  spec.input_wait = 0.030;
+  spec.bucket_time = 0.0001;
+  spec.rank_compute_factor = {{1, 1.5}};
+  Result<SkewReport> s = AnalyzeSkew(SynthesizeRun(spec));
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(s->straggler_ranks.empty());
+  ASSERT_FALSE(s->evidence.empty());
+  EXPECT_NE(s->evidence[0].find("not called a straggler"), std::string::npos) << s->evidence[0];
+}
+
 TEST(Skew, OneRankAndNoCollectives) {
   SyntheticRunSpec spec;
   Result<SkewReport> one = AnalyzeSkew(SynthesizeRun(spec));
