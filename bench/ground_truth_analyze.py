@@ -22,7 +22,6 @@ What counts as right:
 Needs a python3 with torch (Debian's /usr/bin/python3 with python3-torch) and a stepscope
 binary (--stepscope, else $STEPSCOPE, else stepscope on PATH).
 """
-import argparse
 import json
 import os
 import shutil
@@ -128,21 +127,8 @@ def run_once(name, python, stepscope, results):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--results", default=os.path.join(HERE, "results",
-                                                     "ground_truth_analyze.jsonl"))
-    p.add_argument("--runs", type=int, default=20, help="runs per case")
-    p.add_argument("--minutes", type=float, default=30.0, help="stop starting runs after this")
-    p.add_argument("--cases", default=",".join(CASES), help="comma-separated case names")
-    p.add_argument("--stepscope", default=os.environ.get("STEPSCOPE", "stepscope"))
-    p.add_argument("--table", action="store_true", help="print the table only")
-    args = p.parse_args()
-    names = [n for n in args.cases.split(",") if n]
-    for n in names:
-        if n not in CASES:
-            p.error(f"unknown case {n}; known: {', '.join(CASES)}")
-    os.makedirs(os.path.dirname(os.path.abspath(args.results)), exist_ok=True)
+    args, names = gt.parse_args(__doc__, CASES, os.path.join(HERE, "results", "ground_truth_analyze.jsonl"), 30.0,
+                                "stepscope")
     if not args.table:
         python = torch_python()
         gt.run_until(names, args.results, args.runs, args.minutes,

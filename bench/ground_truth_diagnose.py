@@ -23,7 +23,6 @@ What counts as right:
   slow_link      binding communication, no straggler ranks
 Needs a stepscope binary (--stepscope, else $STEPSCOPE, else build/apps/stepscope/stepscope).
 """
-import argparse
 import json
 import os
 import subprocess
@@ -106,22 +105,8 @@ def run_once(name, stepscope):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--results", default=os.path.join(HERE, "results",
-                                                     "ground_truth_diagnose.jsonl"))
-    p.add_argument("--runs", type=int, default=20, help="runs per case")
-    p.add_argument("--minutes", type=float, default=60.0, help="stop starting runs after this")
-    p.add_argument("--cases", default=",".join(CASES), help="comma-separated case names")
-    p.add_argument("--stepscope", default=os.environ.get(
-        "STEPSCOPE", os.path.join(HERE, "..", "build", "apps", "stepscope", "stepscope")))
-    p.add_argument("--table", action="store_true", help="print the table only")
-    args = p.parse_args()
-    names = [n for n in args.cases.split(",") if n]
-    for n in names:
-        if n not in CASES:
-            p.error(f"unknown case {n}; known: {', '.join(CASES)}")
-    os.makedirs(os.path.dirname(os.path.abspath(args.results)), exist_ok=True)
+    args, names = gt.parse_args(__doc__, CASES, os.path.join(HERE, "results", "ground_truth_diagnose.jsonl"), 60.0,
+                                os.path.join(HERE, "..", "build", "apps", "stepscope", "stepscope"))
     if not args.table:
         gt.run_until(names, args.results, args.runs, args.minutes,
                      lambda name: run_once(name, args.stepscope))

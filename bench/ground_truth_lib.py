@@ -1,6 +1,7 @@
 """What the ground-truth benches share: a resumable results file (one JSON line per run), the
 next case to run (the one with the fewest runs), the hit rate per case with its Wilson 95%
 interval, and the detection limit per cause (the smallest magnitude still named right)."""
+import argparse
 import json
 import math
 import os
@@ -82,3 +83,23 @@ def table(records, names, magnitude_of, cause_of=None):
                 print(f"  {cause:<16} {magnitude_of(limits[cause][1])}")
             else:
                 print(f"  {cause:<16} not reached by the magnitudes run")
+
+
+def parse_args(doc, cases, results, minutes, stepscope):
+    """The benches' shared command line: (args, case names), the names checked against
+    `cases`; the results folder is created."""
+    p = argparse.ArgumentParser(description=doc,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--results", default=results)
+    p.add_argument("--runs", type=int, default=20, help="runs per case")
+    p.add_argument("--minutes", type=float, default=minutes, help="stop starting runs after this")
+    p.add_argument("--cases", default=",".join(cases), help="comma-separated case names")
+    p.add_argument("--stepscope", default=os.environ.get("STEPSCOPE", stepscope))
+    p.add_argument("--table", action="store_true", help="print the table only")
+    args = p.parse_args()
+    names = [n for n in args.cases.split(",") if n]
+    for n in names:
+        if n not in cases:
+            p.error(f"unknown case {n}; known: {', '.join(cases)}")
+    os.makedirs(os.path.dirname(os.path.abspath(args.results)), exist_ok=True)
+    return args, names

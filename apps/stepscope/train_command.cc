@@ -277,8 +277,8 @@ Status FinishTrainOptions(TrainFlags* f) {
   if (!f->inject_straggler.empty()) {
     for (std::string_view item : SplitText(f->inject_straggler, ',')) {
       train::StragglerInjection s;
-      STEPSCOPE_RETURN_IF_ERROR(ParseRankValue(item, "--inject-straggler", "1:1.7,3:1.4",
-                                               &s.rank, &s.factor));
+      STEPSCOPE_RETURN_IF_ERROR(
+          ParseRankValue(item, "--inject-straggler", "1:1.7,3:1.4", &s.rank, &s.factor));
       o.injection.stragglers.push_back(s);
     }
   }

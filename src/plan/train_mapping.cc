@@ -185,9 +185,10 @@ std::vector<train::StragglerInjection> StragglersWithin(const train::TrainOption
     if (s.rank < replicas) {
       kept.push_back(s);
     } else {
-      notes->push_back(fmt::format("--inject-straggler names rank {}: left out of the "
-                                   "{}-replica runs",
-                                   s.rank, replicas));
+      notes->push_back(
+          fmt::format("--inject-straggler names rank {}: left out of the "
+                      "{}-replica runs",
+                      s.rank, replicas));
     }
   }
   return kept;

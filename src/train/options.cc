@@ -50,8 +50,8 @@ Status Validate(const TrainOptions& o, int world) {
     const StragglerInjection& s = o.injection.stragglers[i];
     if (s.rank < 0 || s.rank >= world) {
       return Bad("--inject-straggler", "rank " + std::to_string(s.rank) +
-                                           " does not exist in a job of " +
-                                           std::to_string(world) + " replicas");
+                                           " does not exist in a job of " + std::to_string(world) +
+                                           " replicas");
     }
     if (!(s.factor >= 1)) {
       return Bad("--inject-straggler", "FACTOR must be at least 1 (2 = twice as slow)");
