@@ -53,13 +53,18 @@ if [[ $which == asan || $which == all ]]; then
 fi
 
 if [[ $which == tsan || $which == all ]]; then
-  export TSAN_OPTIONS="suppressions=$root/scripts/sanitizers/tsan.supp:halt_on_error=1:second_deadlock_stack=1"
+  # ignore_noninstrumented_modules: calls into the allocator and pthreads made from OpenMPI's
+  # own (uninstrumented) libraries are not tracked. Without it, a report TSan raised on PMIx's
+  # event thread while MPI_Finalize unloaded components deadlocked (the reporter symbolizes
+  # under the loader lock dlclose holds; dlclose waits on the reporter): 6 hangs in 12 runs of
+  # comm_mpi_test at 2 ranks, none in 15 with it. Stepscope's code is instrumented and still
+  # checked in full.
+  export TSAN_OPTIONS="suppressions=$root/scripts/sanitizers/tsan.supp:halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1"
   configure build-tsan thread
   quiet cmake --build build-tsan -j"$jobs" --target train_unit_test data_test comm_mpi_test
   (cd build-tsan && ctest -R '^(Reducer|RankRecorder|Loader|Watchdog|StallMessage)\.' \
     --output-on-failure -j"$jobs")
-  # The 2-rank MPI test alone: its ranks wait in MPI_Barrier, which under TSan and beside other
-  # tests on two cores was seen to take past its 120 s timeout (about 5 s alone).
+  # The 2-rank MPI test alone, after the thread tests (about 5 s).
   (cd build-tsan && ctest -R '^comm_mpi_test_np2$' --output-on-failure)
   echo "sanitize: TSan: reducer, loader, recorder, watchdog, shared-memory all-reduce and heartbeat clean"
 fi
