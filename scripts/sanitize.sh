@@ -7,8 +7,9 @@
 #   build-tsan: ThreadSanitizer. The thread-heavy unit tests (reducer, loader, recorder,
 #     watchdog) and the shared-memory all-reduce and heartbeat tests at 2 ranks (as processes:
 #     an MPI shared-memory window cannot be shared by threads of one process).
-# Both build at -O1 with debug information and without the benchmarks; the TSan build compiles
-# only the targets it runs.
+# Both build at -O1 with debug information and without the benchmarks, as unity builds (each
+# target's sources compiled as one file: the test headers are parsed once per target, not once
+# per test file); the TSan build compiles only the targets it runs.
 # Suppressions (scripts/sanitizers/) cover OpenMPI's own internals only, each with its reason.
 #   scripts/sanitize.sh [asan|tsan|all]   (default all)
 set -euo pipefail
@@ -27,7 +28,8 @@ quiet() {  # runs a command, showing its output only when it fails
 configure() {  # DIR SANITIZER [extra cmake args]
   local dir=$1 kind=$2; shift 2
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DSTEPSCOPE_SANITIZE="$kind" \
-    -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 "$@" >/dev/null
+    -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_UNITY_BUILD=ON "$@" \
+    >/dev/null
 }
 
 if [[ $which == asan || $which == all ]]; then

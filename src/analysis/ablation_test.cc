@@ -2,16 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include "analysis/synthetic_run.h"
+#include "analysis/synthetic_testing.h"
 
 namespace stepscope::analysis {
 namespace {
-
-Decomposition DecomposeSpec(const SyntheticRunSpec& spec) {
-  Result<Decomposition> d = Decompose(SynthesizeRun(spec));
-  EXPECT_TRUE(d.ok()) << d.status().message();
-  return std::move(d).value();
-}
 
 SyntheticRunSpec Baseline() {
   SyntheticRunSpec spec;

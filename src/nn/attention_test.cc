@@ -10,11 +10,11 @@ namespace {
 using gpt_testing::AllIndices;
 using gpt_testing::Dot;
 using gpt_testing::MaxRelativeError;
-using gpt_testing::RandomVector;
+using testing::RandomVector;
 
 TEST(AttentionTest, ProbabilitiesAreCausalAndNormalised) {
   const int B = 2, T = 5, C = 8, NH = 2, hs = C / NH;
-  const std::vector<float> qkv = RandomVector(B * T * 3 * C, 14, 2.0f);
+  const std::vector<float> qkv = RandomVector(B * T * 3 * C, 14, -2.0f, 2.0f);
   std::vector<float> out(B * T * C), att(B * NH * T * T);
   AttentionForward(out.data(), att.data(), qkv.data(), B, T, C, NH);
   for (int bh = 0; bh < B * NH; ++bh) {
@@ -40,7 +40,7 @@ TEST(AttentionTest, ProbabilitiesAreCausalAndNormalised) {
 
 TEST(AttentionTest, GradientMatchesFiniteDifferences) {
   const int B = 2, T = 4, C = 8, NH = 2;
-  std::vector<float> qkv = RandomVector(B * T * 3 * C, 15, 1.5f);
+  std::vector<float> qkv = RandomVector(B * T * 3 * C, 15, -1.5f, 1.5f);
   const std::vector<float> w = RandomVector(B * T * C, 16);
   std::vector<float> out(B * T * C), att(B * NH * T * T);
   auto objective = [&] {

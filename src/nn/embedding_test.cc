@@ -10,7 +10,7 @@ namespace {
 using gpt_testing::AllIndices;
 using gpt_testing::Dot;
 using gpt_testing::MaxRelativeError;
-using gpt_testing::RandomVector;
+using testing::RandomVector;
 
 TEST(EmbeddingTest, ForwardAddsTokenAndPositionRows) {
   const int B = 1, T = 2, C = 2;

@@ -10,7 +10,7 @@ namespace {
 using gpt_testing::AllIndices;
 using gpt_testing::Dot;
 using gpt_testing::MaxRelativeError;
-using gpt_testing::RandomVector;
+using testing::RandomVector;
 
 TEST(GeluTest, KnownValues) {
   const std::vector<float> inp = {0.0f, 10.0f, -10.0f, 1.0f};
@@ -24,7 +24,7 @@ TEST(GeluTest, KnownValues) {
 
 TEST(GeluTest, GradientMatchesFiniteDifferencesAndAccumulates) {
   const size_t N = 64;
-  std::vector<float> inp = RandomVector(N, 9, 4.0f);
+  std::vector<float> inp = RandomVector(N, 9, -4.0f, 4.0f);
   const std::vector<float> w = RandomVector(N, 10);
   std::vector<float> out(N);
   auto objective = [&] {

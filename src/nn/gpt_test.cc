@@ -16,7 +16,7 @@ namespace stepscope::nn {
 namespace {
 
 using gpt_testing::MaxRelativeError;
-using gpt_testing::RandomVector;
+using testing::RandomVector;
 
 ModelConfig TinyConfig(int layers = 2) {
   ModelConfig c;
@@ -128,7 +128,7 @@ TEST(GptTest, FreshModelPredictsNearlyUniformBytes) {
 TEST(GptTest, WholeModelGradientMatchesFiniteDifferences) {
   std::unique_ptr<Gpt> gpt = MakeOrDie(TinyConfig(2));
   // Larger weights than the init so that every gradient is well above float rounding.
-  const std::vector<float> init = RandomVector(gpt->params().size(), 21, 0.5f);
+  const std::vector<float> init = RandomVector(gpt->params().size(), 21, -0.5f, 0.5f);
   const GptLayout& g = gpt->layout();
   std::ranges::copy(init, gpt->params().begin());
   for (const GptBlockOffsets& b : g.blocks) {  // LayerNorm weights near 1

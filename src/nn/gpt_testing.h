@@ -1,5 +1,5 @@
-// Test helpers for the gpt layers: seeded random buffers and a double-sided finite-difference
-// gradient check. Header-only; included by the *_test.cc files of the gpt layers only.
+// Test helpers for the gpt layers: a double-sided finite-difference gradient check (seeded
+// random buffers come from grad_check_testing.h). Header-only; included by the *_test.cc files of the gpt layers only.
 #pragma once
 
 #include <algorithm>
@@ -10,17 +10,9 @@
 #include <random>
 #include <vector>
 
-namespace stepscope::nn::gpt_testing {
+#include "nn/grad_check_testing.h"
 
-// n values uniform in [-scale, scale), reproducible from seed.
-inline std::vector<float> RandomVector(size_t n, uint64_t seed, float scale = 1.0f) {
-  std::mt19937_64 engine(seed);
-  std::vector<float> v(n);
-  for (float& x : v) {
-    x = scale * (2.0f * static_cast<float>(engine() >> 40) / static_cast<float>(1 << 24) - 1.0f);
-  }
-  return v;
-}
+namespace stepscope::nn::gpt_testing {
 
 // Worst relative error between analytic[i] and the double-sided difference
 // (f(x[i] + eps) - f(x[i] - eps)) / (2 eps) over `indices`, where the relative error is

@@ -10,11 +10,11 @@ namespace {
 using gpt_testing::AllIndices;
 using gpt_testing::Dot;
 using gpt_testing::MaxRelativeError;
-using gpt_testing::RandomVector;
+using testing::RandomVector;
 
 TEST(LayerNormTest, UnitWeightGivesZeroMeanUnitVariance) {
   const int N = 3, C = 16;
-  const std::vector<float> inp = RandomVector(N * C, 4, 3.0f);
+  const std::vector<float> inp = RandomVector(N * C, 4, -3.0f, 3.0f);
   const std::vector<float> weight(C, 1.0f), bias(C, 0.0f);
   std::vector<float> out(N * C), mean(N), rstd(N);
   LayerNormForward(out.data(), mean.data(), rstd.data(), inp.data(), weight.data(), bias.data(), N,
@@ -32,7 +32,7 @@ TEST(LayerNormTest, UnitWeightGivesZeroMeanUnitVariance) {
 
 TEST(LayerNormTest, GradientMatchesFiniteDifferences) {
   const int N = 3, C = 8;
-  std::vector<float> inp = RandomVector(N * C, 5, 2.0f);
+  std::vector<float> inp = RandomVector(N * C, 5, -2.0f, 2.0f);
   std::vector<float> weight = RandomVector(C, 6);
   std::vector<float> bias = RandomVector(C, 7);
   const std::vector<float> w = RandomVector(N * C, 8);

@@ -12,7 +12,7 @@ namespace {
 using gpt_testing::AllIndices;
 using gpt_testing::Dot;
 using gpt_testing::MaxRelativeError;
-using gpt_testing::RandomVector;
+using testing::RandomVector;
 
 TEST(SeqCrossEntropyTest, UniformLogitsCostLogV) {
   const int N = 3, V = 256;
@@ -27,7 +27,7 @@ TEST(SeqCrossEntropyTest, UniformLogitsCostLogV) {
 
 TEST(SeqCrossEntropyTest, InPlaceMatchesOutOfPlace) {
   const int N = 4, V = 7;
-  const std::vector<float> logits = RandomVector(N * V, 11, 5.0f);
+  const std::vector<float> logits = RandomVector(N * V, 11, -5.0f, 5.0f);
   const std::vector<int32_t> targets = {6, 0, 3, 3};
   std::vector<float> probs(N * V), losses(N), losses2(N);
   SeqCrossEntropyForward(probs.data(), losses.data(), logits.data(), targets.data(), N, V);
@@ -39,7 +39,7 @@ TEST(SeqCrossEntropyTest, InPlaceMatchesOutOfPlace) {
 
 TEST(SeqCrossEntropyTest, GradientMatchesFiniteDifferences) {
   const int N = 5, V = 6;
-  std::vector<float> logits = RandomVector(N * V, 12, 3.0f);
+  std::vector<float> logits = RandomVector(N * V, 12, -3.0f, 3.0f);
   const std::vector<int32_t> targets = {1, 5, 0, 2, 2};
   const std::vector<float> dlosses = RandomVector(N, 13);
   std::vector<float> probs(N * V), losses(N);
