@@ -1,0 +1,50 @@
+#include "model/check.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/statistics.h"
+#include "model/simulate.h"
+
+namespace stepscope::model {
+
+Result<ModelCheck> CheckRun(const StepModel& model, const RunObservation& run) {
+  Result<Prediction> p = Predict(model, ScenarioOf(run));
+  if (!p.ok()) return p.status();
+  ModelCheck c;
+  c.run = run.name;
+  c.replicas = run.config.replicas;
+  c.predicted_samples_per_s = p->samples_per_s;
+  c.measured_samples_per_s = run.samples_per_s;
+  c.error = run.samples_per_s > 0 ? p->samples_per_s.value / run.samples_per_s - 1 : 0;
+  c.within_band = p->samples_per_s.Contains(run.samples_per_s);
+  return c;
+}
+
+std::vector<ModelCheck> CheckRuns(const StepModel& model, const std::vector<RunObservation>& runs) {
+  std::vector<ModelCheck> out;
+  for (const RunObservation& run : runs) {
+    const bool fitted = std::find(model.fitted_replicas.begin(), model.fitted_replicas.end(),
+                                  run.config.replicas) != model.fitted_replicas.end();
+    if (run.role == RunRole::kDoubleBatch || (run.role == RunRole::kBaseline && fitted)) continue;
+    if (!run.reduce && run.config.replicas > 1) continue;
+    if (run.synthetic_input || run.samples_per_s <= 0) continue;
+    Result<ModelCheck> c = CheckRun(model, run);
+    if (c.ok()) out.push_back(*c);
+  }
+  return out;
+}
+
+double MedianAbsoluteError(const std::vector<ModelCheck>& checks) {
+  std::vector<double> e;
+  for (const ModelCheck& c : checks) e.push_back(std::fabs(c.error));
+  return Median(e);
+}
+
+double WorstAbsoluteError(const std::vector<ModelCheck>& checks) {
+  double worst = 0;
+  for (const ModelCheck& c : checks) worst = std::max(worst, std::fabs(c.error));
+  return worst;
+}
+
+}  // namespace stepscope::model

@@ -1,0 +1,35 @@
+// The model checked against a measurement it was not fitted on: predicted against measured
+// samples/s for a run's own configuration.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/estimate.h"
+#include "core/status.h"
+#include "model/fit.h"
+#include "model/step_model.h"
+
+namespace stepscope::model {
+
+struct ModelCheck {
+  std::string run;
+  int replicas = 0;
+  Estimate predicted_samples_per_s;
+  double measured_samples_per_s = 0;
+  double error = 0;  // predicted / measured - 1
+  bool within_band = false;
+};
+
+Result<ModelCheck> CheckRun(const StepModel& model, const RunObservation& run);
+
+// Every run of `runs` that the fit did not use (role kOther, or a baseline outside the fitted
+// replica counts) and that reduced gradients over real input; runs whose scenario the model
+// cannot simulate are skipped.
+std::vector<ModelCheck> CheckRuns(const StepModel& model, const std::vector<RunObservation>& runs);
+
+// Median and largest absolute error over `checks` (0 for none).
+double MedianAbsoluteError(const std::vector<ModelCheck>& checks);
+double WorstAbsoluteError(const std::vector<ModelCheck>& checks);
+
+}  // namespace stepscope::model

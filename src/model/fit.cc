@@ -1,0 +1,310 @@
+#include "model/fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/statistics.h"
+
+namespace stepscope::model {
+namespace {
+
+using RankSteps = std::map<int, std::vector<const StepRecord*>>;
+
+RankSteps SteadyByRank(const std::vector<StepRecord>& records) {
+  RankSteps by_rank;
+  for (const StepRecord& r : records) {
+    if (!r.warmup) by_rank[r.rank].push_back(&r);
+  }
+  return by_rank;
+}
+
+// Per steady step, the median over ranks of `f` (the typical rank, untouched by a straggler).
+// Ranks in `exclude` (persistent stragglers) are left out while any other rank remains.
+template <typename F>
+std::vector<double> TypicalPerStep(const std::vector<StepRecord>& records, F f,
+                                   const std::map<int, double>& exclude = {}) {
+  bool others = false;
+  for (const StepRecord& r : records) others |= !r.warmup && !exclude.count(r.rank);
+  std::map<int64_t, std::vector<double>> by_step;
+  for (const StepRecord& r : records) {
+    if (!r.warmup && (!others || !exclude.count(r.rank))) by_step[r.step].push_back(f(r));
+  }
+  std::vector<double> out;
+  for (auto& [step, values] : by_step) out.push_back(Median(values));
+  return out;
+}
+
+double PerMicroBatch(const StepRecord& r, Seconds total) {
+  return total / std::max(1, r.micro_batches);
+}
+
+Constant Make(const std::string& name, Estimate e, const std::string& unit,
+              const std::string& how, bool assumed = false) {
+  return Constant{name, e, unit, how, assumed};
+}
+
+std::vector<double> Concat(const std::vector<const RunObservation*>& runs,
+                           const std::function<std::vector<double>(const RunObservation&)>& f) {
+  std::vector<double> out;
+  for (const RunObservation* run : runs) {
+    const std::vector<double> v = f(*run);
+    out.insert(out.end(), v.begin(), v.end());
+  }
+  return out;
+}
+
+// Compute of one phase at b and (when measured) 2b as c0 + c1 b.
+void FitPhase(const std::string& phase, const Estimate& at_b, const std::optional<Estimate>& at_2b,
+              int b, Constant* c0, Constant* c1) {
+  const std::string unit0 = "s per micro-batch", unit1 = "s per sample";
+  if (!at_2b) {
+    *c1 = Make(phase + "_per_sample", at_b * (1.0 / b), unit1,
+               "the baselines' " + phase + " at micro-batch " + std::to_string(b) +
+                   ", taken as proportional to it (no run at twice the micro-batch)",
+               true);
+    *c0 = Make(phase + "_fixed", Estimate::Exact(0), unit0, "assumed 0: see the per-sample term",
+               true);
+    return;
+  }
+  const double slope = std::max(0.0, (at_2b->value - at_b.value) / b);
+  const Estimate e1{slope, std::max(0.0, (at_2b->low - at_b.high) / b),
+                    std::max(slope, (at_2b->high - at_b.low) / b)};
+  const double fixed = std::max(0.0, at_b.value - slope * b);
+  const Estimate e0{fixed, std::max(0.0, at_b.low - e1.high * b),
+                    std::max(fixed, at_b.high - e1.low * b)};
+  const std::string how = "from the baselines at micro-batch " + std::to_string(b) +
+                          " and the run at " + std::to_string(2 * b);
+  *c1 = Make(phase + "_per_sample", e1, unit1, how);
+  *c0 = Make(phase + "_fixed", e0, unit0, how);
+}
+
+// One sample per (run, bucket): the median over steps of (median end - last start) across ranks.
+std::vector<CollectiveSample> CollectiveSamples(const RunObservation& run) {
+  std::map<int, std::map<int64_t, std::vector<const CollectiveRecord*>>> by_bucket;
+  for (const StepRecord& r : run.records) {
+    if (r.warmup) continue;
+    for (const CollectiveRecord& c : r.collectives) by_bucket[c.index][r.step].push_back(&c);
+  }
+  std::vector<CollectiveSample> out;
+  for (auto& [index, steps] : by_bucket) {
+    std::vector<double> costs;
+    Bytes bytes = 0;
+    for (auto& [step, cs] : steps) {
+      if (static_cast<int>(cs.size()) != run.config.replicas) continue;  // a rank lacks it
+      Seconds last_start = 0;
+      std::vector<double> ends;
+      for (const CollectiveRecord* c : cs) {
+        last_start = std::max(last_start, c->start);
+        ends.push_back(c->end);
+        bytes = c->bytes;
+      }
+      costs.push_back(std::max(0.0, Median(ends) - last_start));
+    }
+    if (!costs.empty()) out.push_back({run.config.replicas, bytes, Median(costs)});
+  }
+  return out;
+}
+
+// Gradient readiness: for each bucket, the median share of backward elapsed when it was ready,
+// against the share of the step's bytes ready by then.
+// `buckets`: how many buckets per step were measured.
+std::vector<ReadinessPoint> Readiness(const std::vector<const RunObservation*>& runs,
+                                      int* buckets) {
+  std::map<int, std::vector<double>> share_by_bucket;
+  std::map<int, double> bytes_share;
+  for (const RunObservation* run : runs) {
+    for (const StepRecord& r : run->records) {
+      if (r.warmup || !r.backward_start || r.collectives.empty()) continue;
+      const Seconds backward = PerMicroBatch(r, r.backward);
+      if (backward <= 0) continue;
+      double total = 0, cumulative = 0;
+      for (const CollectiveRecord& c : r.collectives) total += static_cast<double>(c.bytes);
+      for (const CollectiveRecord& c : r.collectives) {
+        cumulative += static_cast<double>(c.bytes);
+        share_by_bucket[c.index].push_back(
+            std::clamp((c.ready - *r.backward_start) / backward, 0.0, 1.0));
+        bytes_share[c.index] = total > 0 ? cumulative / total : 1.0;
+      }
+    }
+  }
+  *buckets = static_cast<int>(share_by_bucket.size());
+  std::vector<ReadinessPoint> profile{{0, 0}};
+  for (auto& [index, shares] : share_by_bucket) {
+    const double at = std::max(profile.back().backward_share, Median(shares));
+    const double bytes = std::max(profile.back().bytes_share, bytes_share[index]);
+    profile.push_back({at, bytes});
+  }
+  if (profile.back().bytes_share < 1.0 || profile.back().backward_share < 1.0) {
+    profile.push_back({1.0, 1.0});
+  }
+  return profile;
+}
+
+}  // namespace
+
+Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const FitOptions& options) {
+  std::vector<const RunObservation*> baselines, doubles;
+  for (const RunObservation& run : runs) {
+    if (run.role == RunRole::kBaseline) baselines.push_back(&run);
+    if (run.role == RunRole::kDoubleBatch) doubles.push_back(&run);
+  }
+  if (baselines.empty()) {
+    return Status::Error("no baseline run to fit (a diagnose directory has runs/baseline-nN)");
+  }
+  std::sort(baselines.begin(), baselines.end(),
+            [](const RunObservation* a, const RunObservation* b) {
+              return a->config.replicas < b->config.replicas;
+            });
+  StepModel m;
+  m.reference = baselines.back()->config;
+  for (const RunObservation* run : baselines) {
+    const Config& c = run->config;
+    if (c.batch != m.reference.batch || c.accum != m.reference.accum ||
+        c.dtype != m.reference.dtype || c.bucket_mb != m.reference.bucket_mb ||
+        c.overlap != m.reference.overlap) {
+      return Status::Error("baseline " + run->name +
+                           " differs from the other baselines in more than the replica count "
+                           "(micro-batch, accumulation, precision, bucket or overlap)");
+    }
+    if (SteadyByRank(run->records).empty()) {
+      return Status::Error("baseline " + run->name + " has no steady step records");
+    }
+    m.fitted_replicas.push_back(c.replicas);
+  }
+  const int b = m.reference.batch;
+
+  // Jitter (every rank's step-to-step ratio to its own mean) and persistent stragglers (from
+  // the largest baseline).
+  for (const RunObservation* run : baselines) {
+    for (auto& [rank, steps] : SteadyByRank(run->records)) {
+      std::vector<double> c;
+      for (const StepRecord* r : steps) c.push_back(r->forward + r->backward);
+      const double mean = Mean(c);
+      if (mean <= 0) continue;
+      for (double x : c) m.compute_jitter.push_back(x / mean);
+    }
+  }
+  if (m.compute_jitter.empty()) m.compute_jitter.push_back(1.0);
+  {
+    const RankSteps largest = SteadyByRank(baselines.back()->records);
+    std::map<int, double> means;
+    std::vector<double> all, steps;
+    for (auto& [rank, rs] : largest) {
+      std::vector<double> c;
+      for (const StepRecord* r : rs) c.push_back(r->forward + r->backward), steps.push_back(r->step_time());
+      means[rank] = Mean(c);
+      all.push_back(means[rank]);
+    }
+    const double typical = Median(all), step = Mean(steps);
+    for (auto& [rank, mean] : means) {
+      if (typical > 0 && mean >= typical * (1 + options.straggler_margin) &&
+          mean - typical >= 0.01 * step) {
+        m.stragglers[rank] = mean / typical;
+      }
+    }
+  }
+
+  // Compute per micro-batch, and the optimizer per step.
+  const std::map<int, double>& slow = m.stragglers;
+  auto phase_at = [&slow](const std::vector<const RunObservation*>& set, bool forward) {
+    return BootstrapMean(Concat(set, [forward, &slow](const RunObservation& run) {
+      return TypicalPerStep(
+          run.records,
+          [forward](const StepRecord& r) { return PerMicroBatch(r, forward ? r.forward : r.backward); },
+          slow);
+    }));
+  };
+  std::vector<const RunObservation*> double_set;
+  for (const RunObservation* run : doubles) {
+    if (run->config.batch == 2 * b && !SteadyByRank(run->records).empty()) {
+      double_set.push_back(run);
+    }
+  }
+  const auto at_2b = [&](bool forward) -> std::optional<Estimate> {
+    if (double_set.empty()) return std::nullopt;
+    return phase_at(double_set, forward);
+  };
+  FitPhase("forward", phase_at(baselines, true), at_2b(true), b, &m.forward_c0, &m.forward_c1);
+  FitPhase("backward", phase_at(baselines, false), at_2b(false), b, &m.backward_c0,
+           &m.backward_c1);
+  m.optimizer = Make("optimizer", BootstrapMean(Concat(baselines, [](const RunObservation& run) {
+                       return TypicalPerStep(run.records,
+                                             [](const StepRecord& r) { return r.optimizer; });
+                     })),
+                     "s per step", "the baselines' mean, on the typical rank");
+
+  // All-reduce cost at the reference precision, the gradient's size and its readiness.
+  std::vector<CollectiveSample> samples;
+  std::vector<const RunObservation*> reducing;
+  for (const RunObservation* run : baselines) {
+    m.gradient_bytes = std::max(m.gradient_bytes, run->gradient_bytes);
+    if (!run->reduce || run->config.replicas < 2) continue;
+    reducing.push_back(run);
+    const std::vector<CollectiveSample> s = CollectiveSamples(*run);
+    samples.insert(samples.end(), s.begin(), s.end());
+  }
+  if (!samples.empty()) {
+    Result<AlphaBeta> ab = FitAlphaBeta(samples);
+    if (!ab.ok()) return ab.status();
+    m.collectives[m.reference.dtype] = *ab;
+  } else {
+    m.notes.push_back("no baseline at 2 replicas or more reduced gradients: the all-reduce cost "
+                      "is unknown and taken as 0 unless a link is given");
+  }
+  int buckets = 0;
+  m.readiness = Readiness(reducing, &buckets);
+  m.readiness_assumed = buckets <= 1;
+  if (m.readiness_assumed) {
+    m.readiness = {{0, 0}, {1, 1}};
+    m.notes.push_back("gradient readiness within backward not identified (one bucket per "
+                      "step): assumed uniform over backward");
+  }
+
+  // Input: a worker's service time per batch where the wait shows the loader binding.
+  std::vector<double> waits, services;
+  for (const RunObservation* run : baselines) {
+    const std::vector<double> w =
+        TypicalPerStep(run->records, [](const StepRecord& r) { return r.input_wait; });
+    const std::vector<double> s =
+        TypicalPerStep(run->records, [](const StepRecord& r) { return r.step_time(); });
+    waits.insert(waits.end(), w.begin(), w.end());
+    const double wait = Mean(w), step = Mean(s);
+    if (step > 0 && wait >= 0.02 * step) {
+      services.push_back(run->config.loader_workers * step);  // wait + the rest = one period
+    }
+  }
+  m.input_wait = Make("input_wait", BootstrapMean(waits), "s per step",
+                      "the baselines' mean wait for a batch, held constant");
+  if (!services.empty()) {
+    const auto [lo, hi] = std::minmax_element(services.begin(), services.end());
+    m.loader_service = Make("loader_service", Estimate{Mean(services), *lo, *hi},
+                            "s per batch per worker",
+                            "workers x step time of the baselines that waited for input "
+                            "(a loader-bound step lasts one loader period)");
+  }
+  m.overhead = Make("overhead", BootstrapMean(Concat(baselines, [](const RunObservation& run) {
+                      return TypicalPerStep(run.records,
+                                            [](const StepRecord& r) { return r.overhead(); });
+                    })),
+                    "s per step", "the baselines' residual (step - input - compute - exposed)");
+
+  const RunObservation& ref = *baselines.back();
+  m.memory_fixed = static_cast<Bytes>(ref.parameters) * 4 * (2 + ref.optimizer_state_floats);
+  m.memory_per_sample = ref.activation_bytes_per_sample;
+  return m;
+}
+
+Scenario ScenarioOf(const RunObservation& run) {
+  Scenario s;
+  s.replicas = run.config.replicas;
+  s.dtype = run.config.dtype;
+  s.bucket_mb = run.config.bucket_mb;
+  s.overlap = run.config.overlap;
+  s.batch = run.config.batch;
+  s.accum = run.config.accum;
+  s.loader_workers = run.config.loader_workers;
+  return s;
+}
+
+}  // namespace stepscope::model

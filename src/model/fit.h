@@ -1,0 +1,47 @@
+// Fitting the step-time model from measured runs: the baselines at each replica count, and the
+// run at twice the micro-batch for compute's slope (docs/model.md says what each constant comes
+// from).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/step_record.h"
+#include "model/step_model.h"
+
+namespace stepscope::model {
+
+enum class RunRole {
+  kBaseline,     // the reference configuration at some N: fits everything
+  kDoubleBatch,  // the reference at twice the micro-batch: compute's slope in b
+  kOther,        // any other run: not fitted, checked against the model instead
+};
+
+// One finished run: its configuration, model sizes and every rank's records.
+struct RunObservation {
+  std::string name;
+  RunRole role = RunRole::kOther;
+  Config config;
+  bool reduce = true;
+  bool synthetic_input = false;
+  Bytes gradient_bytes = 0;  // fp32 gradient bytes per replica
+  int64_t parameters = 0;
+  Bytes activation_bytes_per_sample = 0;
+  int optimizer_state_floats = 2;  // per parameter: AdamW 2, SGD with momentum 1
+  double samples_per_s = 0;        // as the run measured it
+  std::vector<StepRecord> records;
+};
+
+struct FitOptions {
+  double straggler_margin = 0.10;  // a rank this much slower than the typical one persists
+};
+
+// Errors name the run and what is missing: no baseline, a baseline without steady steps.
+Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs,
+                               const FitOptions& options = {});
+
+// The scenario that reproduces a run's own configuration with the model (for checks).
+Scenario ScenarioOf(const RunObservation& run);
+
+}  // namespace stepscope::model

@@ -1,0 +1,132 @@
+#include "model/fit.h"
+
+#include <gtest/gtest.h>
+
+#include "model/check.h"
+#include "model/simulate.h"
+#include "model/synthetic_testing.h"
+
+namespace stepscope::model {
+namespace {
+
+using testing::SyntheticRun;
+using testing::Truth;
+
+std::vector<RunObservation> Sweep(const Truth& t, std::vector<int> ns, bool double_batch = true) {
+  std::vector<RunObservation> runs;
+  for (int n : ns) runs.push_back(SyntheticRun(t, "baseline-n" + std::to_string(n), RunRole::kBaseline, n, 8));
+  if (double_batch) {
+    runs.push_back(SyntheticRun(t, "double_batch-n" + std::to_string(ns.back()), RunRole::kDoubleBatch,
+                                ns.back(), 16));
+  }
+  return runs;
+}
+
+TEST(FitStepModel, RecoversComputeCommunicationAndOverhead) {
+  const Truth t;
+  Result<StepModel> m = FitStepModel(Sweep(t, {1, 2, 4, 8}));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_NEAR(m->forward_c1.estimate.value, t.forward_per_sample, 1e-9);
+  EXPECT_NEAR(m->forward_c0.estimate.value, t.forward_fixed, 1e-9);
+  EXPECT_NEAR(m->backward_c1.estimate.value, t.backward_per_sample, 1e-9);
+  EXPECT_NEAR(m->backward_c0.estimate.value, t.backward_fixed, 1e-9);
+  EXPECT_FALSE(m->forward_c1.assumed);
+  EXPECT_NEAR(m->optimizer.estimate.value, t.optimizer, 1e-9);
+  EXPECT_NEAR(m->overhead.estimate.value, t.overhead, 1e-9);
+  ASSERT_EQ(m->collectives.count("fp32"), 1u);
+  EXPECT_NEAR(m->collectives.at("fp32").alpha_s.value, t.alpha, 1e-3 * t.alpha);
+  EXPECT_NEAR(m->collectives.at("fp32").seconds_per_byte.value, t.seconds_per_byte,
+              1e-3 * t.seconds_per_byte);
+  EXPECT_TRUE(m->stragglers.empty());
+  EXPECT_TRUE(m->readiness_assumed);  // one bucket per step
+  EXPECT_EQ(m->fitted_replicas, (std::vector<int>{1, 2, 4, 8}));
+}
+
+TEST(FitStepModel, PredictsAHeldOutReplicaCount) {
+  const Truth t;
+  Result<StepModel> m = FitStepModel(Sweep(t, {1, 2, 4, 8}));
+  ASSERT_TRUE(m.ok());
+  const RunObservation held_out = SyntheticRun(t, "baseline-n16", RunRole::kBaseline, 16, 8);
+  Result<ModelCheck> c = CheckRun(*m, held_out);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_NEAR(c->error, 0.0, 1e-6);
+}
+
+TEST(FitStepModel, WithoutTheDoubleBatchRunComputeIsProportionalAndSaidSo) {
+  Result<StepModel> m = FitStepModel(Sweep(Truth{}, {1, 2}, false));
+  ASSERT_TRUE(m.ok());
+  EXPECT_TRUE(m->forward_c1.assumed);
+  EXPECT_EQ(m->forward_c0.estimate.value, 0.0);
+  EXPECT_NEAR(m->forward_c1.estimate.value, (0.002 + 0.008) / 8, 1e-9);
+}
+
+TEST(FitStepModel, NamesAPersistentStragglerAndItsFactor) {
+  Truth t;
+  t.stragglers = {{1, 1.5}};
+  Result<StepModel> m = FitStepModel(Sweep(t, {1, 2, 4}));
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->stragglers.size(), 1u);
+  EXPECT_NEAR(m->stragglers.at(1), 1.5, 1e-9);
+  Scenario s;
+  s.replicas = 8;
+  Result<StepParts> with = SimulateStep(*m, s);
+  s.without_stragglers = true;
+  Result<StepParts> without = SimulateStep(*m, s);
+  ASSERT_TRUE(with.ok() && without.ok());
+  EXPECT_NEAR(with->straggler_wait, 0.5 * (0.010 + 0.020), 1e-9);
+  EXPECT_NEAR(without->straggler_wait, 0.0, 1e-12);
+}
+
+TEST(FitStepModel, JitterMakesTheStepWaitForTheSlowestOfN) {
+  Truth t;
+  t.jitter = 0.1;
+  Result<StepModel> m = FitStepModel(Sweep(t, {1, 2}));
+  ASSERT_TRUE(m.ok());
+  Scenario s;
+  s.replicas = 1;
+  Result<StepParts> one = SimulateStep(*m, s);
+  s.replicas = 1024;
+  Result<StepParts> many = SimulateStep(*m, s);
+  ASSERT_TRUE(one.ok() && many.ok());
+  EXPECT_NEAR(one->straggler_wait, 0.0, 1e-12);
+  // The slowest of 1024 is (almost surely) a x1.1 step: 10 % of forward + backward waits.
+  const double fb = m->forward_c0.estimate.value + m->forward_c1.estimate.value * 8 +
+                    m->backward_c0.estimate.value + m->backward_c1.estimate.value * 8;
+  EXPECT_NEAR(many->straggler_wait, fb * (1.1 / 1.0 - 1), 0.01 * fb);
+}
+
+TEST(FitStepModel, ClearErrors) {
+  std::vector<RunObservation> runs = Sweep(Truth{}, {1, 2});
+  for (RunObservation& r : runs) r.role = RunRole::kOther;
+  Result<StepModel> none = FitStepModel(runs);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("no baseline"), std::string::npos);
+
+  runs = Sweep(Truth{}, {1, 2});
+  runs[0].config.dtype = "bf16";
+  Result<StepModel> mixed = FitStepModel(runs);
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.status().message().find("baseline-n1 differs"), std::string::npos);
+
+  runs = Sweep(Truth{}, {1, 2});
+  for (StepRecord& r : runs[0].records) r.warmup = true;
+  Result<StepModel> empty = FitStepModel(runs);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("baseline-n1 has no steady"), std::string::npos);
+}
+
+TEST(CheckRuns, ChecksOnlyWhatTheFitDidNotUse) {
+  const Truth t;
+  std::vector<RunObservation> runs = Sweep(t, {1, 2, 4, 8, 16});
+  std::vector<RunObservation> fit_on(runs.begin(), runs.begin() + 3);  // N = 1, 2, 4
+  Result<StepModel> m = FitStepModel(fit_on);
+  ASSERT_TRUE(m.ok());
+  const std::vector<ModelCheck> checks = CheckRuns(*m, runs);
+  ASSERT_EQ(checks.size(), 2u);  // baselines at 8 and 16 (the double batch is fitted on)
+  EXPECT_EQ(checks[0].run, "baseline-n8");
+  EXPECT_EQ(checks[1].run, "baseline-n16");
+  EXPECT_LT(WorstAbsoluteError(checks), 1e-6);
+}
+
+}  // namespace
+}  // namespace stepscope::model

@@ -1,0 +1,89 @@
+#include "model/model_json.h"
+
+namespace stepscope::model {
+namespace {
+
+nlohmann::json ConstantJson(const Constant& c) {
+  return {{"name", c.name}, {"estimate", stepscope::ToJson(c.estimate)}, {"unit", c.unit},
+          {"how", c.how}, {"assumed", c.assumed}};
+}
+
+nlohmann::json AlphaBetaJson(const AlphaBeta& ab) {
+  return {{"alpha_s", stepscope::ToJson(ab.alpha_s)},
+          {"seconds_per_byte", stepscope::ToJson(ab.seconds_per_byte)},
+          {"alpha_assumed", ab.alpha_assumed},
+          {"beta_assumed", ab.beta_assumed},
+          {"samples", ab.samples},
+          {"residual_rms_s", ab.residual_rms_s},
+          {"how", ab.how}};
+}
+
+}  // namespace
+
+nlohmann::json ToJson(const StepModel& m) {
+  nlohmann::json constants = nlohmann::json::array();
+  for (const Constant* c : {&m.forward_c0, &m.forward_c1, &m.backward_c0, &m.backward_c1,
+                            &m.optimizer, &m.input_wait, &m.overhead}) {
+    constants.push_back(ConstantJson(*c));
+  }
+  if (m.loader_service) constants.push_back(ConstantJson(*m.loader_service));
+  nlohmann::json collectives = nlohmann::json::object();
+  for (const auto& [dtype, ab] : m.collectives) collectives[dtype] = AlphaBetaJson(ab);
+  nlohmann::json stragglers = nlohmann::json::array();
+  for (const auto& [rank, factor] : m.stragglers) {
+    stragglers.push_back({{"rank", rank}, {"compute_factor", factor}});
+  }
+  nlohmann::json readiness = nlohmann::json::array();
+  for (const ReadinessPoint& p : m.readiness) {
+    readiness.push_back({{"backward_share", p.backward_share}, {"bytes_share", p.bytes_share}});
+  }
+  return {{"reference",
+           {{"replicas", m.reference.replicas},
+            {"batch", m.reference.batch},
+            {"accum", m.reference.accum},
+            {"reduce_dtype", m.reference.dtype},
+            {"allreduce", m.reference.algorithm},
+            {"bucket_mb", m.reference.bucket_mb},
+            {"overlap", m.reference.overlap},
+            {"loader_workers", m.reference.loader_workers}}},
+          {"fitted_replicas", m.fitted_replicas},
+          {"constants", constants},
+          {"collectives", collectives},
+          {"gradient_bytes", m.gradient_bytes},
+          {"readiness", readiness},
+          {"readiness_assumed", m.readiness_assumed},
+          {"compute_jitter_samples", m.compute_jitter.size()},
+          {"stragglers", stragglers},
+          {"memory_fixed_bytes", m.memory_fixed},
+          {"memory_per_sample_bytes", m.memory_per_sample},
+          {"notes", m.notes}};
+}
+
+nlohmann::json ToJson(const Prediction& p) {
+  nlohmann::json j = {{"replicas", p.replicas},
+                      {"batch", p.batch},
+                      {"accum", p.accum},
+                      {"step_s", stepscope::ToJson(p.step_s)},
+                      {"samples_per_s", stepscope::ToJson(p.samples_per_s)},
+                      {"efficiency", stepscope::ToJson(p.efficiency)},
+                      {"components",
+                       {{"input_wait_s", p.parts.input_wait},
+                        {"compute_s", p.parts.compute},
+                        {"straggler_wait_s", p.parts.straggler_wait},
+                        {"exposed_comm_s", p.parts.exposed_comm},
+                        {"overhead_s", p.parts.overhead}}},
+                      {"fits_memory", p.fits_memory}};
+  if (!p.memory_note.empty()) j["memory_note"] = p.memory_note;
+  return j;
+}
+
+nlohmann::json ToJson(const ModelCheck& c) {
+  return {{"run", c.run},
+          {"replicas", c.replicas},
+          {"predicted_samples_per_s", stepscope::ToJson(c.predicted_samples_per_s)},
+          {"measured_samples_per_s", c.measured_samples_per_s},
+          {"error", c.error},
+          {"within_band", c.within_band}};
+}
+
+}  // namespace stepscope::model

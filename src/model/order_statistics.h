@@ -1,0 +1,14 @@
+// The expected maximum of N independent draws from a measured distribution: what a synchronous
+// step waits for when every replica's compute varies step to step.
+#pragma once
+
+#include <vector>
+
+namespace stepscope::model {
+
+// E[max of `draws` draws] from the empirical distribution of `samples` (any order), exactly:
+// with the sample sorted, x_(i) is the maximum with probability (i/n)^N - ((i-1)/n)^N. 0 for an
+// empty sample; draws < 1 counts as 1.
+double ExpectedMaximum(std::vector<double> samples, long long draws);
+
+}  // namespace stepscope::model

@@ -1,0 +1,34 @@
+#include "model/order_statistics.h"
+
+#include <gtest/gtest.h>
+
+namespace stepscope::model {
+namespace {
+
+TEST(ExpectedMaximum, HandComputedFromTwoValues) {
+  // Each draw is 1 or 2 with probability 1/2: max of one draw 1.5; of two, 1/4 * 1 + 3/4 * 2.
+  EXPECT_DOUBLE_EQ(ExpectedMaximum({2.0, 1.0}, 1), 1.5);
+  EXPECT_DOUBLE_EQ(ExpectedMaximum({2.0, 1.0}, 2), 1.75);
+  EXPECT_NEAR(ExpectedMaximum({1.0, 2.0}, 3), 1.0 / 8 + 2.0 * 7 / 8, 1e-12);
+}
+
+TEST(ExpectedMaximum, GrowsWithDrawsTowardTheLargestValue) {
+  const std::vector<double> s{0.9, 1.0, 1.0, 1.1, 1.3};
+  double last = 0;
+  for (long long n : {1LL, 2LL, 16LL, 256LL, 4096LL}) {
+    const double e = ExpectedMaximum(s, n);
+    EXPECT_GE(e, last);
+    last = e;
+  }
+  EXPECT_NEAR(ExpectedMaximum(s, 4096), 1.3, 1e-9);
+  EXPECT_NEAR(ExpectedMaximum(s, 1), 1.06, 1e-12);  // the mean
+}
+
+TEST(ExpectedMaximum, EmptyAndConstantSamples) {
+  EXPECT_EQ(ExpectedMaximum({}, 8), 0.0);
+  EXPECT_DOUBLE_EQ(ExpectedMaximum({1.0, 1.0, 1.0}, 1000), 1.0);
+  EXPECT_DOUBLE_EQ(ExpectedMaximum({3.0}, 0), 3.0);  // fewer than one draw counts as one
+}
+
+}  // namespace
+}  // namespace stepscope::model

@@ -1,0 +1,201 @@
+#include "model/simulate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/number_text.h"
+#include "core/text_format.h"
+#include "model/order_statistics.h"
+#include "model/replay.h"
+
+namespace stepscope::model {
+namespace {
+
+// Share of backward elapsed when `bytes_share` of the gradient bytes are ready (piecewise
+// linear through the readiness profile).
+double ReadyShare(const std::vector<ReadinessPoint>& profile, double bytes_share) {
+  for (size_t i = 1; i < profile.size(); ++i) {
+    const ReadinessPoint& a = profile[i - 1];
+    const ReadinessPoint& b = profile[i];
+    if (bytes_share <= b.bytes_share + 1e-12) {
+      const double span = b.bytes_share - a.bytes_share;
+      const double t = span > 0 ? (bytes_share - a.bytes_share) / span : 1.0;
+      return a.backward_share + std::clamp(t, 0.0, 1.0) * (b.backward_share - a.backward_share);
+    }
+  }
+  return 1.0;
+}
+
+struct Resolved {
+  int replicas, batch, accum, workers;
+  std::string dtype;
+  double bucket_mb;
+  bool overlap;
+};
+
+}  // namespace
+
+int WireWidth(const std::string& dtype) {
+  if (dtype == "fp32") return 4;
+  if (dtype == "bf16" || dtype == "fp16") return 2;
+  return 0;
+}
+
+Result<StepParts> SimulateStep(const StepModel& m, const Scenario& s, Side side) {
+  const Resolved r{s.replicas,
+                   s.batch.value_or(m.reference.batch),
+                   s.accum.value_or(m.reference.accum),
+                   s.loader_workers.value_or(m.reference.loader_workers),
+                   s.dtype.value_or(m.reference.dtype),
+                   s.bucket_mb.value_or(m.reference.bucket_mb),
+                   s.overlap.value_or(m.reference.overlap)};
+  if (r.replicas < 1) return Status::Error("replicas must be at least 1");
+  if (r.batch < 1 || r.accum < 1) return Status::Error("micro-batch and accumulation must be >= 1");
+  if (r.workers < 1) return Status::Error("loader workers must be at least 1");
+  if (!(s.compute_scale > 0)) return Status::Error("compute scale must be > 0");
+  if (!(r.bucket_mb > 0)) return Status::Error("bucket size must be > 0 MiB");
+  const int width = WireWidth(r.dtype);
+  if (width == 0) return Status::Error("unknown wire precision '" + r.dtype + "' (fp32, bf16, fp16)");
+
+  const double scale = s.compute_scale;
+  const double b = r.batch;
+  const Seconds forward =
+      (Pick(m.forward_c0.estimate, side) + Pick(m.forward_c1.estimate, side) * b) / scale;
+  const Seconds backward =
+      (Pick(m.backward_c0.estimate, side) + Pick(m.backward_c1.estimate, side) * b) / scale;
+  const Seconds optimizer = Pick(m.optimizer.estimate, side) / scale;
+
+  // The rank the step waits for: the slowest of N jittering ranks, or a persistent straggler.
+  double critical = ExpectedMaximum(m.compute_jitter, r.replicas);
+  if (!s.without_stragglers) {
+    for (const auto& [rank, factor] : m.stragglers) {
+      if (rank < r.replicas) critical = std::max(critical, factor);
+    }
+  }
+  critical = std::max(critical, 1.0);
+
+  StepParts p;
+  p.compute = r.accum * (forward + backward) + optimizer;
+  p.straggler_wait = r.accum * (forward + backward) * (critical - 1.0);
+
+  // Buckets of the scenario's size, ready as the profile says, replayed on one channel.
+  const Seconds backward_critical = backward * critical;
+  const AlphaBeta* cost = nullptr;
+  AlphaBeta per_wire_byte;
+  if (s.link) {
+    cost = &*s.link;
+  } else if (auto it = m.collectives.find(r.dtype); it != m.collectives.end()) {
+    cost = &it->second;
+  } else if (auto ref = m.collectives.find(m.reference.dtype); ref != m.collectives.end()) {
+    cost = &ref->second;  // same cost per wire byte: an assumption the prediction's notes state
+  }
+  if (cost && r.replicas > 1 && m.gradient_bytes > 0) {
+    const double cap = r.bucket_mb * 1024 * 1024;
+    const double total = static_cast<double>(m.gradient_bytes);
+    std::vector<BucketEvent> buckets;
+    for (double done = 0; done < total;) {
+      const double size = std::min(cap, total - done);
+      done += size;
+      const Seconds ready = ReadyShare(m.readiness, done / total) * backward_critical;
+      const Bytes wire = static_cast<Bytes>(std::llround(size * width / 4.0));
+      buckets.push_back({ready, AllreduceSeconds(*cost, r.replicas, wire, side)});
+    }
+    p.exposed_comm = ReplayReductions(buckets, backward_critical, r.overlap).exposed;
+  }
+  p.overhead = Pick(m.overhead.estimate, side);
+  if (m.loader_service) {
+    const Seconds other = p.compute + p.straggler_wait + p.exposed_comm + p.overhead;
+    p.input_wait = std::max(0.0, Pick(m.loader_service->estimate, side) / r.workers - other);
+  } else {
+    p.input_wait = Pick(m.input_wait.estimate, side);
+  }
+  return p;
+}
+
+Result<Prediction> Predict(const StepModel& m, const Scenario& asked) {
+  Scenario s = asked;
+  Prediction out;
+  out.replicas = s.replicas;
+  int batch = s.batch.value_or(m.reference.batch), accum = s.accum.value_or(m.reference.accum);
+  if (s.device_memory_gb) {
+    const double limit = *s.device_memory_gb * 1024.0 * 1024 * 1024;
+    const auto need = [&](int mb) {
+      return static_cast<double>(m.memory_fixed) + static_cast<double>(m.memory_per_sample) * mb;
+    };
+    if (need(batch) > limit) {
+      const double room = limit - static_cast<double>(m.memory_fixed);
+      const int fits = m.memory_per_sample > 0 && room > 0
+                           ? static_cast<int>(room / static_cast<double>(m.memory_per_sample))
+                           : 0;
+      if (fits < 1) {
+        out.fits_memory = false;
+        out.memory_note = "does not fit in " + Fixed(*s.device_memory_gb, 1) +
+                          " GiB even at micro-batch 1";
+      } else {
+        const int new_accum = static_cast<int>(std::ceil(static_cast<double>(batch) * accum / fits));
+        out.memory_note = "micro-batch " + std::to_string(batch) + " does not fit in " +
+                          Fixed(*s.device_memory_gb, 1) + " GiB: modelled as " +
+                          std::to_string(fits) + " x " + std::to_string(new_accum) +
+                          " accumulated";
+        batch = fits, accum = new_accum;
+      }
+    }
+  }
+  s.batch = batch, s.accum = accum;
+  out.batch = batch, out.accum = accum;
+  Scenario one = s;
+  one.replicas = 1;
+  double step[3], per_s[3], eff[3];
+  const Side sides[3] = {Side::kValue, Side::kLow, Side::kHigh};
+  for (int i = 0; i < 3; ++i) {
+    Result<StepParts> at_n = SimulateStep(m, s, sides[i]);
+    if (!at_n.ok()) return at_n.status();
+    Result<StepParts> at_1 = SimulateStep(m, one, sides[i]);
+    if (!at_1.ok()) return at_1.status();
+    if (i == 0) out.parts = *at_n;
+    const double samples = static_cast<double>(batch) * accum;
+    step[i] = at_n->step();
+    per_s[i] = step[i] > 0 ? s.replicas * samples / step[i] : 0;
+    const double one_per_s = at_1->step() > 0 ? samples / at_1->step() : 0;
+    eff[i] = one_per_s > 0 ? per_s[i] / (s.replicas * one_per_s) : 0;
+  }
+  out.step_s = {step[0], step[1], step[2]};
+  out.samples_per_s = {per_s[0], per_s[2], per_s[1]};
+  out.efficiency = {eff[0], std::min({eff[0], eff[1], eff[2]}), std::max({eff[0], eff[1], eff[2]})};
+  return out;
+}
+
+Result<std::vector<int>> ParseReplicaList(const std::string& text) {
+  const NumberContext context{"replica count in '" + text + "'", "--replicas 1,2,4 or 16..4096"};
+  const auto whole = [&](std::string_view part) -> Result<int> {
+    Result<int64_t> n = ParseInteger(part, context);
+    if (!n.ok()) return n.status();
+    if (*n < 1 || *n > (1 << 24)) {
+      return Status::Error(context.name + ": " + std::string(part) +
+                           " is outside 1..16777216 (e.g. " + context.example + ")");
+    }
+    return static_cast<int>(*n);
+  };
+  std::vector<int> out;
+  if (const size_t dots = text.find(".."); dots != std::string::npos) {
+    Result<int> lo = whole(std::string_view(text).substr(0, dots));
+    if (!lo.ok()) return lo.status();
+    Result<int> hi = whole(std::string_view(text).substr(dots + 2));
+    if (!hi.ok()) return hi.status();
+    if (*hi < *lo) return Status::Error("replica range '" + text + "' ends below its start (e.g. " +
+                                       context.example + ")");
+    for (long long n = *lo; n <= *hi; n *= 2) out.push_back(static_cast<int>(n));
+    if (out.back() != *hi) out.push_back(*hi);
+    return out;
+  }
+  for (std::string_view part : SplitText(text, ',')) {
+    Result<int> n = whole(part);
+    if (!n.ok()) return n.status();
+    out.push_back(*n);
+  }
+  if (out.empty()) return Status::Error("no replica count given (e.g. " + context.example + ")");
+  return out;
+}
+
+}  // namespace stepscope::model

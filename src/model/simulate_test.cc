@@ -1,0 +1,145 @@
+#include "model/simulate.h"
+
+#include <gtest/gtest.h>
+
+#include "model/fit.h"
+#include "model/synthetic_testing.h"
+
+namespace stepscope::model {
+namespace {
+
+template <typename T>
+T Must(Result<T> r) {
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return std::move(r).value();
+}
+
+StepModel Fitted(const testing::Truth& t = {}) {
+  std::vector<RunObservation> runs;
+  for (int n : {1, 2, 4, 8}) {
+    runs.push_back(testing::SyntheticRun(t, "baseline-n" + std::to_string(n), RunRole::kBaseline, n, 8));
+  }
+  runs.push_back(testing::SyntheticRun(t, "double_batch-n8", RunRole::kDoubleBatch, 8, 16));
+  Result<StepModel> m = FitStepModel(runs);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return *m;
+}
+
+TEST(ParseReplicaList, ListsAndDoublingRanges) {
+  EXPECT_EQ(Must(ParseReplicaList("1,2,4")), (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(Must(ParseReplicaList("16..128")), (std::vector<int>{16, 32, 64, 128}));
+  EXPECT_EQ(Must(ParseReplicaList("3..20")), (std::vector<int>{3, 6, 12, 20}));
+  for (const char* bad : {"", "0", "1,,2", "4x", "8..2", "1..", "-1", "2.5"}) {
+    Result<std::vector<int>> r = ParseReplicaList(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) {
+      EXPECT_NE(r.status().message().find("e.g."), std::string::npos) << r.status().message();
+    }
+  }
+}
+
+TEST(SimulateStep, OneBucketWithoutOverlapHandComputed) {
+  const testing::Truth t;
+  const StepModel m = Fitted(t);
+  Scenario s;
+  s.replicas = 16;
+  Result<StepParts> p = SimulateStep(m, s);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const double fb = 0.002 + 0.001 * 8 + 0.004 + 0.002 * 8;
+  EXPECT_NEAR(p->compute, fb + t.optimizer, 1e-9);
+  // One 4 MiB bucket ready at the end of backward: its whole ring cost is exposed.
+  const double cost = 30 * t.alpha + 30.0 / 16 * t.gradient_bytes * t.seconds_per_byte;
+  EXPECT_NEAR(p->exposed_comm, cost, 1e-3 * cost);
+  EXPECT_NEAR(p->overhead, t.overhead, 1e-9);
+  EXPECT_NEAR(p->input_wait, t.input_wait, 1e-9);
+}
+
+TEST(SimulateStep, SmallerBucketsHideCommunicationBehindBackward) {
+  const StepModel m = Fitted();
+  Scenario s;
+  s.replicas = 8;
+  const Seconds one_bucket = Must(SimulateStep(m, s)).exposed_comm;
+  s.bucket_mb = 0.5;  // 8 buckets ready through backward (readiness assumed uniform)
+  const Seconds eight = Must(SimulateStep(m, s)).exposed_comm;
+  EXPECT_LT(eight, 0.5 * one_bucket);
+  s.overlap = false;  // the same buckets after backward: more latency, nothing hidden
+  EXPECT_GT(Must(SimulateStep(m, s)).exposed_comm, one_bucket);
+}
+
+TEST(SimulateStep, WhatIfsChangeWhatTheyShould) {
+  const testing::Truth t;
+  const StepModel m = Fitted(t);
+  Scenario s;
+  s.replicas = 8;
+  const StepParts base = Must(SimulateStep(m, s));
+  Scenario faster = s;
+  faster.compute_scale = 2;
+  EXPECT_NEAR(Must(SimulateStep(m, faster)).compute, base.compute / 2, 1e-12);
+  Scenario half = s;
+  half.dtype = "bf16";  // not measured: the same cost per wire byte, half the bytes
+  const StepParts bf16 = Must(SimulateStep(m, half));
+  const double bw = 1.75 * t.gradient_bytes * t.seconds_per_byte;
+  EXPECT_NEAR(base.exposed_comm - bf16.exposed_comm, bw / 2, 1e-3 * bw);
+  Scenario link = s;
+  link.link = LinkAlphaBeta(100.0, 0);
+  EXPECT_NEAR(Must(SimulateStep(m, link)).exposed_comm, 1.75 * t.gradient_bytes / 100e9, 1e-9);
+  Scenario accum = s;
+  accum.accum = 4;
+  const double fb = 0.002 + 0.001 * 8 + 0.004 + 0.002 * 8;
+  EXPECT_NEAR(Must(SimulateStep(m, accum)).compute, 4 * fb + t.optimizer, 1e-9);
+}
+
+TEST(SimulateStep, RefusesScenariosItCannotSimulate) {
+  const StepModel m = Fitted();
+  Scenario s;
+  s.replicas = 0;
+  EXPECT_FALSE(SimulateStep(m, s).ok());
+  s.replicas = 2;
+  s.compute_scale = 0;
+  EXPECT_FALSE(SimulateStep(m, s).ok());
+  s.compute_scale = 1;
+  s.dtype = "int8";
+  Result<StepParts> r = SimulateStep(m, s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("int8"), std::string::npos);
+}
+
+TEST(Predict, BandsOrderedAndEfficiencyAgainstOneReplica) {
+  testing::Truth t;
+  t.jitter = 0.05;
+  const StepModel m = Fitted(t);
+  Scenario s;
+  s.replicas = 1;
+  Result<Prediction> one = Predict(m, s);
+  ASSERT_TRUE(one.ok());
+  EXPECT_NEAR(one->efficiency.value, 1.0, 1e-12);
+  s.replicas = 64;
+  Result<Prediction> p = Predict(m, s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_LE(p->samples_per_s.low, p->samples_per_s.value);
+  EXPECT_LE(p->samples_per_s.value, p->samples_per_s.high);
+  EXPECT_LT(p->efficiency.value, 1.0);
+  EXPECT_NEAR(p->samples_per_s.value, 64 * 8 / p->step_s.value, 1e-9);
+}
+
+TEST(Predict, AMicroBatchThatDoesNotFitBecomesAccumulation) {
+  const StepModel m = Fitted();  // 1 MiB of activations per sample, 4 MiB of parameters
+  Scenario s;
+  s.replicas = 4;
+  s.batch = 64;
+  // 16 MiB fixed (weights, gradients, two AdamW moments) + 64 MiB of activations > 48 MiB.
+  s.device_memory_gb = 48.0 / 1024;
+  Result<Prediction> p = Predict(m, s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(p->fits_memory);
+  EXPECT_EQ(p->batch, 32);
+  EXPECT_EQ(p->accum, 2);
+  EXPECT_NE(p->memory_note.find("does not fit"), std::string::npos);
+  s.device_memory_gb = 8.0 / 1024;  // not even the parameters
+  p = Predict(m, s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->fits_memory);
+}
+
+}  // namespace
+}  // namespace stepscope::model

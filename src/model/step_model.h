@@ -1,0 +1,105 @@
+// The fitted step-time model (what `fit` produces and `simulate` reads), the question asked of
+// it (a scenario) and its answer (a prediction). Field meanings and methods: docs/model.md.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/estimate.h"
+#include "core/units.h"
+#include "model/collective_fit.h"
+
+namespace stepscope::model {
+
+// A constant of the model: its estimate, unit, how it was obtained, and whether the data
+// identified it or it is assumed.
+struct Constant {
+  std::string name;
+  Estimate estimate;
+  std::string unit;
+  std::string how;
+  bool assumed = false;
+};
+
+// One point of the gradient readiness profile: by `backward_share` of backward, `bytes_share`
+// of the gradient bytes are ready (both in [0, 1], increasing).
+struct ReadinessPoint {
+  double backward_share = 0;
+  double bytes_share = 0;
+};
+
+// The configuration a model was fitted at, and the knobs a scenario may change.
+struct Config {
+  int replicas = 1;
+  int batch = 1;  // micro-batch per replica
+  int accum = 1;  // micro-batches per step
+  std::string dtype = "fp32";     // wire precision: fp32, bf16, fp16
+  std::string algorithm = "shm";  // the all-reduce that ran: shm, ring, mpi
+  double bucket_mb = 25;
+  bool overlap = true;
+  int loader_workers = 1;
+};
+
+struct StepModel {
+  Config reference;  // the baselines' configuration (replicas: the largest fitted)
+  std::vector<int> fitted_replicas;
+
+  // Compute per micro-batch on a typical rank: c0 + c1 b for forward and backward; the optimizer
+  // once per step.
+  Constant forward_c0, forward_c1, backward_c0, backward_c1, optimizer;
+  // Step-to-step variation of each rank's forward + backward around its own mean (ratios, mean
+  // 1), pooled over ranks and runs: a synchronous step waits for the maximum over N.
+  std::vector<double> compute_jitter;
+  // Ranks persistently slower than the others: their compute / the typical rank's.
+  std::map<int, double> stragglers;
+
+  // All-reduce cost per wire precision, and the fp32 gradient bytes each step reduces.
+  std::map<std::string, AlphaBeta> collectives;
+  Bytes gradient_bytes = 0;
+  std::vector<ReadinessPoint> readiness;  // from (0, 0) to (1, 1)
+  bool readiness_assumed = false;         // true: linear (too few buckets measured)
+
+  // Input: a loader worker's service time per batch, when the measured wait identifies it;
+  // otherwise the measured mean wait, held constant.
+  std::optional<Constant> loader_service;
+  Constant input_wait;
+  Constant overhead;  // the measured residual per step
+
+  // Memory per replica (bytes): what does not scale with the micro-batch, and what does.
+  Bytes memory_fixed = 0;
+  Bytes memory_per_sample = 0;
+
+  std::vector<std::string> notes;  // what the data could not identify, in words
+};
+
+// A what-if: the reference configuration with some knobs changed, at `replicas`.
+struct Scenario {
+  int replicas = 1;
+  std::optional<AlphaBeta> link;  // replaces the fitted all-reduce cost
+  double compute_scale = 1;       // devices this many times faster
+  std::optional<std::string> dtype;
+  std::optional<double> bucket_mb;
+  std::optional<bool> overlap;
+  std::optional<int> batch, accum, loader_workers;
+  bool without_stragglers = false;
+  std::optional<double> device_memory_gb;
+};
+
+// A step's predicted parts (seconds per step), on the rank the step waits for.
+struct StepParts {
+  Seconds input_wait = 0, compute = 0, straggler_wait = 0, exposed_comm = 0, overhead = 0;
+  Seconds step() const { return input_wait + compute + straggler_wait + exposed_comm + overhead; }
+};
+
+struct Prediction {
+  int replicas = 0;
+  int batch = 0, accum = 0;  // as simulated (after any memory fallback)
+  Estimate step_s, samples_per_s, efficiency;
+  StepParts parts;  // at the point value
+  bool fits_memory = true;
+  std::string memory_note;  // set when the asked micro-batch did not fit
+};
+
+}  // namespace stepscope::model

@@ -1,0 +1,78 @@
+// Test helper: the records of a run made from known model constants (one bucket per step, ring
+// all-reduce cost, optional stragglers and step-to-step jitter), for fitting to recover.
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "model/collective_fit.h"
+#include "model/fit.h"
+
+namespace stepscope::model::testing {
+
+struct Truth {
+  Seconds forward_fixed = 0.002, forward_per_sample = 0.001;
+  Seconds backward_fixed = 0.004, backward_per_sample = 0.002;
+  Seconds optimizer = 0.003, input_wait = 0.0005, overhead = 0.001;
+  double alpha = 100e-6, seconds_per_byte = 1.0 / 1e9;
+  Bytes gradient_bytes = 4 << 20;
+  std::map<int, double> stragglers;  // rank -> compute factor
+  double jitter = 0;                 // steps alternate compute x (1 - jitter), x (1 + jitter)
+  int steps = 12, warmup = 2;
+};
+
+inline RunObservation SyntheticRun(const Truth& t, const std::string& name, RunRole role,
+                                   int replicas, int batch) {
+  RunObservation run;
+  run.name = name;
+  run.role = role;
+  run.config.replicas = replicas;
+  run.config.batch = batch;
+  run.config.bucket_mb = 25;
+  run.gradient_bytes = t.gradient_bytes;
+  run.parameters = t.gradient_bytes / 4;
+  run.activation_bytes_per_sample = 1 << 20;
+  AlphaBeta ab;
+  ab.alpha_s = Estimate::Exact(t.alpha);
+  ab.seconds_per_byte = Estimate::Exact(t.seconds_per_byte);
+  const Seconds cost = AllreduceSeconds(ab, replicas, t.gradient_bytes);
+  Seconds clock = 100, steady_time = 0;
+  for (int s = 0; s < t.steps; ++s) {
+    const double wobble = 1 + ((s + 1) % 2 ? -t.jitter : t.jitter);
+    std::vector<StepRecord> step(replicas);
+    Seconds last_ready = 0;
+    for (int r = 0; r < replicas; ++r) {
+      const double factor = (t.stragglers.count(r) ? t.stragglers.at(r) : 1.0) * wobble;
+      StepRecord& x = step[r];
+      x.rank = r, x.step = s, x.warmup = s < t.warmup, x.samples = batch, x.start = clock;
+      x.input_wait = t.input_wait;
+      x.forward = (t.forward_fixed + t.forward_per_sample * batch) * factor;
+      x.backward = (t.backward_fixed + t.backward_per_sample * batch) * factor;
+      x.optimizer = t.optimizer;
+      x.compute = x.forward + x.backward + x.optimizer;
+      x.backward_start = clock + x.input_wait + x.forward;
+      last_ready = std::max(last_ready, *x.backward_start + x.backward);
+    }
+    const Seconds comm_end = replicas > 1 ? last_ready + cost : last_ready;
+    for (StepRecord& x : step) {
+      const Seconds ready = *x.backward_start + x.backward;
+      if (replicas > 1) x.collectives.push_back({0, t.gradient_bytes, ready, last_ready, comm_end, 0});
+      x.exposed_comm = comm_end - ready;
+      x.end = comm_end + x.optimizer + t.overhead;
+    }
+    // Every rank ends together (the next step starts after the slowest).
+    Seconds end = 0;
+    for (const StepRecord& x : step) end = std::max(end, x.end);
+    for (StepRecord& x : step) {
+      x.end = end;
+      run.records.push_back(x);
+    }
+    if (s >= t.warmup) steady_time += end - clock;
+    clock = end;
+  }
+  run.samples_per_s = replicas * batch * (t.steps - t.warmup) / steady_time;
+  return run;
+}
+
+}  // namespace stepscope::model::testing
