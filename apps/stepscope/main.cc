@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "apps/stepscope/analyze_command.h"
+#include "apps/stepscope/predict_command.h"
 #include "apps/stepscope/diagnose_command.h"
 #include "apps/stepscope/report_command.h"
 #include "apps/stepscope/trace_command.h"
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   stepscope::app::AddTraceCommand(app, &run);
   stepscope::app::AddDiagnoseCommand(app, &run);
   stepscope::app::AddAnalyzeCommand(app, &run);
+  stepscope::app::AddPredictCommand(app, &run);
 
   CLI11_PARSE(app, argc, argv);
   return run ? run() : 0;

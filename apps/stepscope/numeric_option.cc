@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <string_view>
+#include <vector>
+
 #include "core/number_text.h"
 
 namespace stepscope::app {
@@ -28,6 +31,24 @@ CLI::Validator Number(const std::string& example) {
         return r.ok() ? "" : r.status().message();
       },
       "");
+}
+
+Status ParsePair(const std::string& text, char sep, const NumberContext& context, double* a,
+                 double* b, bool b_required) {
+  const std::vector<std::string_view> parts = SplitText(text, sep);
+  if (parts.empty() || parts.size() > 2 || (b_required && parts.size() < 2)) {
+    return Status::Error(context.name + ": cannot read '" + text + "'; write e.g. " +
+                         context.example);
+  }
+  Result<double> first = ParseDouble(parts[0], context);
+  if (!first.ok()) return first.status();
+  *a = *first;
+  if (parts.size() == 2) {
+    Result<double> second = ParseDouble(parts[1], context);
+    if (!second.ok()) return second.status();
+    *b = *second;
+  }
+  return Status::Ok();
 }
 
 }  // namespace stepscope::app

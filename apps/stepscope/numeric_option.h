@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <string>
 
+#include "core/number_text.h"
+#include "core/status.h"
+
 namespace stepscope::app {
 
 // `example` is a correct use, e.g. "--batch 32". A whole number must lie in [lo, hi] (the
@@ -15,5 +18,10 @@ namespace stepscope::app {
 CLI::Validator WholeNumber(const std::string& example, int64_t lo = INT32_MIN,
                            int64_t hi = INT32_MAX);
 CLI::Validator Number(const std::string& example);
+
+// "A<sep>B" -> (A, B), each part one decimal number read whole; B is optional (left as it is)
+// unless `b_required`. Errors name `context`.
+Status ParsePair(const std::string& text, char sep, const NumberContext& context, double* a,
+                 double* b, bool b_required);
 
 }  // namespace stepscope::app

@@ -31,25 +31,6 @@ Result<std::vector<int>> ParseWidths(const std::string& text) {
   return widths;
 }
 
-// "A<sep>B" -> (A, B), B optional unless `b_required`; each part one whole number.
-Status ParsePair(const std::string& text, char sep, const NumberContext& context, double* a,
-                 double* b, bool b_required) {
-  const std::vector<std::string_view> parts = SplitText(text, sep);
-  if (parts.empty() || parts.size() > 2 || (b_required && parts.size() < 2)) {
-    return Status::Error(context.name + ": cannot read '" + text + "'; write e.g. " +
-                         context.example);
-  }
-  Result<double> first = ParseDouble(parts[0], context);
-  if (!first.ok()) return first.status();
-  *a = *first;
-  if (parts.size() == 2) {
-    Result<double> second = ParseDouble(parts[1], context);
-    if (!second.ok()) return second.status();
-    *b = *second;
-  }
-  return Status::Ok();
-}
-
 // "RANK:VALUE": a whole rank number and a decimal number.
 Status ParseRankValue(std::string_view text, const std::string& flag, const std::string& example,
                       int* rank, double* value) {

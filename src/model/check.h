@@ -19,6 +19,8 @@ struct ModelCheck {
   double measured_samples_per_s = 0;
   double error = 0;  // predicted / measured - 1
   bool within_band = false;
+  bool cost_fitted = false;  // its reductions entered the all-reduce fit (compute, overlap,
+                             // input and overhead are still predicted)
 };
 
 Result<ModelCheck> CheckRun(const StepModel& model, const RunObservation& run);

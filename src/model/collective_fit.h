@@ -21,8 +21,9 @@ struct CollectiveSample {
 };
 
 struct AlphaBeta {
-  Estimate alpha_s;           // per latency step (s)
-  Estimate seconds_per_byte;  // 1 / link bandwidth (s/B)
+  Estimate fixed_s;            // per reduction, whatever N (s): launch and scheduling costs
+  Estimate alpha_s;            // per latency step (s)
+  Estimate seconds_per_byte;   // 1 / link bandwidth (s/B)
   bool alpha_assumed = false;  // not identified by the samples (fixed, see `how`)
   bool beta_assumed = false;
   int samples = 0;
@@ -45,12 +46,13 @@ Seconds AllreduceSeconds(const AlphaBeta& ab, int replicas, Bytes bytes, Side si
 // A link given as bandwidth (GB/s, 1e9 bytes) and latency (s) as exact constants.
 AlphaBeta LinkAlphaBeta(double gbps, Seconds latency);
 
-// Least squares through the origin on both features, constants kept non-negative (a negative
-// one is fixed at 0 and said so). Intervals: +-1.645 standard errors (90 %). Errors: no sample
-// at N >= 2.
+// Least squares on the three terms (fixed, latency, bandwidth), each kept non-negative and
+// identified (one that is negative, or that the samples cannot tell from the others, is fixed
+// at 0 and said so). Intervals: +-1.645 standard errors (90 %). Errors: no sample at N >= 2.
 Result<AlphaBeta> FitAlphaBeta(const std::vector<CollectiveSample>& samples);
-// 1/beta alone, alpha given (a precision measured at one point, sharing another's latency).
+// 1/beta alone, alpha and the fixed cost given (a precision measured at one replica count,
+// sharing another's latency).
 Result<AlphaBeta> FitBandwidthGivenLatency(const std::vector<CollectiveSample>& samples,
-                                           const Estimate& alpha_s);
+                                           const Estimate& alpha_s, const Estimate& fixed_s);
 
 }  // namespace stepscope::model

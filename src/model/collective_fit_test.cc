@@ -38,6 +38,36 @@ TEST(FitAlphaBeta, RecoversKnownConstantsFromNoisyReductions) {
   EXPECT_FALSE(ab->beta_assumed);
 }
 
+TEST(FitAlphaBeta, RecoversAFixedCostPerReductionBesideLatencyAndBandwidth) {
+  const double fixed = 2e-3, alpha = 50e-6, inv_beta = 1e-9;
+  std::vector<CollectiveSample> samples;
+  for (int n : {2, 4, 8, 16}) {
+    for (Bytes bytes : {Bytes{1} << 20, Bytes{8} << 20}) {
+      samples.push_back(
+          {n, bytes, fixed + LatencySteps(n) * alpha + BandwidthShare(n) * bytes * inv_beta});
+    }
+  }
+  Result<AlphaBeta> ab = FitAlphaBeta(samples);
+  ASSERT_TRUE(ab.ok());
+  EXPECT_NEAR(ab->fixed_s.value, fixed, 1e-9);
+  EXPECT_NEAR(ab->alpha_s.value, alpha, 1e-10);
+  EXPECT_NEAR(ab->seconds_per_byte.value, inv_beta, 1e-15);
+  // The cost at a new point, by hand: 2 ms + 62 x 50 us + 62/32 x 4 MiB x 1 ns.
+  EXPECT_NEAR(AllreduceSeconds(*ab, 32, Bytes{4} << 20),
+              fixed + 62 * alpha + 62.0 / 32 * (4 << 20) * inv_beta, 1e-9);
+}
+
+TEST(FitAlphaBeta, ANegativeTermIsFixedAtZeroAndSaidSo) {
+  // Durations that fall with N at a fixed payload: latency would come out negative.
+  Result<AlphaBeta> ab = FitAlphaBeta(
+      {{2, 1000000, 3e-3}, {4, 1000000, 2.9e-3}, {8, 1000000, 2.8e-3}, {2, 4000000, 9e-3}});
+  ASSERT_TRUE(ab.ok());
+  EXPECT_GE(ab->alpha_s.value, 0.0);
+  EXPECT_GE(ab->fixed_s.value, 0.0);
+  EXPECT_GE(ab->seconds_per_byte.value, 0.0);
+  EXPECT_NE(ab->how.find("fixed at 0"), std::string::npos) << ab->how;
+}
+
 TEST(FitAlphaBeta, OneReplicaCountAndPayloadCannotSeparateLatency) {
   Result<AlphaBeta> ab = FitAlphaBeta({{4, 1000000, 2e-3}, {4, 1000000, 2e-3}});
   ASSERT_TRUE(ab.ok());
@@ -56,7 +86,7 @@ TEST(FitBandwidthGivenLatency, SharesTheLatency) {
   const Estimate alpha = Estimate::Exact(20e-6);
   // 8 ranks, 2 MB, 1e-9 s/B: 14 x 20 us + 1.75 x 2 ms.
   const double t = 14 * 20e-6 + 1.75 * 2e6 * 1e-9;
-  Result<AlphaBeta> ab = FitBandwidthGivenLatency({{8, 2000000, t}}, alpha);
+  Result<AlphaBeta> ab = FitBandwidthGivenLatency({{8, 2000000, t}}, alpha, Estimate::Exact(0));
   ASSERT_TRUE(ab.ok());
   EXPECT_NEAR(ab->seconds_per_byte.value, 1e-9, 1e-15);
   EXPECT_TRUE(ab->alpha_assumed);

@@ -39,8 +39,8 @@ double PerMicroBatch(const StepRecord& r, Seconds total) {
   return total / std::max(1, r.micro_batches);
 }
 
-Constant Make(const std::string& name, Estimate e, const std::string& unit,
-              const std::string& how, bool assumed = false) {
+Constant Make(const std::string& name, Estimate e, const std::string& unit, const std::string& how,
+              bool assumed = false) {
   return Constant{name, e, unit, how, assumed};
 }
 
@@ -70,11 +70,17 @@ void FitPhase(const std::string& phase, const Estimate& at_b, const std::optiona
   const double slope = std::max(0.0, (at_2b->value - at_b.value) / b);
   const Estimate e1{slope, std::max(0.0, (at_2b->low - at_b.high) / b),
                     std::max(slope, (at_2b->high - at_b.low) / b)};
-  const double fixed = std::max(0.0, at_b.value - slope * b);
-  const Estimate e0{fixed, std::max(0.0, at_b.low - e1.high * b),
+  // A negative fixed term (compute growing faster than the micro-batch between b and 2b) is
+  // kept, so that both measured points are reproduced; simulate keeps each phase >= 0.
+  const double fixed = at_b.value - slope * b;
+  const Estimate e0{fixed, std::min(fixed, at_b.low - e1.high * b),
                     std::max(fixed, at_b.high - e1.low * b)};
-  const std::string how = "from the baselines at micro-batch " + std::to_string(b) +
-                          " and the run at " + std::to_string(2 * b);
+  std::string how = "from the baselines at micro-batch " + std::to_string(b) + " and the run at " +
+                    std::to_string(2 * b);
+  if (fixed < 0) {
+    how += "; negative: this phase grew faster than the micro-batch, so micro-batches below " +
+           std::to_string(b) + " are extrapolated poorly";
+  }
   *c1 = Make(phase + "_per_sample", e1, unit1, how);
   *c0 = Make(phase + "_fixed", e0, unit0, how);
 }
@@ -192,7 +198,8 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
     std::vector<double> all, steps;
     for (auto& [rank, rs] : largest) {
       std::vector<double> c;
-      for (const StepRecord* r : rs) c.push_back(r->forward + r->backward), steps.push_back(r->step_time());
+      for (const StepRecord* r : rs)
+        c.push_back(r->forward + r->backward), steps.push_back(r->step_time());
       means[rank] = Mean(c);
       all.push_back(means[rank]);
     }
@@ -211,54 +218,105 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
     return BootstrapMean(Concat(set, [forward, &slow](const RunObservation& run) {
       return TypicalPerStep(
           run.records,
-          [forward](const StepRecord& r) { return PerMicroBatch(r, forward ? r.forward : r.backward); },
+          [forward](const StepRecord& r) {
+            return PerMicroBatch(r, forward ? r.forward : r.backward);
+          },
           slow);
     }));
   };
-  std::vector<const RunObservation*> double_set;
+  // Compute constants from all baselines pooled (replicas sharing a host make each N's compute
+  // differ by its own noise); the slope in b from the double-batch run against the baseline at
+  // the same N, applied to the pooled value. Each fitted N keeps its ratio to the pool.
+  const RunObservation* doubled = nullptr;
+  const RunObservation* paired = nullptr;
   for (const RunObservation* run : doubles) {
-    if (run->config.batch == 2 * b && !SteadyByRank(run->records).empty()) {
-      double_set.push_back(run);
+    for (const RunObservation* base : baselines) {
+      if (run->config.batch == 2 * b && base->config.replicas == run->config.replicas &&
+          !SteadyByRank(run->records).empty()) {
+        doubled = run, paired = base;
+      }
     }
   }
-  const auto at_2b = [&](bool forward) -> std::optional<Estimate> {
-    if (double_set.empty()) return std::nullopt;
-    return phase_at(double_set, forward);
+  const auto at_2b = [&](bool forward, const Estimate& pooled) -> std::optional<Estimate> {
+    if (!doubled) return std::nullopt;
+    const double at_b = phase_at({paired}, forward).value;
+    const double growth = at_b > 0 ? phase_at({doubled}, forward).value / at_b : 2.0;
+    return pooled * growth;
   };
-  FitPhase("forward", phase_at(baselines, true), at_2b(true), b, &m.forward_c0, &m.forward_c1);
-  FitPhase("backward", phase_at(baselines, false), at_2b(false), b, &m.backward_c0,
-           &m.backward_c1);
-  m.optimizer = Make("optimizer", BootstrapMean(Concat(baselines, [](const RunObservation& run) {
-                       return TypicalPerStep(run.records,
-                                             [](const StepRecord& r) { return r.optimizer; });
-                     })),
-                     "s per step", "the baselines' mean, on the typical rank");
+  const Estimate forward_b = phase_at(baselines, true), backward_b = phase_at(baselines, false);
+  FitPhase("forward", forward_b, at_2b(true, forward_b), b, &m.forward_c0, &m.forward_c1);
+  FitPhase("backward", backward_b, at_2b(false, backward_b), b, &m.backward_c0, &m.backward_c1);
+  m.optimizer =
+      Make("optimizer",
+           BootstrapMean(Concat(baselines,
+                                [](const RunObservation& run) {
+                                  return TypicalPerStep(
+                                      run.records, [](const StepRecord& r) { return r.optimizer; });
+                                })),
+           "s per step", "the baselines' mean, on the typical rank");
+  const auto compute_mean = [&slow](const RunObservation& run) {
+    return Mean(TypicalPerStep(
+        run.records, [](const StepRecord& r) { return r.forward + r.backward + r.optimizer; },
+        slow));
+  };
+  const double pooled_compute = forward_b.value + backward_b.value + m.optimizer.estimate.value;
+  double lo = 1, hi = 1;
+  for (const RunObservation* run : baselines) {
+    const double ratio = pooled_compute > 0 ? compute_mean(*run) / pooled_compute : 1.0;
+    m.compute_ratio[run->config.replicas] = ratio;
+    lo = std::min(lo, ratio), hi = std::max(hi, ratio);
+  }
+  if (hi - lo > 0.05) {
+    m.notes.push_back("compute per replica differs across the baselines (" +
+                      std::to_string(static_cast<int>(std::lround(100 * lo))) + "-" +
+                      std::to_string(static_cast<int>(std::lround(100 * hi))) +
+                      " % of their mean): each measured N keeps its own; other N use the mean");
+  }
 
-  // All-reduce cost at the reference precision, the gradient's size and its readiness.
-  std::vector<CollectiveSample> samples;
+  // All-reduce cost per wire precision, from every run given that reduced at N >= 2 (its
+  // reductions' cost does not depend on what else the run changed); the gradient's size and
+  // its readiness from the baselines.
+  std::map<std::string, std::vector<CollectiveSample>> by_dtype;
+  for (const RunObservation& run : runs) {
+    if (!run.reduce || run.config.replicas < 2) continue;
+    const std::vector<CollectiveSample> s = CollectiveSamples(run);
+    by_dtype[run.config.dtype].insert(by_dtype[run.config.dtype].end(), s.begin(), s.end());
+    if (run.role == RunRole::kOther) m.cost_runs.push_back(run.name);
+  }
   std::vector<const RunObservation*> reducing;
   for (const RunObservation* run : baselines) {
     m.gradient_bytes = std::max(m.gradient_bytes, run->gradient_bytes);
-    if (!run->reduce || run->config.replicas < 2) continue;
-    reducing.push_back(run);
-    const std::vector<CollectiveSample> s = CollectiveSamples(*run);
-    samples.insert(samples.end(), s.begin(), s.end());
+    if (run->reduce && run->config.replicas >= 2) reducing.push_back(run);
   }
-  if (!samples.empty()) {
-    Result<AlphaBeta> ab = FitAlphaBeta(samples);
+  if (auto ref = by_dtype.find(m.reference.dtype); ref != by_dtype.end()) {
+    Result<AlphaBeta> ab = FitAlphaBeta(ref->second);
     if (!ab.ok()) return ab.status();
     m.collectives[m.reference.dtype] = *ab;
-  } else {
-    m.notes.push_back("no baseline at 2 replicas or more reduced gradients: the all-reduce cost "
-                      "is unknown and taken as 0 unless a link is given");
+  }
+  for (const auto& [dtype, samples] : by_dtype) {
+    if (dtype == m.reference.dtype) continue;
+    Result<AlphaBeta> ab = FitAlphaBeta(samples);
+    if (!ab.ok()) return ab.status();
+    const auto ref = m.collectives.find(m.reference.dtype);
+    if (ab->alpha_assumed && ref != m.collectives.end() && !ref->second.alpha_assumed) {
+      ab = FitBandwidthGivenLatency(samples, ref->second.alpha_s, ref->second.fixed_s);
+      if (!ab.ok()) return ab.status();
+    }
+    m.collectives[dtype] = *ab;
+  }
+  if (m.collectives.empty()) {
+    m.notes.push_back(
+        "no run at 2 replicas or more reduced gradients: the all-reduce cost is "
+        "unknown and taken as 0 unless a link is given");
   }
   int buckets = 0;
   m.readiness = Readiness(reducing, &buckets);
   m.readiness_assumed = buckets <= 1;
   if (m.readiness_assumed) {
     m.readiness = {{0, 0}, {1, 1}};
-    m.notes.push_back("gradient readiness within backward not identified (one bucket per "
-                      "step): assumed uniform over backward");
+    m.notes.push_back(
+        "gradient readiness within backward not identified (one bucket per "
+        "step): assumed uniform over backward");
   }
 
   // Input: a worker's service time per batch where the wait shows the loader binding.
@@ -278,15 +336,18 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
                       "the baselines' mean wait for a batch, held constant");
   if (!services.empty()) {
     const auto [lo, hi] = std::minmax_element(services.begin(), services.end());
-    m.loader_service = Make("loader_service", Estimate{Mean(services), *lo, *hi},
-                            "s per batch per worker",
-                            "workers x step time of the baselines that waited for input "
-                            "(a loader-bound step lasts one loader period)");
+    m.loader_service =
+        Make("loader_service", Estimate{Mean(services), *lo, *hi}, "s per batch per worker",
+             "workers x step time of the baselines that waited for input "
+             "(a loader-bound step lasts one loader period)");
   }
-  m.overhead = Make("overhead", BootstrapMean(Concat(baselines, [](const RunObservation& run) {
-                      return TypicalPerStep(run.records,
-                                            [](const StepRecord& r) { return r.overhead(); });
-                    })),
+  m.overhead = Make("overhead",
+                    BootstrapMean(Concat(baselines,
+                                         [](const RunObservation& run) {
+                                           return TypicalPerStep(
+                                               run.records,
+                                               [](const StepRecord& r) { return r.overhead(); });
+                                         })),
                     "s per step", "the baselines' residual (step - input - compute - exposed)");
 
   const RunObservation& ref = *baselines.back();

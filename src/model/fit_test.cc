@@ -14,10 +14,11 @@ using testing::Truth;
 
 std::vector<RunObservation> Sweep(const Truth& t, std::vector<int> ns, bool double_batch = true) {
   std::vector<RunObservation> runs;
-  for (int n : ns) runs.push_back(SyntheticRun(t, "baseline-n" + std::to_string(n), RunRole::kBaseline, n, 8));
+  for (int n : ns)
+    runs.push_back(SyntheticRun(t, "baseline-n" + std::to_string(n), RunRole::kBaseline, n, 8));
   if (double_batch) {
-    runs.push_back(SyntheticRun(t, "double_batch-n" + std::to_string(ns.back()), RunRole::kDoubleBatch,
-                                ns.back(), 16));
+    runs.push_back(SyntheticRun(t, "double_batch-n" + std::to_string(ns.back()),
+                                RunRole::kDoubleBatch, ns.back(), 16));
   }
   return runs;
 }

@@ -4,12 +4,16 @@ namespace stepscope::model {
 namespace {
 
 nlohmann::json ConstantJson(const Constant& c) {
-  return {{"name", c.name}, {"estimate", stepscope::ToJson(c.estimate)}, {"unit", c.unit},
-          {"how", c.how}, {"assumed", c.assumed}};
+  return {{"name", c.name},
+          {"estimate", stepscope::ToJson(c.estimate)},
+          {"unit", c.unit},
+          {"how", c.how},
+          {"assumed", c.assumed}};
 }
 
 nlohmann::json AlphaBetaJson(const AlphaBeta& ab) {
-  return {{"alpha_s", stepscope::ToJson(ab.alpha_s)},
+  return {{"fixed_s", stepscope::ToJson(ab.fixed_s)},
+          {"alpha_s", stepscope::ToJson(ab.alpha_s)},
           {"seconds_per_byte", stepscope::ToJson(ab.seconds_per_byte)},
           {"alpha_assumed", ab.alpha_assumed},
           {"beta_assumed", ab.beta_assumed},
@@ -49,6 +53,7 @@ nlohmann::json ToJson(const StepModel& m) {
           {"fitted_replicas", m.fitted_replicas},
           {"constants", constants},
           {"collectives", collectives},
+          {"cost_runs", m.cost_runs},
           {"gradient_bytes", m.gradient_bytes},
           {"readiness", readiness},
           {"readiness_assumed", m.readiness_assumed},
@@ -83,7 +88,8 @@ nlohmann::json ToJson(const ModelCheck& c) {
           {"predicted_samples_per_s", stepscope::ToJson(c.predicted_samples_per_s)},
           {"measured_samples_per_s", c.measured_samples_per_s},
           {"error", c.error},
-          {"within_band", c.within_band}};
+          {"within_band", c.within_band},
+          {"cost_fitted", c.cost_fitted}};
 }
 
 }  // namespace stepscope::model

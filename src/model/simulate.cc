@@ -56,14 +56,17 @@ Result<StepParts> SimulateStep(const StepModel& m, const Scenario& s, Side side)
   if (!(s.compute_scale > 0)) return Status::Error("compute scale must be > 0");
   if (!(r.bucket_mb > 0)) return Status::Error("bucket size must be > 0 MiB");
   const int width = WireWidth(r.dtype);
-  if (width == 0) return Status::Error("unknown wire precision '" + r.dtype + "' (fp32, bf16, fp16)");
+  if (width == 0)
+    return Status::Error("unknown wire precision '" + r.dtype + "' (fp32, bf16, fp16)");
 
-  const double scale = s.compute_scale;
+  const auto measured = m.compute_ratio.find(r.replicas);
+  const double crowding = measured != m.compute_ratio.end() ? measured->second : 1.0;
+  const double scale = s.compute_scale / crowding;
   const double b = r.batch;
-  const Seconds forward =
-      (Pick(m.forward_c0.estimate, side) + Pick(m.forward_c1.estimate, side) * b) / scale;
-  const Seconds backward =
-      (Pick(m.backward_c0.estimate, side) + Pick(m.backward_c1.estimate, side) * b) / scale;
+  const Seconds forward = std::max(
+      0.0, (Pick(m.forward_c0.estimate, side) + Pick(m.forward_c1.estimate, side) * b) / scale);
+  const Seconds backward = std::max(
+      0.0, (Pick(m.backward_c0.estimate, side) + Pick(m.backward_c1.estimate, side) * b) / scale);
   const Seconds optimizer = Pick(m.optimizer.estimate, side) / scale;
 
   // The rank the step waits for: the slowest of N jittering ranks, or a persistent straggler.
@@ -130,14 +133,14 @@ Result<Prediction> Predict(const StepModel& m, const Scenario& asked) {
                            : 0;
       if (fits < 1) {
         out.fits_memory = false;
-        out.memory_note = "does not fit in " + Fixed(*s.device_memory_gb, 1) +
-                          " GiB even at micro-batch 1";
+        out.memory_note =
+            "does not fit in " + Fixed(*s.device_memory_gb, 1) + " GiB even at micro-batch 1";
       } else {
-        const int new_accum = static_cast<int>(std::ceil(static_cast<double>(batch) * accum / fits));
+        const int new_accum =
+            static_cast<int>(std::ceil(static_cast<double>(batch) * accum / fits));
         out.memory_note = "micro-batch " + std::to_string(batch) + " does not fit in " +
                           Fixed(*s.device_memory_gb, 1) + " GiB: modelled as " +
-                          std::to_string(fits) + " x " + std::to_string(new_accum) +
-                          " accumulated";
+                          std::to_string(fits) + " x " + std::to_string(new_accum) + " accumulated";
         batch = fits, accum = new_accum;
       }
     }
@@ -183,8 +186,9 @@ Result<std::vector<int>> ParseReplicaList(const std::string& text) {
     if (!lo.ok()) return lo.status();
     Result<int> hi = whole(std::string_view(text).substr(dots + 2));
     if (!hi.ok()) return hi.status();
-    if (*hi < *lo) return Status::Error("replica range '" + text + "' ends below its start (e.g. " +
-                                       context.example + ")");
+    if (*hi < *lo)
+      return Status::Error("replica range '" + text + "' ends below its start (e.g. " +
+                           context.example + ")");
     for (long long n = *lo; n <= *hi; n *= 2) out.push_back(static_cast<int>(n));
     if (out.back() != *hi) out.push_back(*hi);
     return out;

@@ -17,7 +17,8 @@ T Must(Result<T> r) {
 StepModel Fitted(const testing::Truth& t = {}) {
   std::vector<RunObservation> runs;
   for (int n : {1, 2, 4, 8}) {
-    runs.push_back(testing::SyntheticRun(t, "baseline-n" + std::to_string(n), RunRole::kBaseline, n, 8));
+    runs.push_back(
+        testing::SyntheticRun(t, "baseline-n" + std::to_string(n), RunRole::kBaseline, n, 8));
   }
   runs.push_back(testing::SyntheticRun(t, "double_batch-n8", RunRole::kDoubleBatch, 8, 16));
   Result<StepModel> m = FitStepModel(runs);

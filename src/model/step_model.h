@@ -33,8 +33,8 @@ struct ReadinessPoint {
 // The configuration a model was fitted at, and the knobs a scenario may change.
 struct Config {
   int replicas = 1;
-  int batch = 1;  // micro-batch per replica
-  int accum = 1;  // micro-batches per step
+  int batch = 1;                  // micro-batch per replica
+  int accum = 1;                  // micro-batches per step
   std::string dtype = "fp32";     // wire precision: fp32, bf16, fp16
   std::string algorithm = "shm";  // the all-reduce that ran: shm, ring, mpi
   double bucket_mb = 25;
@@ -49,6 +49,9 @@ struct StepModel {
   // Compute per micro-batch on a typical rank: c0 + c1 b for forward and backward; the optimizer
   // once per step.
   Constant forward_c0, forward_c1, backward_c0, backward_c1, optimizer;
+  // Compute at each fitted N relative to the pooled constants; a scenario at a fitted N uses its
+  // ratio, any other N the pooled constants (ratio 1).
+  std::map<int, double> compute_ratio;
   // Step-to-step variation of each rank's forward + backward around its own mean (ratios, mean
   // 1), pooled over ranks and runs: a synchronous step waits for the maximum over N.
   std::vector<double> compute_jitter;
@@ -57,6 +60,7 @@ struct StepModel {
 
   // All-reduce cost per wire precision, and the fp32 gradient bytes each step reduces.
   std::map<std::string, AlphaBeta> collectives;
+  std::vector<std::string> cost_runs;  // runs other than baselines whose reductions were fitted
   Bytes gradient_bytes = 0;
   std::vector<ReadinessPoint> readiness;  // from (0, 0) to (1, 1)
   bool readiness_assumed = false;         // true: linear (too few buckets measured)

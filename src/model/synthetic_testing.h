@@ -57,7 +57,8 @@ inline RunObservation SyntheticRun(const Truth& t, const std::string& name, RunR
     const Seconds comm_end = replicas > 1 ? last_ready + cost : last_ready;
     for (StepRecord& x : step) {
       const Seconds ready = *x.backward_start + x.backward;
-      if (replicas > 1) x.collectives.push_back({0, t.gradient_bytes, ready, last_ready, comm_end, 0});
+      if (replicas > 1)
+        x.collectives.push_back({0, t.gradient_bytes, ready, last_ready, comm_end, 0});
       x.exposed_comm = comm_end - ready;
       x.end = comm_end + x.optimizer + t.overhead;
     }

@@ -1,5 +1,6 @@
 // Test helpers for the gpt layers: a double-sided finite-difference gradient check (seeded
-// random buffers come from grad_check_testing.h). Header-only; included by the *_test.cc files of the gpt layers only.
+// random buffers come from grad_check_testing.h). Header-only; included by the *_test.cc files of
+// the gpt layers only.
 #pragma once
 
 #include <algorithm>

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 namespace stepscope::sweep {
 namespace fs = std::filesystem;
@@ -43,12 +44,23 @@ Result<std::vector<StepRecord>> ReadRunRecords(const std::string& run_dir) {
   return all;
 }
 
-Result<std::optional<RunPacing>> ReadRunPacing(const std::string& run_dir) {
+namespace {
+
+Result<nlohmann::json> ReadRunJson(const std::string& run_dir) {
   const std::string path = run_dir + "/run.json";
   std::ifstream in(path);
   if (!in) return Status::Error(path + ": cannot open");
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return Status::Error(path + ": not a JSON object");
+  return j;
+}
+
+}  // namespace
+
+Result<std::optional<RunPacing>> ReadRunPacing(const std::string& run_dir) {
+  Result<nlohmann::json> read = ReadRunJson(run_dir);
+  if (!read.ok()) return read.status();
+  const nlohmann::json& j = *read;
   auto e = j.find("emulation");
   if (e == j.end() || !e->is_object() || !e->value("emulated", false) ||
       !e->contains("paced_segments")) {
@@ -67,6 +79,71 @@ Result<std::optional<RunPacing>> ReadRunPacing(const std::string& run_dir) {
     p.link_reductions = count(j, "buckets_per_step") * count(j, "steps");
   }
   return std::optional<RunPacing>(p);
+}
+
+Result<RunSummary> ReadRunSummary(const std::string& run_dir) {
+  Result<nlohmann::json> read = ReadRunJson(run_dir);
+  if (!read.ok()) return read.status();
+  const nlohmann::json& j = *read;
+  const std::string path = run_dir + "/run.json";
+  // The object at a dotted path, or an error naming it.
+  auto at = [&](const std::string& dotted) -> Result<const nlohmann::json*> {
+    const nlohmann::json* node = &j;
+    size_t begin = 0;
+    while (begin <= dotted.size()) {
+      const size_t dot = dotted.find('.', begin);
+      const std::string key = dotted.substr(begin, dot == std::string::npos ? dot : dot - begin);
+      auto it = node->find(key);
+      if (!node->is_object() || it == node->end()) {
+        return Status::Error(path + ": field '" + dotted +
+                             "' is missing (rerun the run with this stepscope, or remove it)");
+      }
+      node = &*it;
+      if (dot == std::string::npos) break;
+      begin = dot + 1;
+    }
+    return node;
+  };
+  RunSummary s;
+  // Reads the field at `dotted` into *out when it is of out's kind (a number, true/false or a
+  // string), else an error naming the field and the kind it must be.
+  auto field = [&](const std::string& dotted, auto* out) -> Status {
+    using T = std::remove_pointer_t<decltype(out)>;
+    Result<const nlohmann::json*> node = at(dotted);
+    if (!node.ok()) return node.status();
+    const nlohmann::json& v = **node;
+    const bool fits = std::is_same_v<T, bool>          ? v.is_boolean()
+                      : std::is_same_v<T, std::string> ? v.is_string()
+                                                       : v.is_number();
+    if (!fits) {
+      const char* kind = std::is_same_v<T, bool>          ? "true/false"
+                         : std::is_same_v<T, std::string> ? "a string"
+                                                          : "a number";
+      return Status::Error(path + ": field '" + dotted + "' is not " + kind);
+    }
+    *out = v.get<T>();
+    return Status::Ok();
+  };
+  STEPSCOPE_RETURN_IF_ERROR(field("replicas", &s.replicas));
+  STEPSCOPE_RETURN_IF_ERROR(field("config.batch", &s.batch));
+  STEPSCOPE_RETURN_IF_ERROR(field("config.accum", &s.accum));
+  STEPSCOPE_RETURN_IF_ERROR(field("config.loader_workers", &s.loader_workers));
+  STEPSCOPE_RETURN_IF_ERROR(field("config.reducer.reduce", &s.reduce));
+  STEPSCOPE_RETURN_IF_ERROR(field("config.reducer.overlap", &s.overlap));
+  STEPSCOPE_RETURN_IF_ERROR(field("config.synthetic_input", &s.synthetic_input));
+  STEPSCOPE_RETURN_IF_ERROR(field("config.reducer.bucket_mb", &s.bucket_mb));
+  STEPSCOPE_RETURN_IF_ERROR(field("config.reducer.dtype", &s.reduce_dtype));
+  STEPSCOPE_RETURN_IF_ERROR(field("allreduce", &s.allreduce));
+  STEPSCOPE_RETURN_IF_ERROR(field("config.optimizer.kind", &s.optimizer));
+  STEPSCOPE_RETURN_IF_ERROR(field("model.gradient_bytes", &s.gradient_bytes));
+  STEPSCOPE_RETURN_IF_ERROR(field("model.parameters", &s.parameters));
+  STEPSCOPE_RETURN_IF_ERROR(
+      field("model.activation_bytes_per_sample", &s.activation_bytes_per_sample));
+  STEPSCOPE_RETURN_IF_ERROR(field("samples_per_s", &s.samples_per_s));
+  if (s.replicas < 1 || s.batch < 1 || s.accum < 1) {
+    return Status::Error(path + ": replicas, config.batch and config.accum must be at least 1");
+  }
+  return s;
 }
 
 }  // namespace stepscope::sweep

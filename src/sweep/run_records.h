@@ -29,4 +29,19 @@ struct RunPacing {
 // run.json is missing or unreadable.
 Result<std::optional<RunPacing>> ReadRunPacing(const std::string& run_dir);
 
+// run.json: the configuration and model sizes the step-time model needs. Errors name the file
+// and the field.
+struct RunSummary {
+  int replicas = 0;
+  int batch = 0, accum = 1, loader_workers = 1;
+  bool reduce = true, overlap = true, synthetic_input = false;
+  double bucket_mb = 25;
+  std::string reduce_dtype = "fp32";
+  std::string allreduce;  // the algorithm that ran (shm, ring, mpi)
+  int64_t gradient_bytes = 0, parameters = 0, activation_bytes_per_sample = 0;
+  std::string optimizer;  // sgd, adamw
+  double samples_per_s = 0;
+};
+Result<RunSummary> ReadRunSummary(const std::string& run_dir);
+
 }  // namespace stepscope::sweep

@@ -1,0 +1,259 @@
+#include "apps/stepscope/predict_command.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "apps/stepscope/numeric_option.h"
+#include "core/text_format.h"
+#include "model/check.h"
+#include "model/fit.h"
+#include "model/model_json.h"
+#include "model/simulate.h"
+#include "sweep/run_records.h"
+
+namespace stepscope::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+model::RunRole RoleOf(const std::string& name) {
+  if (name.rfind("baseline-n", 0) == 0) return model::RunRole::kBaseline;
+  if (name.rfind("double_batch-n", 0) == 0) return model::RunRole::kDoubleBatch;
+  return model::RunRole::kOther;
+}
+
+// Every finished run (one with its run.json) of DIR/runs, by name.
+Result<std::vector<model::RunObservation>> ReadRuns(const std::string& dir) {
+  const fs::path runs_dir = fs::path(dir) / "runs";
+  std::error_code ec;
+  if (!fs::is_directory(runs_dir, ec)) {
+    return Status::Error(dir +
+                         ": not a diagnose directory (it has no runs/; run `stepscope "
+                         "diagnose --out " +
+                         dir + "` first)");
+  }
+  std::vector<std::string> names;
+  for (const fs::directory_entry& e : fs::directory_iterator(runs_dir, ec)) {
+    if (e.is_directory() && fs::exists(e.path() / "run.json")) {
+      names.push_back(e.path().filename().string());
+    }
+  }
+  if (ec) return Status::Error("cannot list " + runs_dir.string() + ": " + ec.message());
+  std::sort(names.begin(), names.end());
+  std::vector<model::RunObservation> out;
+  for (const std::string& name : names) {
+    const std::string run_dir = (runs_dir / name).string();
+    Result<sweep::RunSummary> s = sweep::ReadRunSummary(run_dir);
+    if (!s.ok()) return s.status();
+    Result<std::vector<StepRecord>> records = sweep::ReadRunRecords(run_dir);
+    if (!records.ok()) return records.status();
+    model::RunObservation o;
+    o.name = name;
+    o.role = RoleOf(name);
+    o.config.replicas = s->replicas;
+    o.config.batch = s->batch;
+    o.config.accum = s->accum;
+    o.config.dtype = s->reduce_dtype;
+    o.config.algorithm = s->allreduce;
+    o.config.bucket_mb = s->bucket_mb;
+    o.config.overlap = s->overlap;
+    o.config.loader_workers = s->loader_workers;
+    o.reduce = s->reduce;
+    o.synthetic_input = s->synthetic_input;
+    o.gradient_bytes = s->gradient_bytes;
+    o.parameters = s->parameters;
+    o.activation_bytes_per_sample = s->activation_bytes_per_sample;
+    o.optimizer_state_floats = s->optimizer == "adamw" ? 2 : 1;
+    o.samples_per_s = s->samples_per_s;
+    o.records = std::move(*records);
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+Result<model::Scenario> ScenarioFrom(const PredictFlags& f) {
+  model::Scenario s;
+  if (!f.link.empty()) {
+    double gbps = 0, latency_us = 0;
+    STEPSCOPE_RETURN_IF_ERROR(
+        ParsePair(f.link, ',', {"option --link", "--link 25,5"}, &gbps, &latency_us, false));
+    if (!(gbps > 0) || latency_us < 0) {
+      return Status::Error(
+          "option --link: bandwidth must be positive GB/s and latency >= 0 us "
+          "(e.g. --link 25,5)");
+    }
+    s.link = model::LinkAlphaBeta(gbps, latency_us * 1e-6);
+  }
+  if (!(f.compute_scale > 0)) return Status::Error("option --compute-scale must be > 0 (e.g. 2)");
+  s.compute_scale = f.compute_scale;
+  if (!f.reduce_dtype.empty()) {
+    if (model::WireWidth(f.reduce_dtype) == 0) {
+      return Status::Error("option --reduce-dtype: '" + f.reduce_dtype +
+                           "' is not fp32, bf16 or fp16");
+    }
+    s.dtype = f.reduce_dtype;
+  }
+  if (f.bucket_mb) {
+    if (!(*f.bucket_mb > 0)) return Status::Error("option --bucket-mb must be > 0 (e.g. 4)");
+    s.bucket_mb = f.bucket_mb;
+  }
+  if (f.overlap && f.no_overlap) return Status::Error("--overlap and --no-overlap: choose one");
+  if (f.overlap) s.overlap = true;
+  if (f.no_overlap) s.overlap = false;
+  s.batch = f.batch, s.accum = f.accum, s.loader_workers = f.loader_workers;
+  s.without_stragglers = f.without_straggler;
+  if (f.device_memory_gb) {
+    if (!(*f.device_memory_gb > 0)) return Status::Error("option --device-memory-gb must be > 0");
+    s.device_memory_gb = f.device_memory_gb;
+  }
+  return s;
+}
+
+void PrintText(const model::StepModel& m, const std::vector<model::Prediction>& predictions,
+               const std::vector<model::ModelCheck>& checks, const std::string& dir) {
+  std::string fitted;
+  for (int n : m.fitted_replicas) fitted += (fitted.empty() ? "" : ",") + std::to_string(n);
+  std::printf("stepscope predict: model fitted on the baselines at N = %s of %s\n", fitted.c_str(),
+              dir.c_str());
+  std::printf(
+      "  compute per micro-batch of %d: forward %s, backward %s; optimizer %s\n", m.reference.batch,
+      Ms(m.forward_c0.estimate.value + m.forward_c1.estimate.value * m.reference.batch).c_str(),
+      Ms(m.backward_c0.estimate.value + m.backward_c1.estimate.value * m.reference.batch).c_str(),
+      Ms(m.optimizer.estimate.value).c_str());
+  for (const auto& [dtype, ab] : m.collectives) {
+    std::printf(
+        "  all-reduce %s: latency %s us per step%s, %s GB/s%s\n", dtype.c_str(),
+        Fixed(ab.alpha_s.value * 1e6, 1).c_str(), ab.alpha_assumed ? " (assumed)" : "",
+        Fixed(ab.seconds_per_byte.value > 0 ? 1e-9 / ab.seconds_per_byte.value : 0, 3).c_str(),
+        ab.beta_assumed ? " (assumed)" : "");
+  }
+  for (const auto& [rank, factor] : m.stragglers) {
+    std::printf("  straggler: rank %d computes %sx the typical rank\n", rank,
+                Fixed(factor, 2).c_str());
+  }
+  for (const std::string& note : m.notes) std::printf("  note: %s\n", note.c_str());
+  std::printf("\n  %8s  %-28s  %-22s  %9s  %7s %8s %9s %8s %8s\n", "replicas",
+              "samples/s [90% band]", "efficiency", "step ms", "input", "compute", "straggler",
+              "exposed", "overhead");
+  for (const model::Prediction& p : predictions) {
+    std::printf("  %8d  %-28s  %-22s  %9s  %7s %8s %9s %8s %8s%s\n", p.replicas,
+                EstimateText(p.samples_per_s, 1).c_str(), EstimateText(p.efficiency, 3).c_str(),
+                Ms(p.step_s.value).c_str(), Ms(p.parts.input_wait).c_str(),
+                Ms(p.parts.compute).c_str(), Ms(p.parts.straggler_wait).c_str(),
+                Ms(p.parts.exposed_comm).c_str(), Ms(p.parts.overhead).c_str(),
+                p.memory_note.empty() ? "" : ("  (" + p.memory_note + ")").c_str());
+  }
+  if (checks.empty()) {
+    std::printf("\n  no run outside the fit to check the model against\n");
+    return;
+  }
+  std::printf("\n  checks (runs the fit did not use; their own configuration):\n");
+  for (const model::ModelCheck& c : checks) {
+    std::printf("  %-34s predicted %-26s measured %10s  error %+6.1f %%%s\n", c.run.c_str(),
+                EstimateText(c.predicted_samples_per_s, 1).c_str(),
+                Fixed(c.measured_samples_per_s, 1).c_str(), 100 * c.error,
+                c.within_band ? "" : "  (outside the band)");
+    if (c.cost_fitted) std::printf("  %-34s (its reductions are in the all-reduce fit)\n", "");
+  }
+  std::printf("  median |error| %.1f %%, worst %.1f %%\n", 100 * model::MedianAbsoluteError(checks),
+              100 * model::WorstAbsoluteError(checks));
+}
+
+}  // namespace
+
+int RunPredict(const PredictFlags& f) {
+  auto bad = [](const Status& s) {
+    std::fprintf(stderr, "stepscope predict: %s\n", s.message().c_str());
+    return kPredictBadInput;
+  };
+  Result<std::vector<int>> replicas = model::ParseReplicaList(f.replicas);
+  if (!replicas.ok()) return bad(replicas.status());
+  Result<model::Scenario> scenario = ScenarioFrom(f);
+  if (!scenario.ok()) return bad(scenario.status());
+  Result<std::vector<model::RunObservation>> runs = ReadRuns(f.dir);
+  if (!runs.ok()) return bad(runs.status());
+  std::vector<model::RunObservation> fit_set;
+  if (!f.fit_on.empty()) {
+    Result<std::vector<int>> on = model::ParseReplicaList(f.fit_on);
+    if (!on.ok()) return bad(on.status());
+    for (const model::RunObservation& r : *runs) {
+      // The double-batch run gives compute's slope (its step time does not enter the fit);
+      // other runs at the fitted N give the all-reduce cost of their precision and buckets.
+      const bool kept = r.role == model::RunRole::kDoubleBatch ||
+                        std::find(on->begin(), on->end(), r.config.replicas) != on->end();
+      if (kept) fit_set.push_back(r);
+    }
+  } else {
+    fit_set = *runs;
+  }
+  Result<model::StepModel> fitted = model::FitStepModel(fit_set);
+  if (!fitted.ok()) {
+    std::fprintf(stderr, "stepscope predict: %s: %s\n", f.dir.c_str(),
+                 fitted.status().message().c_str());
+    return kPredictFailed;
+  }
+  std::vector<model::Prediction> predictions;
+  for (int n : *replicas) {
+    model::Scenario s = *scenario;
+    s.replicas = n;
+    Result<model::Prediction> p = model::Predict(*fitted, s);
+    if (!p.ok()) return bad(p.status());
+    predictions.push_back(*p);
+  }
+  const std::vector<model::ModelCheck> checks = model::CheckRuns(*fitted, *runs);
+  if (f.json) {
+    nlohmann::json out = {
+        {"schema", "stepscope.predict/1"}, {"dir", f.dir}, {"model", model::ToJson(*fitted)}};
+    out["predictions"] = nlohmann::json::array();
+    for (const model::Prediction& p : predictions) out["predictions"].push_back(model::ToJson(p));
+    out["model_checks"] = nlohmann::json::array();
+    for (const model::ModelCheck& c : checks) out["model_checks"].push_back(model::ToJson(c));
+    out["checks_median_abs_error"] = model::MedianAbsoluteError(checks);
+    out["checks_worst_abs_error"] = model::WorstAbsoluteError(checks);
+    std::printf("%s\n", out.dump(2).c_str());
+  } else {
+    PrintText(*fitted, predictions, checks, f.dir);
+  }
+  return kPredictOk;
+}
+
+void AddPredictCommand(CLI::App& app, std::function<int()>* run) {
+  auto f = std::make_shared<PredictFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "predict",
+      "Fit the step-time model to a diagnose directory and predict other replica counts and "
+      "what-ifs. Exit codes: 0 ok, 1 the model could not be fitted, 2 bad usage or input");
+  cmd->add_option("dir", f->dir, "A diagnose directory (its runs/)")->required();
+  cmd->add_option("--replicas", f->replicas, "Replica counts: 1,2,4 or a doubling range 16..4096")
+      ->capture_default_str();
+  cmd->add_option("--fit-on", f->fit_on,
+                  "Fit only on the baselines at these replica counts (the others are checks)");
+  cmd->add_option("--link", f->link, "What-if: a link of GBPS[,LATENCY_US] for every all-reduce");
+  cmd->add_option("--compute-scale", f->compute_scale, "What-if: devices this many times faster")
+      ->capture_default_str()
+      ->check(Number("--compute-scale 2"));
+  cmd->add_option("--reduce-dtype", f->reduce_dtype, "What-if: wire precision fp32, bf16, fp16");
+  cmd->add_option("--bucket-mb", f->bucket_mb, "What-if: gradient bucket size (MiB)")
+      ->check(Number("--bucket-mb 4"));
+  cmd->add_flag("--overlap", f->overlap, "What-if: reduce buckets during backward");
+  cmd->add_flag("--no-overlap", f->no_overlap, "What-if: reduce only after backward");
+  cmd->add_option("--batch", f->batch, "What-if: micro-batch per replica")
+      ->transform(WholeNumber("--batch 32", 1));
+  cmd->add_option("--accum", f->accum, "What-if: micro-batches accumulated per step")
+      ->transform(WholeNumber("--accum 4", 1));
+  cmd->add_option("--loader-workers", f->loader_workers, "What-if: loader workers per replica")
+      ->transform(WholeNumber("--loader-workers 4", 1));
+  cmd->add_flag("--without-straggler", f->without_straggler,
+                "What-if: the persistent stragglers fixed");
+  cmd->add_option("--device-memory-gb", f->device_memory_gb,
+                  "Device memory (GiB): a micro-batch that does not fit becomes accumulation")
+      ->check(Number("--device-memory-gb 80"));
+  cmd->add_flag("--json", f->json, "Print JSON (model, predictions, model_checks)");
+  cmd->callback([f, run] { *run = [f] { return RunPredict(*f); }; });
+}
+
+}  // namespace stepscope::app

@@ -1,0 +1,35 @@
+// `stepscope predict`: the step-time model fitted from a diagnose directory's runs, asked what
+// happens at other replica counts, links, precisions, bucket sizes, batches. Exit codes: 0
+// predicted, 1 the model could not be fitted, 2 bad usage or unreadable input (docs/model.md).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace stepscope::app {
+
+struct PredictFlags {
+  std::string dir;  // a diagnose directory (DIR/runs/<name>/)
+  std::string replicas = "1..1024";
+  std::string fit_on;  // "" : every baseline
+  std::string link;    // GBPS[,LATENCY_US]
+  double compute_scale = 1;
+  std::string reduce_dtype;  // "" : as measured
+  std::optional<double> bucket_mb;
+  bool overlap = false, no_overlap = false;
+  std::optional<int> batch, accum, loader_workers;
+  bool without_straggler = false;
+  std::optional<double> device_memory_gb;
+  bool json = false;
+};
+
+inline constexpr int kPredictOk = 0;
+inline constexpr int kPredictFailed = 1;
+inline constexpr int kPredictBadInput = 2;
+
+int RunPredict(const PredictFlags& flags);
+void AddPredictCommand(CLI::App& app, std::function<int()>* run);
+
+}  // namespace stepscope::app

@@ -1,0 +1,127 @@
+"""End-to-end tests of `stepscope predict`: the model fitted on a small real sweep predicts a
+held-out replica count, what-ifs move the prediction the way they must, and bad input gets a
+clear error with exit code 2 (1 when the directory cannot be fitted)."""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from harness import STEPSCOPE
+
+# Communication-bound: a 1024x1024 mlp paced to a fifth of a core over an emulated 0.02 GB/s,
+# 50 us link (the reduction is most of the step at N = 4).
+WORKLOAD = ["--model", "mlp", "--hidden", "1024,1024", "--batch", "4", "--steps", "10",
+            "--warmup-steps", "3", "--emulate-device-speed", "0.2", "--emulate-link", "0.02,50"]
+
+
+def predict(args, check=True):
+    proc = subprocess.run([STEPSCOPE, "predict"] + list(args), capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"predict {' '.join(args)} exited {proc.returncode}\n{proc.stderr}")
+    return proc
+
+
+class Predict(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="stepscope-predict-")
+        cls.dir = os.path.join(cls.tmp, "sweep")
+        proc = subprocess.run([STEPSCOPE, "diagnose"] + WORKLOAD +
+                              ["--replicas", "1,2,4", "--no-ablations", "--out", cls.dir],
+                              capture_output=True, text=True, timeout=400,
+                              stdin=subprocess.DEVNULL)
+        if proc.returncode != 0:
+            raise AssertionError(f"diagnose exited {proc.returncode}\n{proc.stderr}")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def json_of(self, args):
+        return json.loads(predict([self.dir, "--json"] + args).stdout)
+
+    def test_held_out_replica_count(self):
+        d = self.json_of(["--fit-on", "1,2", "--replicas", "4"])
+        self.assertEqual(d["model"]["fitted_replicas"], [1, 2])
+        checks = {c["run"]: c for c in d["model_checks"]}
+        self.assertIn("baseline-n4", checks, d["model_checks"])
+        # Communication is most of the step at N = 4: a model without it (or without the growth
+        # of the ring's bandwidth term from 2 to 4 replicas) misses by far more than this.
+        self.assertLess(abs(checks["baseline-n4"]["error"]), 0.25, checks["baseline-n4"])
+        p = d["predictions"][0]
+        self.assertEqual(p["replicas"], 4)
+        self.assertGreater(p["components"]["exposed_comm_s"], p["components"]["compute_s"], p)
+
+    def test_what_ifs_move_the_prediction(self):
+        base = self.json_of(["--replicas", "4"])["predictions"][0]
+        fast = self.json_of(["--replicas", "4", "--link", "100,1"])["predictions"][0]
+        self.assertGreater(fast["samples_per_s"]["value"], 1.5 * base["samples_per_s"]["value"])
+        self.assertLess(fast["components"]["exposed_comm_s"],
+                        0.1 * base["components"]["exposed_comm_s"])
+        quicker = self.json_of(["--replicas", "4", "--compute-scale", "2"])["predictions"][0]
+        self.assertAlmostEqual(quicker["components"]["compute_s"],
+                               base["components"]["compute_s"] / 2, places=9)
+        one = self.json_of(["--replicas", "1"])["predictions"][0]
+        self.assertAlmostEqual(one["efficiency"]["value"], 1.0, places=9)
+
+    def test_doubling_range_and_table(self):
+        d = self.json_of(["--replicas", "1..4096"])
+        ns = [p["replicas"] for p in d["predictions"]]
+        self.assertEqual(ns, [2 ** k for k in range(13)])
+        eff = [p["efficiency"]["value"] for p in d["predictions"]]
+        self.assertTrue(all(a >= b - 1e-9 for a, b in zip(eff, eff[1:])), eff)
+        for p in d["predictions"]:
+            e = p["samples_per_s"]
+            self.assertLessEqual(e["low"], e["value"])
+            self.assertLessEqual(e["value"], e["high"])
+        text = predict([self.dir, "--replicas", "1,4"]).stdout
+        self.assertIn("samples/s [90% band]", text)
+        self.assertIn("all-reduce fp32", text)
+
+    def test_bad_input(self):
+        cases = [
+            ([self.tmp + "/nothing"], "no runs/"),
+            ([self.dir, "--replicas", "0"], "replica count"),
+            ([self.dir, "--replicas", "4x"], "replica count"),
+            ([self.dir, "--replicas", "8..2"], "ends below its start"),
+            ([self.dir, "--link", "0"], "--link"),
+            ([self.dir, "--link", "1,2,3"], "--link"),
+            ([self.dir, "--reduce-dtype", "int8"], "int8"),
+            ([self.dir, "--overlap", "--no-overlap"], "choose one"),
+            ([self.dir, "--fit-on", "1,x"], "replica count"),
+        ]
+        for args, needle in cases:
+            proc = predict(args, check=False)
+            self.assertEqual(proc.returncode, 2, (args, proc.stderr))
+            self.assertIn(needle, proc.stderr, args)
+        for args in (["--batch", "0"], ["--compute-scale", "2x"], ["--bucket-mb", "1e"]):
+            proc = predict([self.dir] + args, check=False)
+            self.assertNotEqual(proc.returncode, 0, args)
+            self.assertIn(args[0], proc.stderr, args)
+
+    def test_a_directory_without_baselines_is_not_fitted(self):
+        other = os.path.join(self.tmp, "renamed")
+        shutil.copytree(self.dir, other)
+        for name in os.listdir(os.path.join(other, "runs")):
+            os.rename(os.path.join(other, "runs", name), os.path.join(other, "runs", "x" + name))
+        proc = predict([other], check=False)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("no baseline", proc.stderr)
+        # A run.json with a field missing names the file and the field.
+        run_json = os.path.join(other, "runs", "xbaseline-n1", "run.json")
+        with open(run_json) as f:
+            j = json.load(f)
+        del j["model"]["gradient_bytes"]
+        with open(run_json, "w") as f:
+            json.dump(j, f)
+        proc = predict([other], check=False)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("run.json", proc.stderr)
+        self.assertIn("model.gradient_bytes", proc.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
