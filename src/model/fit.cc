@@ -85,7 +85,7 @@ void FitPhase(const std::string& phase, const Estimate& at_b, const std::optiona
   *c0 = Make(phase + "_fixed", e0, unit0, how);
 }
 
-// One sample per (run, bucket): the median over steps of (median end - last start) across ranks.
+// One sample per (run, bucket): the median over steps of the last-starting rank's duration.
 std::vector<CollectiveSample> CollectiveSamples(const RunObservation& run) {
   std::map<int, std::map<int64_t, std::vector<const CollectiveRecord*>>> by_bucket;
   for (const StepRecord& r : run.records) {
@@ -98,14 +98,13 @@ std::vector<CollectiveSample> CollectiveSamples(const RunObservation& run) {
     Bytes bytes = 0;
     for (auto& [step, cs] : steps) {
       if (static_cast<int>(cs.size()) != run.config.replicas) continue;  // a rank lacks it
-      Seconds last_start = 0;
-      std::vector<double> ends;
+      // The reduction as the last rank to start it sees it: the critical path's share.
+      const CollectiveRecord* last = cs.front();
       for (const CollectiveRecord* c : cs) {
-        last_start = std::max(last_start, c->start);
-        ends.push_back(c->end);
+        if (c->start > last->start) last = c;
         bytes = c->bytes;
       }
-      costs.push_back(std::max(0.0, Median(ends) - last_start));
+      costs.push_back(std::max(0.0, last->end - last->start));
     }
     if (!costs.empty()) out.push_back({run.config.replicas, bytes, Median(costs)});
   }
@@ -185,7 +184,7 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   for (const RunObservation* run : baselines) {
     for (auto& [rank, steps] : SteadyByRank(run->records)) {
       std::vector<double> c;
-      for (const StepRecord* r : steps) c.push_back(r->forward + r->backward);
+      for (const StepRecord* r : steps) c.push_back(r->forward + r->backward + r->optimizer);
       const double mean = Mean(c);
       if (mean <= 0) continue;
       for (double x : c) m.compute_jitter.push_back(x / mean);
@@ -195,16 +194,20 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   {
     const RankSteps largest = SteadyByRank(baselines.back()->records);
     std::map<int, double> means;
-    std::vector<double> all, steps;
+    std::vector<double> steps;
     for (auto& [rank, rs] : largest) {
       std::vector<double> c;
       for (const StepRecord* r : rs)
-        c.push_back(r->forward + r->backward), steps.push_back(r->step_time());
+        c.push_back(r->forward + r->backward + r->optimizer), steps.push_back(r->step_time());
       means[rank] = Mean(c);
-      all.push_back(means[rank]);
     }
-    const double typical = Median(all), step = Mean(steps);
+    const double step = Mean(steps);
     for (auto& [rank, mean] : means) {
+      std::vector<double> others;  // the median of the other ranks: unbiased at N = 2
+      for (auto& [other, other_mean] : means) {
+        if (other != rank) others.push_back(other_mean);
+      }
+      const double typical = Median(others);
       if (typical > 0 && mean >= typical * (1 + options.straggler_margin) &&
           mean - typical >= 0.01 * step) {
         m.stragglers[rank] = mean / typical;
@@ -249,9 +252,10 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   m.optimizer =
       Make("optimizer",
            BootstrapMean(Concat(baselines,
-                                [](const RunObservation& run) {
+                                [&slow](const RunObservation& run) {
                                   return TypicalPerStep(
-                                      run.records, [](const StepRecord& r) { return r.optimizer; });
+                                      run.records, [](const StepRecord& r) { return r.optimizer; },
+                                      slow);
                                 })),
            "s per step", "the baselines' mean, on the typical rank");
   const auto compute_mean = [&slow](const RunObservation& run) {

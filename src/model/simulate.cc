@@ -80,7 +80,9 @@ Result<StepParts> SimulateStep(const StepModel& m, const Scenario& s, Side side)
 
   StepParts p;
   p.compute = r.accum * (forward + backward) + optimizer;
-  p.straggler_wait = r.accum * (forward + backward) * (critical - 1.0);
+  // The critical rank is slower in all its compute, the optimizer included (it runs after the
+  // reduction, and the next step's reduction waits for it).
+  p.straggler_wait = (r.accum * (forward + backward) + optimizer) * (critical - 1.0);
 
   // Buckets of the scenario's size, ready as the profile says, replayed on one channel.
   const Seconds backward_critical = backward * critical;

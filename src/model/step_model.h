@@ -52,7 +52,7 @@ struct StepModel {
   // Compute at each fitted N relative to the pooled constants; a scenario at a fitted N uses its
   // ratio, any other N the pooled constants (ratio 1).
   std::map<int, double> compute_ratio;
-  // Step-to-step variation of each rank's forward + backward around its own mean (ratios, mean
+  // Step-to-step variation of each rank's compute around its own mean (ratios, mean
   // 1), pooled over ranks and runs: a synchronous step waits for the maximum over N.
   std::vector<double> compute_jitter;
   // Ranks persistently slower than the others: their compute / the typical rank's.

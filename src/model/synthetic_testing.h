@@ -49,7 +49,7 @@ inline RunObservation SyntheticRun(const Truth& t, const std::string& name, RunR
       x.input_wait = t.input_wait;
       x.forward = (t.forward_fixed + t.forward_per_sample * batch) * factor;
       x.backward = (t.backward_fixed + t.backward_per_sample * batch) * factor;
-      x.optimizer = t.optimizer;
+      x.optimizer = t.optimizer * factor;  // a slow rank is slow in all its compute
       x.compute = x.forward + x.backward + x.optimizer;
       x.backward_start = clock + x.input_wait + x.forward;
       last_ready = std::max(last_ready, *x.backward_start + x.backward);
