@@ -79,7 +79,7 @@ def main():
             for c in j["model_checks"]:
                 print(f"    {c['run']:<36} predicted {c['predicted_samples_per_s']['value']:9.1f}"
                       f"  measured {c['measured_samples_per_s']:9.1f}  error {100 * c['error']:+6.1f} %"
-                      f"{'  (cost fitted)' if c.get('cost_fitted') else ''}")
+                      f"{'  (cost fitted)' if c.get('partly_fitted') else ''}")
                 rows.append({"workload": name, "fit_on": fit_on, **c, "spread": spread})
     with open(os.path.join(a.out, "checks.jsonl"), "w") as f:
         for r in rows:

@@ -157,7 +157,7 @@ void PrintText(const model::StepModel& m, const std::vector<model::Prediction>& 
                 EstimateText(c.predicted_samples_per_s, 1).c_str(),
                 Fixed(c.measured_samples_per_s, 1).c_str(), 100 * c.error,
                 c.within_band ? "" : "  (outside the band)");
-    if (c.cost_fitted) std::printf("  %-34s (its reductions are in the all-reduce fit)\n", "");
+    if (c.partly_fitted) std::printf("  %-34s (partly fitted: its reductions or overlap)\n", "");
   }
   std::printf("  median |error| %.1f %%, worst %.1f %%\n", 100 * model::MedianAbsoluteError(checks),
               100 * model::WorstAbsoluteError(checks));

@@ -19,8 +19,9 @@ struct ModelCheck {
   double measured_samples_per_s = 0;
   double error = 0;  // predicted / measured - 1
   bool within_band = false;
-  bool cost_fitted = false;  // its reductions entered the all-reduce fit (compute, overlap,
-                             // input and overhead are still predicted)
+  // Its reductions entered the all-reduce fit, or it fitted the overlap rate (its compute,
+  // input and overhead are still predicted).
+  bool partly_fitted = false;
 };
 
 Result<ModelCheck> CheckRun(const StepModel& model, const RunObservation& run);

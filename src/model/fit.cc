@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/statistics.h"
+#include "model/simulate.h"
 
 namespace stepscope::model {
 namespace {
@@ -357,6 +358,51 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   const RunObservation& ref = *baselines.back();
   m.memory_fixed = static_cast<Bytes>(ref.parameters) * 4 * (2 + ref.optimizer_state_floats);
   m.memory_per_sample = ref.activation_bytes_per_sample;
+
+  // How fast reductions progress beside backward: the rate that best reproduces the runs that
+  // overlapped several buckets (a grid over [0, 1]; the band: every rate within 10 % of the
+  // best fit's squared error, and at least one grid step).
+  std::vector<const RunObservation*> overlapped;
+  for (const RunObservation& run : runs) {
+    bool several = false;
+    for (const StepRecord& r : run.records) several |= !r.warmup && r.collectives.size() >= 2;
+    if (run.reduce && run.config.overlap && run.config.replicas >= 2 && several &&
+        !run.synthetic_input && run.samples_per_s > 0) {
+      overlapped.push_back(&run);
+    }
+  }
+  if (!overlapped.empty()) {
+    constexpr int kSteps = 20;
+    std::vector<double> error(kSteps + 1, 0.0);
+    for (int i = 0; i <= kSteps; ++i) {
+      m.overlap_rate.estimate = Estimate::Exact(static_cast<double>(i) / kSteps);
+      for (const RunObservation* run : overlapped) {
+        Result<Prediction> p = Predict(m, ScenarioOf(*run));
+        if (p.ok()) error[i] += std::pow(p->samples_per_s.value / run->samples_per_s - 1, 2);
+      }
+    }
+    const int best = static_cast<int>(std::min_element(error.begin(), error.end()) - error.begin());
+    int lo = best, hi = best;
+    while (lo > 0 && error[lo - 1] <= 1.1 * error[best]) --lo;
+    while (hi < kSteps && error[hi + 1] <= 1.1 * error[best]) ++hi;
+    lo = std::max(0, std::min(lo, best - 1)), hi = std::min(kSteps, std::max(hi, best + 1));
+    std::string names;
+    for (const RunObservation* run : overlapped) names += (names.empty() ? "" : ", ") + run->name;
+    m.overlap_rate =
+        Make("overlap_rate",
+             Estimate{static_cast<double>(best) / kSteps, static_cast<double>(lo) / kSteps,
+                      static_cast<double>(hi) / kSteps},
+             "share of full speed",
+             "the rate that best reproduces the runs that overlapped several "
+             "buckets: " +
+                 names);
+    for (const RunObservation* run : overlapped) {
+      if (std::find(m.cost_runs.begin(), m.cost_runs.end(), run->name) == m.cost_runs.end() &&
+          run->role == RunRole::kOther) {
+        m.cost_runs.push_back(run->name);
+      }
+    }
+  }
   return m;
 }
 

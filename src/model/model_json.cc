@@ -27,7 +27,7 @@ nlohmann::json AlphaBetaJson(const AlphaBeta& ab) {
 nlohmann::json ToJson(const StepModel& m) {
   nlohmann::json constants = nlohmann::json::array();
   for (const Constant* c : {&m.forward_c0, &m.forward_c1, &m.backward_c0, &m.backward_c1,
-                            &m.optimizer, &m.input_wait, &m.overhead}) {
+                            &m.optimizer, &m.input_wait, &m.overhead, &m.overlap_rate}) {
     constants.push_back(ConstantJson(*c));
   }
   if (m.loader_service) constants.push_back(ConstantJson(*m.loader_service));
@@ -89,7 +89,7 @@ nlohmann::json ToJson(const ModelCheck& c) {
           {"measured_samples_per_s", c.measured_samples_per_s},
           {"error", c.error},
           {"within_band", c.within_band},
-          {"cost_fitted", c.cost_fitted}};
+          {"partly_fitted", c.partly_fitted}};
 }
 
 }  // namespace stepscope::model

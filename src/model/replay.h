@@ -20,7 +20,10 @@ struct ReplayResult {
 };
 
 // `buckets` in launch order. Without overlap every bucket waits for the end of backward.
+// `overlap_rate`: how fast a reduction progresses while backward still runs (1: as fast as
+// alone; below 1 when the reduction and backward share cores or memory bandwidth); after
+// backward every reduction runs at full speed.
 ReplayResult ReplayReductions(const std::vector<BucketEvent>& buckets, Seconds backward,
-                              bool overlap);
+                              bool overlap, double overlap_rate = 1.0);
 
 }  // namespace stepscope::model

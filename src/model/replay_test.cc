@@ -32,6 +32,16 @@ TEST(ReplayReductions, BucketsQueueOnOneChannel) {
   EXPECT_DOUBLE_EQ(r.exposed, 1);
 }
 
+TEST(ReplayReductions, ReductionsBesideBackwardCanRunSlower) {
+  // Ready at 2, cost 4, backward 10: at half speed it ends at 10 instead of 6: still hidden.
+  EXPECT_DOUBLE_EQ(ReplayReductions({{2, 4}}, 10, true, 0.5).exposed, 0);
+  // Ready at 8, cost 4: 2 of it beside backward at half speed (1 done), 3 after: exposed 3.
+  EXPECT_DOUBLE_EQ(ReplayReductions({{8, 4}}, 10, true, 0.5).exposed, 3);
+  // Rate 0: nothing is hidden, as without overlap.
+  EXPECT_DOUBLE_EQ(ReplayReductions({{2, 1}, {4, 1}}, 10, true, 0.0).exposed,
+                   ReplayReductions({{2, 1}, {4, 1}}, 10, false).exposed);
+}
+
 TEST(ReplayReductions, NoBuckets) {
   const ReplayResult r = ReplayReductions({}, 10, true);
   EXPECT_EQ(r.exposed, 0);

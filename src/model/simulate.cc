@@ -27,6 +27,11 @@ double ReadyShare(const std::vector<ReadinessPoint>& profile, double bytes_share
   return 1.0;
 }
 
+// A higher overlap rate makes the step faster: its fast end is the interval's high end.
+Side Flip(Side side) {
+  return side == Side::kLow ? Side::kHigh : side == Side::kHigh ? Side::kLow : side;
+}
+
 struct Resolved {
   int replicas, batch, accum, workers;
   std::string dtype;
@@ -106,7 +111,8 @@ Result<StepParts> SimulateStep(const StepModel& m, const Scenario& s, Side side)
       const Bytes wire = static_cast<Bytes>(std::llround(size * width / 4.0));
       buckets.push_back({ready, AllreduceSeconds(*cost, r.replicas, wire, side)});
     }
-    p.exposed_comm = ReplayReductions(buckets, backward_critical, r.overlap).exposed;
+    const double rate = Pick(m.overlap_rate.estimate, Flip(side));
+    p.exposed_comm = ReplayReductions(buckets, backward_critical, r.overlap, rate).exposed;
   }
   p.overhead = Pick(m.overhead.estimate, side);
   if (m.loader_service) {

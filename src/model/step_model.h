@@ -60,10 +60,15 @@ struct StepModel {
 
   // All-reduce cost per wire precision, and the fp32 gradient bytes each step reduces.
   std::map<std::string, AlphaBeta> collectives;
-  std::vector<std::string> cost_runs;  // runs other than baselines whose reductions were fitted
+  // Runs other than baselines that entered the fit (all-reduce cost, overlap rate).
+  std::vector<std::string> cost_runs;
   Bytes gradient_bytes = 0;
   std::vector<ReadinessPoint> readiness;  // from (0, 0) to (1, 1)
   bool readiness_assumed = false;         // true: linear (too few buckets measured)
+  // How fast a reduction progresses beside backward (replay.h), fitted to the runs that
+  // overlapped several buckets; 1 (assumed) without one.
+  Constant overlap_rate{"overlap_rate", Estimate::Exact(1), "share of full speed",
+                        "assumed 1: no run overlapped several buckets", true};
 
   // Input: a loader worker's service time per batch, when the measured wait identifies it;
   // otherwise the measured mean wait, held constant.
