@@ -11,6 +11,7 @@
 
 #include "analysis/build_diagnosis.h"
 #include "analysis/diagnosis.h"
+#include "apps/stepscope/predict_command.h"
 #include "report/html_report.h"
 #include "report/terminal_report.h"
 #include "sweep/run_records.h"
@@ -317,8 +318,17 @@ void Session::PrintSummary(const analysis::Diagnosis& d, const std::string& json
 
 int Session::Finish(analysis::Diagnosis* d) {
   const std::string json_path = request_.dir + "/diagnosis.json";
-  if (Status st = WriteFileAtomically(json_path, analysis::DiagnosisToString(*d) + "\n");
-      !st.ok()) {
+  // The step-time model of the sweep's runs, its predictions out to 16 times the largest N
+  // measured and its checks (docs/model.md); a model that cannot be fitted says why.
+  nlohmann::json j = analysis::ToJson(*d);
+  int largest = 1;
+  for (const analysis::DiagnosisPoint& p : d->points) {
+    largest = std::max(largest, p.scaling.replicas);
+  }
+  std::vector<int> replicas;
+  for (long long n = 1; n <= 16LL * largest; n *= 2) replicas.push_back(static_cast<int>(n));
+  j.update(DiagnosisModelSection(request_.dir, replicas));
+  if (Status st = WriteFileAtomically(json_path, j.dump(2) + "\n\n"); !st.ok()) {
     return Fail(st);
   }
   const std::string html_path = request_.dir + "/report.html";

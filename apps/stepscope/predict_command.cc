@@ -163,7 +163,36 @@ void PrintText(const model::StepModel& m, const std::vector<model::Prediction>& 
               100 * model::WorstAbsoluteError(checks));
 }
 
+nlohmann::json PredictionsJson(const model::StepModel& m,
+                               const std::vector<model::Prediction>& predictions,
+                               const std::vector<model::ModelCheck>& checks) {
+  nlohmann::json out = {{"model", model::ToJson(m)}};
+  out["predictions"] = nlohmann::json::array();
+  for (const model::Prediction& p : predictions) out["predictions"].push_back(model::ToJson(p));
+  out["model_checks"] = nlohmann::json::array();
+  for (const model::ModelCheck& c : checks) out["model_checks"].push_back(model::ToJson(c));
+  out["checks_median_abs_error"] = model::MedianAbsoluteError(checks);
+  out["checks_worst_abs_error"] = model::WorstAbsoluteError(checks);
+  return out;
+}
+
 }  // namespace
+
+nlohmann::json DiagnosisModelSection(const std::string& dir, const std::vector<int>& replicas) {
+  Result<std::vector<model::RunObservation>> runs = ReadRuns(dir);
+  if (!runs.ok()) return {{"model_error", runs.status().message()}};
+  Result<model::StepModel> fitted = model::FitStepModel(*runs);
+  if (!fitted.ok()) return {{"model_error", fitted.status().message()}};
+  std::vector<model::Prediction> predictions;
+  for (int n : replicas) {
+    model::Scenario s;
+    s.replicas = n;
+    Result<model::Prediction> p = model::Predict(*fitted, s);
+    if (!p.ok()) return {{"model_error", p.status().message()}};
+    predictions.push_back(*p);
+  }
+  return PredictionsJson(*fitted, predictions, model::CheckRuns(*fitted, *runs));
+}
 
 int RunPredict(const PredictFlags& f) {
   auto bad = [](const Status& s) {
@@ -206,14 +235,8 @@ int RunPredict(const PredictFlags& f) {
   }
   const std::vector<model::ModelCheck> checks = model::CheckRuns(*fitted, *runs);
   if (f.json) {
-    nlohmann::json out = {
-        {"schema", "stepscope.predict/1"}, {"dir", f.dir}, {"model", model::ToJson(*fitted)}};
-    out["predictions"] = nlohmann::json::array();
-    for (const model::Prediction& p : predictions) out["predictions"].push_back(model::ToJson(p));
-    out["model_checks"] = nlohmann::json::array();
-    for (const model::ModelCheck& c : checks) out["model_checks"].push_back(model::ToJson(c));
-    out["checks_median_abs_error"] = model::MedianAbsoluteError(checks);
-    out["checks_worst_abs_error"] = model::WorstAbsoluteError(checks);
+    nlohmann::json out = {{"schema", "stepscope.predict/1"}, {"dir", f.dir}};
+    out.update(PredictionsJson(*fitted, predictions, checks));
     std::printf("%s\n", out.dump(2).c_str());
   } else {
     PrintText(*fitted, predictions, checks, f.dir);

@@ -5,8 +5,10 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace stepscope::app {
 
@@ -30,6 +32,12 @@ inline constexpr int kPredictFailed = 1;
 inline constexpr int kPredictBadInput = 2;
 
 int RunPredict(const PredictFlags& flags);
+
+// What diagnose adds to diagnosis.json: the model fitted to every run of DIR (`model`), its
+// predictions at `replicas` for the measured configuration (`predictions`) and its checks
+// against the runs it did not fit (`model_checks`); when the model cannot be fitted, only
+// `model_error` saying why.
+nlohmann::json DiagnosisModelSection(const std::string& dir, const std::vector<int>& replicas);
 void AddPredictCommand(CLI::App& app, std::function<int()>* run);
 
 }  // namespace stepscope::app

@@ -55,6 +55,19 @@ class Predict(unittest.TestCase):
         self.assertEqual(p["replicas"], 4)
         self.assertGreater(p["components"]["exposed_comm_s"], p["components"]["compute_s"], p)
 
+    def test_diagnosis_carries_the_model(self):
+        with open(os.path.join(self.dir, "diagnosis.json")) as f:
+            d = json.load(f)
+        self.assertNotIn("model_error", d)
+        self.assertEqual(d["model"]["fitted_replicas"], [1, 2, 4])
+        # Out to 16 times the largest N measured, doubling.
+        self.assertEqual([p["replicas"] for p in d["predictions"]],
+                         [1, 2, 4, 8, 16, 32, 64])
+        measured = {p["replicas"]: p["samples_per_s"] for p in d["points"]}
+        at4 = d["predictions"][2]["samples_per_s"]["value"]
+        self.assertLess(abs(at4 / measured[4] - 1), 0.25, (at4, measured[4]))
+        self.assertIsInstance(d["model_checks"], list)
+
     def test_what_ifs_move_the_prediction(self):
         base = self.json_of(["--replicas", "4"])["predictions"][0]
         fast = self.json_of(["--replicas", "4", "--link", "100,1"])["predictions"][0]
