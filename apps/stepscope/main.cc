@@ -6,8 +6,8 @@
 #include <functional>
 
 #include "apps/stepscope/analyze_command.h"
-#include "apps/stepscope/predict_command.h"
 #include "apps/stepscope/diagnose_command.h"
+#include "apps/stepscope/predict_command.h"
 #include "apps/stepscope/report_command.h"
 #include "apps/stepscope/trace_command.h"
 #include "apps/stepscope/train_command.h"

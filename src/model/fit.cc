@@ -377,8 +377,12 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
     for (int i = 0; i <= kSteps; ++i) {
       m.overlap_rate.estimate = Estimate::Exact(static_cast<double>(i) / kSteps);
       for (const RunObservation* run : overlapped) {
-        Result<Prediction> p = Predict(m, ScenarioOf(*run));
-        if (p.ok()) error[i] += std::pow(p->samples_per_s.value / run->samples_per_s - 1, 2);
+        // The point value only: no band, no efficiency (Predict's extra simulations).
+        Result<StepParts> p = SimulateStep(m, ScenarioOf(*run));
+        if (!p.ok() || p->step() <= 0) continue;
+        const double predicted = static_cast<double>(run->config.replicas) * run->config.batch *
+                                 run->config.accum / p->step();
+        error[i] += std::pow(predicted / run->samples_per_s - 1, 2);
       }
     }
     const int best = static_cast<int>(std::min_element(error.begin(), error.end()) - error.begin());

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "core/number_text.h"
 #include "core/text_format.h"
@@ -92,7 +91,6 @@ Result<StepParts> SimulateStep(const StepModel& m, const Scenario& s, Side side)
   // Buckets of the scenario's size, ready as the profile says, replayed on one channel.
   const Seconds backward_critical = backward * critical;
   const AlphaBeta* cost = nullptr;
-  AlphaBeta per_wire_byte;
   if (s.link) {
     cost = &*s.link;
   } else if (auto it = m.collectives.find(r.dtype); it != m.collectives.end()) {
