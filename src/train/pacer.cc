@@ -33,7 +33,7 @@ double CoTenantShare(const CoTenant& co_tenant, int64_t step) {
 std::vector<Seconds> ComputePacer::CostPerWork() const {
   std::vector<Seconds> cost;
   for (const std::vector<Seconds>& recent : history_) {
-    cost.push_back(recent.empty() ? 0.0 : Median(recent));
+    cost.push_back(recent.empty() ? 0.0 : *std::min_element(recent.begin(), recent.end()));
   }
   return cost;
 }

@@ -11,9 +11,12 @@
 // more work (a longer sequence) takes longer, as it would on the device.
 //
 // Emulated devices are identical: once calibrated (Calibrate, at the end of the warm-up, with
-// the least cost per unit of work any rank measured for each segment), every rank paces to the
-// same cost, so a host core that is busier than another (cache, scheduling) does not make its
-// rank look like a slower device. Until then each segment follows its own median.
+// the least cost per unit of work any rank measured in any recent step for each segment), every
+// rank paces to the same cost, so a host core that is busier than another (cache, scheduling)
+// does not make its rank look like a slower device. The least, not the median: host noise and
+// the warm-up's cold first steps only ever add CPU time, and a median over a short warm-up can
+// sit on cold steps, which made one run's device a third slower than the next run's. Until
+// calibrated each segment follows its own median.
 //
 // A noisy co-tenant (--inject-noise) is part of the target: in a step where it is active it
 // takes `share` of the core, stretching every segment of that step by 1 / (1 - share).
@@ -53,7 +56,7 @@ class ComputePacer {
   void End(double work = 1);
   // The co-tenant's share of the core in the current step (0 without one).
   double co_tenant_share() const { return step_share_; }
-  // Per segment index: the median CPU time per unit of work over the recent steps.
+  // Per segment index: the least CPU time per unit of work over the recent steps.
   std::vector<Seconds> CostPerWork() const;
   // From now on segment k is paced to `cost[k]` per unit of work (segments beyond keep their own
   // median).

@@ -87,6 +87,25 @@ TEST(ComputePacer, ACalibratedDeviceKeepsTheCommonCost) {
   EXPECT_GE(SteadySeconds() - wall0, 2.0 * 0.02 * 0.99);
 }
 
+// The calibration figure is the least cost per unit of work in the recent steps: cold first
+// steps (here three slow ones against two fast) do not set the device's speed, as a median would.
+TEST(ComputePacer, CostPerWorkIsTheLeastRecentCost) {
+  ComputePacer p(1.5);
+  double fast_cpu = 1e9;
+  for (int64_t step = 0; step < 5; ++step) {
+    p.BeginStep(step);
+    const double cpu0 = ThreadCpuSeconds();
+    p.Begin();
+    Spin(step < 3 ? 4'000'000 : 200'000);
+    const double cpu = ThreadCpuSeconds() - cpu0;
+    p.End(1);
+    if (step >= 3) fast_cpu = std::min(fast_cpu, cpu);
+  }
+  ASSERT_EQ(p.CostPerWork().size(), 1u);
+  EXPECT_LE(p.CostPerWork()[0], fast_cpu * 1.01 + 1e-6);
+  EXPECT_GT(p.CostPerWork()[0], 0);
+}
+
 TEST(CoTenant, TakesItsShareOnAverageInBurstsOfSteps) {
   const CoTenant c{0.2, 7};
   int active = 0;
