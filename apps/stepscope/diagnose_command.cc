@@ -30,7 +30,55 @@ struct DiagnoseFlags {
   std::optional<double> device_cost;
   std::optional<double> deadline;
   std::optional<double> samples_to_target;
+  std::string currency = "cost";
+  std::optional<double> budget;
+  std::string candidates;  // "" : doublings up to 8x the largest measured N
+  std::vector<std::string> link_upgrades, device_upgrades;
 };
+
+// The decision's inputs, checked before anything runs.
+Result<decide::DecisionInputs> BuildDecisionInputs(const DiagnoseFlags& f) {
+  decide::DecisionInputs in;
+  std::optional<Currency> currency = Parse<Currency>(f.currency);
+  if (!currency) {
+    return Status::Error("option --currency: '" + f.currency + "' is not cost or time");
+  }
+  in.currency = *currency;
+  in.device_cost_per_hour = f.device_cost;
+  in.deadline_hours = f.deadline;
+  in.budget = f.budget;
+  in.samples_to_target = f.samples_to_target;
+  if (!f.candidates.empty()) {
+    Result<std::vector<int>> c = plan::ParseReplicaCounts(f.candidates, "--candidates");
+    if (!c.ok()) return c.status();
+    in.candidates = std::move(c).value();
+  }
+  for (const std::string& text : f.link_upgrades) {
+    const size_t colon = text.rfind(':');
+    decide::LinkUpgrade l;
+    if (colon == std::string::npos) {
+      return Status::Error("option --link-upgrade: '" + text +
+                           "' has no price; write GBPS[,LATENCY_US]:PRICE (e.g. 25,5:0.4)");
+    }
+    STEPSCOPE_RETURN_IF_ERROR(ParsePair(text.substr(0, colon), ',',
+                                        {"option --link-upgrade", "--link-upgrade 25,5:0.4"},
+                                        &l.gbps, &l.latency_us, false));
+    Result<double> price =
+        ParseDouble(text.substr(colon + 1), {"option --link-upgrade", "--link-upgrade 25,5:0.4"});
+    if (!price.ok()) return price.status();
+    l.price_per_device_hour = *price;
+    in.link_upgrades.push_back(l);
+  }
+  for (const std::string& text : f.device_upgrades) {
+    decide::DeviceUpgrade u;
+    STEPSCOPE_RETURN_IF_ERROR(ParsePair(text, ':',
+                                        {"option --device-upgrade", "--device-upgrade 2:3.0"},
+                                        &u.speed, &u.price_per_device_hour, true));
+    in.device_upgrades.push_back(u);
+  }
+  STEPSCOPE_RETURN_IF_ERROR(decide::Validate(in));
+  return in;
+}
 
 // The train options given on the command line, in declaration order.
 plan::TrainArgs GivenTrainArgs(const DiagnoseFlags& f) {
@@ -110,6 +158,9 @@ Result<DiagnoseRequest> BuildRequest(const DiagnoseFlags& f) {
   r.cost.device_cost_per_hour = f.device_cost;
   r.cost.deadline_hours = f.deadline;
   r.cost.samples_to_target = f.samples_to_target;
+  Result<decide::DecisionInputs> decision = BuildDecisionInputs(f);
+  if (!decision.ok()) return decision.status();
+  r.decision = std::move(decision).value();
   return r;
 }
 
@@ -170,15 +221,32 @@ void AddDiagnoseCommand(CLI::App& app, std::function<int()>* run) {
                 "(always on for the built-in default)");
   cmd->add_flag("--fresh", flags->fresh,
                 "Discard the runs stored in --out DIR instead of resuming");
+  cmd->add_option("--currency", flags->currency,
+                  "What the decision minimises: cost (to the target, within the deadline) or time "
+                  "(to the target, within the budget)")
+      ->capture_default_str();
   cmd->add_option("--device-cost", flags->device_cost,
-                  "Price of one device per hour: cost per million samples at each N")
+                  "Price of one device per hour (without it, costs are device-hours)")
       ->check(Number("--device-cost 2.5"));
   cmd->add_option("--deadline", flags->deadline,
-                  "Wall-clock budget in hours: the verdict optimises time, not cost")
+                  "Hours the job may take to its target: options that miss it are not chosen "
+                  "(needs --samples-to-target)")
       ->check(Number("--deadline 48"));
+  cmd->add_option("--budget", flags->budget,
+                  "Most the job may cost to its target, with --currency time (needs "
+                  "--samples-to-target)")
+      ->check(Number("--budget 5000"));
   cmd->add_option("--samples-to-target", flags->samples_to_target,
-                  "Samples the job needs to reach its target (with --deadline)")
+                  "Samples the job needs to reach its target at the one-replica global batch")
       ->check(Number("--samples-to-target 1e9"));
+  cmd->add_option("--candidates", flags->candidates,
+                  "Replica counts to price (default: doublings up to 8x the largest measured)");
+  cmd->add_option("--link-upgrade", flags->link_upgrades,
+                  "A faster interconnect on offer: GBPS[,LATENCY_US]:PRICE per device-hour "
+                  "(repeatable)");
+  cmd->add_option("--device-upgrade", flags->device_upgrades,
+                  "Faster devices on offer: SPEED:PRICE per device-hour on top of --device-cost "
+                  "(repeatable)");
   cmd->callback([flags, run] { *run = [flags] { return RunDiagnose(*flags); }; });
 }
 

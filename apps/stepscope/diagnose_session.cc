@@ -11,7 +11,9 @@
 
 #include "analysis/build_diagnosis.h"
 #include "analysis/diagnosis.h"
+#include "apps/stepscope/decision_section.h"
 #include "apps/stepscope/predict_command.h"
+#include "plan/train_mapping.h"
 #include "report/html_report.h"
 #include "report/terminal_report.h"
 #include "sweep/run_records.h"
@@ -319,15 +321,25 @@ void Session::PrintSummary(const analysis::Diagnosis& d, const std::string& json
 int Session::Finish(analysis::Diagnosis* d) {
   const std::string json_path = request_.dir + "/diagnosis.json";
   // The step-time model of the sweep's runs, its predictions out to 16 times the largest N
-  // measured and its checks (docs/model.md); a model that cannot be fitted says why.
-  nlohmann::json j = analysis::ToJson(*d);
+  // measured and its checks (docs/model.md); a model that cannot be fitted says why. The same
+  // model prices every option of the decision (docs/decide.md).
   int largest = 1;
   for (const analysis::DiagnosisPoint& p : d->points) {
     largest = std::max(largest, p.scaling.replicas);
   }
   std::vector<int> replicas;
   for (long long n = 1; n <= 16LL * largest; n *= 2) replicas.push_back(static_cast<int>(n));
-  j.update(DiagnosisModelSection(request_.dir, replicas));
+  std::optional<model::StepModel> fitted;
+  const nlohmann::json model_section = DiagnosisModelSection(request_.dir, replicas, &fitted);
+  if (fitted) {
+    ApplyPricedDecision(*fitted, request_.decision, plan::TrainBasis(request_.plan.options), d);
+  } else {
+    d->warnings.push_back(
+        "the options were not priced (the step-time model could not be "
+        "fitted: see model_error); the decision is the curve's");
+  }
+  nlohmann::json j = analysis::ToJson(*d);
+  j.update(model_section);
   if (Status st = WriteFileAtomically(json_path, j.dump(2) + "\n\n"); !st.ok()) {
     return Fail(st);
   }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "analysis/verdict.h"
+#include "decide/decision_inputs.h"
 #include "plan/run_plan.h"
 #include "sweep/launcher.h"
 
@@ -21,6 +22,7 @@ struct DiagnoseRequest {
   std::string program;            // the binary each run launches (as `program train ...`)
   sweep::Launcher launcher;
   analysis::CostInputs cost;
+  decide::DecisionInputs decision;  // validated (decide/decision_inputs.h)
 };
 
 // Runs the whole pipeline. Returns the process exit code: 0, 1 when a run failed (the diagnosis

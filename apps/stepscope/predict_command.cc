@@ -178,7 +178,8 @@ nlohmann::json PredictionsJson(const model::StepModel& m,
 
 }  // namespace
 
-nlohmann::json DiagnosisModelSection(const std::string& dir, const std::vector<int>& replicas) {
+nlohmann::json DiagnosisModelSection(const std::string& dir, const std::vector<int>& replicas,
+                                     std::optional<model::StepModel>* out) {
   Result<std::vector<model::RunObservation>> runs = ReadRuns(dir);
   if (!runs.ok()) return {{"model_error", runs.status().message()}};
   Result<model::StepModel> fitted = model::FitStepModel(*runs);
@@ -191,6 +192,7 @@ nlohmann::json DiagnosisModelSection(const std::string& dir, const std::vector<i
     if (!p.ok()) return {{"model_error", p.status().message()}};
     predictions.push_back(*p);
   }
+  if (out != nullptr) *out = *fitted;
   return PredictionsJson(*fitted, predictions, model::CheckRuns(*fitted, *runs));
 }
 

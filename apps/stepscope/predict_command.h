@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "model/step_model.h"
+
 namespace stepscope::app {
 
 struct PredictFlags {
@@ -36,8 +38,9 @@ int RunPredict(const PredictFlags& flags);
 // What diagnose adds to diagnosis.json: the model fitted to every run of DIR (`model`), its
 // predictions at `replicas` for the measured configuration (`predictions`) and its checks
 // against the runs it did not fit (`model_checks`); when the model cannot be fitted, only
-// `model_error` saying why.
-nlohmann::json DiagnosisModelSection(const std::string& dir, const std::vector<int>& replicas);
+// `model_error` saying why. The fitted model is handed back in *fitted when asked for.
+nlohmann::json DiagnosisModelSection(const std::string& dir, const std::vector<int>& replicas,
+                                     std::optional<model::StepModel>* fitted = nullptr);
 void AddPredictCommand(CLI::App& app, std::function<int()>* run);
 
 }  // namespace stepscope::app

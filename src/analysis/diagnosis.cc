@@ -2,10 +2,14 @@
 
 #include <fmt/format.h>
 
+#include "analysis/decision_json.h"
+#include "analysis/json_fields.h"
+
 namespace stepscope::analysis {
 namespace {
 
 using nlohmann::json;
+using namespace json_fields;  // NOLINT: the strict field readers
 
 // ---- writing ----
 
@@ -116,7 +120,7 @@ json AttributionJson(const Attribution& a) {
           {"lines", lines}};
 }
 
-json VerdictJson(const Verdict& v) {
+json VerdictJson(const Verdict& v, int largest_replicas) {
   json levers = json::array();
   for (const LeverAdvice& l : v.levers) {
     levers.push_back({{"lever", ToString(l.lever)},
@@ -151,8 +155,9 @@ json VerdictJson(const Verdict& v) {
           {"straggler_ranks", v.straggler_ranks},
           {"evidence", v.evidence},
           {"levers", levers},
-          {"decision", ToString(v.decision)},
-          {"decision_reason", v.decision_reason},
+          {"decision", DecisionJson(v, largest_replicas)},
+          {"options", OptionsJson(v.options)},
+          {"time_to_quality", TimeToQualityJson(v.time_to_quality)},
           {"currency", ToString(v.currency)},
           {"costs", costs},
           {"quality_note", v.quality_note},
@@ -172,78 +177,6 @@ json NoiseJson(const NoiseScale& n) {
 
 // ---- reading: every accessor names the full path of the field it failed on ----
 
-std::string Join(const std::string& path, const std::string& key) {
-  return path.empty() ? key : path + "." + key;
-}
-
-template <typename T>
-Status Get(const json& j, const std::string& path, const char* key, T* out) {
-  const std::string where = Join(path, key);
-  if (!j.is_object()) {
-    return Status::Error(fmt::format("diagnosis.json: '{}' is not an object", path));
-  }
-  auto it = j.find(key);
-  if (it == j.end()) {
-    return Status::Error(fmt::format("diagnosis.json: missing field '{}'", where));
-  }
-  try {
-    *out = it->template get<T>();
-  } catch (const json::exception& e) {
-    return Status::Error(
-        fmt::format("diagnosis.json: field '{}' has the wrong type ({})", where, it->type_name()));
-  }
-  return Status::Ok();
-}
-
-Status GetArray(const json& j, const std::string& path, const char* key, const json** out) {
-  const std::string where = Join(path, key);
-  if (!j.is_object()) {
-    return Status::Error(fmt::format("diagnosis.json: '{}' is not an object", path));
-  }
-  auto it = j.find(key);
-  if (it == j.end()) return Status::Error(fmt::format("diagnosis.json: missing field '{}'", where));
-  if (!it->is_array()) {
-    return Status::Error(fmt::format("diagnosis.json: field '{}' is not an array", where));
-  }
-  *out = &*it;
-  return Status::Ok();
-}
-
-Status GetObject(const json& j, const std::string& path, const char* key, const json** out) {
-  const std::string where = Join(path, key);
-  auto it = j.find(key);
-  if (it == j.end()) return Status::Error(fmt::format("diagnosis.json: missing field '{}'", where));
-  if (!it->is_object()) {
-    return Status::Error(fmt::format("diagnosis.json: field '{}' is not an object", where));
-  }
-  *out = &*it;
-  return Status::Ok();
-}
-
-// A word of the vocabulary (core/vocabulary.h); the error lists the accepted words.
-template <typename Enum>
-Status GetEnum(const json& j, const std::string& path, const char* key, Enum* out) {
-  std::string text;
-  STEPSCOPE_RETURN_IF_ERROR(Get(j, path, key, &text));
-  std::optional<Enum> v = Parse<Enum>(text);
-  if (!v) {
-    return Status::Error(fmt::format("diagnosis.json: field '{}' is '{}', expected one of: {}",
-                                     Join(path, key), text, ValueList<Enum>()));
-  }
-  *out = *v;
-  return Status::Ok();
-}
-
-Status GetEstimate(const json& j, const std::string& path, const char* key, Estimate* out) {
-  const std::string where = Join(path, key);
-  auto it = j.find(key);
-  if (it == j.end()) return Status::Error(fmt::format("diagnosis.json: missing field '{}'", where));
-  Result<Estimate> e = EstimateFromJson(*it, where);
-  if (!e.ok()) return Status::Error("diagnosis.json: " + e.status().message());
-  *out = *e;
-  return Status::Ok();
-}
-
 // What a version-1 file wrote in words, as the version-2 enums.
 Status V1Decision(const std::string& buy, const std::string& path, Binding binding, Decision* out) {
   if (buy == "yes") {
@@ -259,10 +192,6 @@ Status V1Decision(const std::string& buy, const std::string& path, Binding bindi
         fmt::format("diagnosis.json: field '{}' is '{}', expected yes, no or not yet", path, buy));
   }
   return Status::Ok();
-}
-
-std::string At(const std::string& path, const char* key, size_t i) {
-  return fmt::format("{}[{}]", Join(path, key), i);
 }
 
 Status ReadComponents(const json& j, const std::string& p, Components* c) {
@@ -457,8 +386,12 @@ Status ReadVerdict(const json& j, const std::string& p, int version, Verdict* v)
     STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "currency", &currency));
     v->currency = currency == "wall clock to a deadline" ? Currency::kTime : Currency::kCost;
   } else {
-    STEPSCOPE_RETURN_IF_ERROR(GetEnum(j, p, "decision", &v->decision));
-    STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "decision_reason", &v->decision_reason));
+    if (version >= 3) {
+      STEPSCOPE_RETURN_IF_ERROR(ReadPricedDecision(j, p, v));
+    } else {
+      STEPSCOPE_RETURN_IF_ERROR(GetEnum(j, p, "decision", &v->decision));
+      STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "decision_reason", &v->decision_reason));
+    }
     STEPSCOPE_RETURN_IF_ERROR(GetEnum(j, p, "currency", &v->currency));
     STEPSCOPE_RETURN_IF_ERROR(GetEnum(j, p, "throughput_constraint", &v->throughput_constraint));
     const json* losses = nullptr;
@@ -586,7 +519,7 @@ nlohmann::json ToJson(const Diagnosis& d) {
   j["points"] = PointsJson(d.points);
   j["attribution"] = d.attribution ? AttributionJson(*d.attribution) : json(nullptr);
   j["noise_scale"] = NoiseJson(d.noise_scale);
-  j["verdict"] = VerdictJson(d.verdict);
+  j["verdict"] = VerdictJson(d.verdict, d.points.empty() ? 0 : d.points.back().scaling.replicas);
   if (d.after) {
     json applied = json::array();
     for (const AppliedLever& l : d.after->levers_applied) {

@@ -20,8 +20,10 @@
 namespace stepscope::analysis {
 
 // Version 2: enums as fixed words (core/vocabulary.h), the verdict's decision, estimates
-// {value, low, high}, applied levers as objects. Version 1 files still read (docs/diagnosis.md).
-inline constexpr int kDiagnosisSchemaVersion = 2;
+// {value, low, high}, applied levers as objects. Version 3: verdict.decision an object (the
+// priced decision), verdict.options[] and verdict.time_to_quality. Versions 1 and 2 still read
+// (docs/diagnosis.md).
+inline constexpr int kDiagnosisSchemaVersion = 3;
 
 // One replica count: its place on the curve and everything measured at it.
 struct DiagnosisPoint {

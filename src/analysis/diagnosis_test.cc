@@ -78,14 +78,19 @@ TEST(Diagnosis, DocumentedFieldNames) {
        {"compute", "input_wait", "exposed_comm", "sync_wait", "transfer", "overhead"}) {
     EXPECT_TRUE(p.at("components").contains(key)) << key;
   }
-  for (const char* key : {"binding", "straggler_ranks", "levers", "decision", "decision_reason",
-                          "currency", "explanation", "evidence"}) {
+  for (const char* key : {"binding", "straggler_ranks", "levers", "decision", "options",
+                          "time_to_quality", "currency", "explanation", "evidence"}) {
     EXPECT_TRUE(j.at("verdict").contains(key)) << key;
   }
-  EXPECT_EQ(j.at("schema_version"), 2);
+  for (const char* key : {"action", "reason", "priced", "option", "replicas", "link",
+                          "device_speed", "levers", "runner_up", "margin"}) {
+    EXPECT_TRUE(j.at("verdict").at("decision").contains(key)) << key;
+  }
+  EXPECT_EQ(j.at("schema_version"), 3);
   // Enums are written as their fixed words.
   EXPECT_TRUE(Parse<Binding>(j.at("verdict").at("binding").get<std::string>()).has_value());
-  EXPECT_TRUE(Parse<Decision>(j.at("verdict").at("decision").get<std::string>()).has_value());
+  EXPECT_TRUE(
+      Parse<Decision>(j.at("verdict").at("decision").at("action").get<std::string>()).has_value());
   EXPECT_EQ(j.at("verdict").at("currency"), "cost");
   EXPECT_EQ(j.at("after").at("levers_applied").at(0).at("lever"), "bigger_micro_batch");
   // An estimate is {value, low, high} with the value inside.
@@ -98,6 +103,69 @@ TEST(Diagnosis, DocumentedFieldNames) {
   EXPECT_EQ(check.at("check"), "no_reduce");
   EXPECT_TRUE(check.at("predicted").contains("low"));
   EXPECT_TRUE(j.at("emulation").at("emulated").get<bool>());
+}
+
+// A priced decision, its options and what the pricing assumed round-trip; a version-2
+// document (the decision a word, its reason beside it) still reads.
+TEST(Diagnosis, PricedDecisionRoundTripsAndVersion2Reads) {
+  Diagnosis d = Sample();
+  decide::PricedDecision p;
+  p.action = d.verdict.decision = Decision::kUpgradeInterconnect;
+  p.reason = d.verdict.decision_reason = "the faster link has the least cost";
+  p.option = "8 replicas on a 25 GB/s, 5 us link";
+  p.replicas = 8;
+  p.link = "25 GB/s, 5 us";
+  p.levers = {Lever::kLowPrecisionReduction};
+  p.runner_up = "stay: 4 replicas as measured";
+  p.margin = 0.31;
+  d.verdict.priced = p;
+  decide::PricedOption o;
+  o.kind = decide::OptionKind::kFasterLink;
+  o.action = Decision::kUpgradeInterconnect;
+  o.label = p.option;
+  o.replicas = 8;
+  o.samples_per_s = {100, 90, 110};
+  o.time_to_target_hours = 2.5;
+  o.levers = p.levers;
+  d.verdict.options = {o, decide::PricedOption{}};
+  TimeToQuality t;
+  t.scale = {true, 512, 8, "measured"};
+  t.samples_to_target = 1e6;
+  t.cost_unit = "cost";
+  d.verdict.time_to_quality = t;
+  Result<Diagnosis> back = DiagnosisFromJson(ToJson(d));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_TRUE(back->verdict.priced.has_value());
+  EXPECT_EQ(back->verdict.priced->replicas, 8);
+  EXPECT_EQ(back->verdict.priced->levers, p.levers);
+  EXPECT_DOUBLE_EQ(back->verdict.priced->margin, 0.31);
+  ASSERT_EQ(back->verdict.options.size(), 2u);
+  EXPECT_EQ(back->verdict.options[0].kind, decide::OptionKind::kFasterLink);
+  EXPECT_EQ(back->verdict.options[0].time_to_target_hours, 2.5);
+  EXPECT_FALSE(back->verdict.options[1].time_to_target_hours.has_value());
+  ASSERT_TRUE(back->verdict.time_to_quality.has_value());
+  EXPECT_EQ(back->verdict.time_to_quality->scale.b_noise, 512);
+  EXPECT_EQ(DiagnosisToString(*back), DiagnosisToString(d));
+
+  nlohmann::json v2 = ToJson(d);
+  v2["schema_version"] = 2;
+  nlohmann::json& verdict = v2["verdict"];
+  verdict["decision_reason"] = verdict["decision"]["reason"];
+  verdict["decision"] = verdict["decision"]["action"];
+  verdict.erase("options");
+  verdict.erase("time_to_quality");
+  Result<Diagnosis> old = DiagnosisFromJson(v2);
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  EXPECT_EQ(old->verdict.decision, Decision::kUpgradeInterconnect);
+  EXPECT_EQ(old->verdict.decision_reason, p.reason);
+  EXPECT_FALSE(old->verdict.priced.has_value());
+
+  nlohmann::json bad = ToJson(d);
+  bad["verdict"]["options"][0]["kind"] = "teleport";
+  Result<Diagnosis> refused = DiagnosisFromJson(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("'verdict.options[0].kind'"), std::string::npos)
+      << refused.status().message();
 }
 
 TEST(Diagnosis, MissingFieldIsNamed) {
@@ -115,10 +183,10 @@ TEST(Diagnosis, MissingFieldIsNamed) {
   EXPECT_NE(r.status().message().find("'verdict.binding'"), std::string::npos);
 
   j = ToJson(Sample());
-  j["verdict"]["decision"] = "buy_lots";
+  j["verdict"]["decision"]["action"] = "buy_lots";
   r = DiagnosisFromJson(j);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("'verdict.decision' is 'buy_lots', expected one of: "
+  EXPECT_NE(r.status().message().find("'verdict.decision.action' is 'buy_lots', expected one of: "
                                       "buy_devices, upgrade_interconnect"),
             std::string::npos)
       << r.status().message();
@@ -146,7 +214,7 @@ TEST(Diagnosis, ReadsVersion1) {
   ASSERT_TRUE(d.ok()) << d.status().message();
   EXPECT_EQ(d->schema_version, 1);
   EXPECT_EQ(d->verdict.decision, Decision::kPullLevers);  // "not yet"
-  EXPECT_EQ(d->verdict.currency, Currency::kCost);        // "cost per sample"
+  EXPECT_EQ(d->verdict.currency, Currency::kCost);        // version 1 wrote "cost per sample"
   EXPECT_FALSE(d->verdict.decision_reason.empty());
   ASSERT_TRUE(d->after.has_value());
   ASSERT_EQ(d->after->levers_applied.size(), 2u);
@@ -159,9 +227,9 @@ TEST(Diagnosis, ReadsVersion1) {
     EXPECT_EQ(c.agrees, c.Accepted().Contains(c.measured)) << ToString(c.check);
   }
   EXPECT_DOUBLE_EQ(d->points[0].decomposition.throughput.value, d->points[0].scaling.samples_per_s);
-  // Written back, it is a version-2 document that reads to the same diagnosis.
+  // Written back, it is a current document that reads to the same diagnosis.
   const nlohmann::json j = ToJson(*d);
-  EXPECT_EQ(j.at("schema_version"), 2);
+  EXPECT_EQ(j.at("schema_version"), kDiagnosisSchemaVersion);
   Result<Diagnosis> again = DiagnosisFromJson(j);
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ(DiagnosisToString(*again), DiagnosisToString(*d));

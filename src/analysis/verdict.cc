@@ -97,7 +97,8 @@ std::string_view DecisionWords(Decision d) {
 }
 
 std::string_view CurrencyWords(Currency c) {
-  return c == Currency::kTime ? "wall-clock time to a deadline" : "cost per sample";
+  return c == Currency::kTime ? "wall-clock time to the target (within any budget)"
+                              : "cost to the target (within any deadline)";
 }
 
 Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
@@ -450,12 +451,16 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
         fmt::format("The most promising free lever is to {} (about {:+.0f}% throughput).",
                     best->action, x > 0 ? 100 * best->expected_gain_samples_per_s / x : 0.0);
   }
-  v.explanation = fmt::format(
-      "{} replicas deliver {:.2f} times one device ({:.0f}% efficiency). {} {} Decision: {}, "
-      "because {}. The verdict optimises {}.",
-      n, x1 > 0 ? x / x1 : 0.0, 100 * eff, what, lever_words, DecisionWords(v.decision),
-      v.decision_reason, CurrencyWords(v.currency));
+  v.situation =
+      fmt::format("{} replicas deliver {:.2f} times one device ({:.0f}% efficiency). {} {}", n,
+                  x1 > 0 ? x / x1 : 0.0, 100 * eff, what, lever_words);
+  v.explanation = ExplainVerdict(v);
   return v;
+}
+
+std::string ExplainVerdict(const Verdict& v) {
+  return fmt::format("{} Decision: {}, because {}. The verdict optimises {}.", v.situation,
+                     DecisionWords(v.decision), v.decision_reason, CurrencyWords(v.currency));
 }
 
 }  // namespace stepscope::analysis

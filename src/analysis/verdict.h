@@ -14,6 +14,8 @@
 #include "analysis/scaling.h"
 #include "analysis/skew.h"
 #include "core/vocabulary.h"
+#include "decide/choose.h"
+#include "decide/priced_options.h"
 
 namespace stepscope::analysis {
 
@@ -76,6 +78,16 @@ struct CostPoint {
   double marginal_cost_per_million_samples = 0;
 };
 
+// What turned throughput into progress toward the target when the options were priced.
+struct TimeToQuality {
+  decide::StatisticalScale scale;
+  std::optional<double> samples_to_target;  // at scale.reference_batch
+  std::optional<double> deadline_hours, budget;
+  double fixed_hours = 0;  // per job, outside the steps (start-up, evaluation)
+  std::string fixed_how;
+  std::string cost_unit;  // "cost" or "device-hours"
+};
+
 struct Verdict {
   // What holds scaling back: the candidate that lost the most devices between one replica and
   // the largest count (docs/metrics.md, "Binding constraint"), confirmed or overturned by the
@@ -96,7 +108,14 @@ struct Verdict {
   Currency currency = Currency::kCost;
   std::vector<CostPoint> costs;  // empty without a device price
   std::string quality_note;      // samples/s is not time to target quality
+  std::string situation;         // the explanation up to its decision sentence
   std::string explanation;       // plain words
+  // The priced decision (decide/choose.h), set when the step-time model priced every option;
+  // `decision`, `decision_reason` and `currency` then hold its action, reason and currency.
+  // Without it the decision comes from the curve's shape alone (DecideVerdict).
+  std::optional<decide::PricedDecision> priced;
+  std::vector<decide::PricedOption> options;     // every option priced (with `priced`)
+  std::optional<TimeToQuality> time_to_quality;  // what the pricing assumed (with `priced`)
 };
 
 struct VerdictInputs {
@@ -113,6 +132,9 @@ struct VerdictInputs {
 };
 
 Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& options = {});
+
+// The explanation: the situation followed by the decision, its reason and the currency.
+std::string ExplainVerdict(const Verdict& v);
 
 // The decision and the currency in plain words, for sentences (the enums' own text is for JSON).
 std::string_view DecisionWords(Decision d);

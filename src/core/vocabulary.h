@@ -44,7 +44,8 @@ enum class Decision {
   kReduceDevices,
 };
 
-// What the user optimises: cost per sample, or wall-clock time to a target.
+// What the user optimises: cost to the target quality (within a deadline), or wall-clock time to
+// it (within a budget).
 enum class Currency { kCost, kTime };
 
 // One ablation's comparison against the decomposition's prediction.

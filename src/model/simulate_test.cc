@@ -14,17 +14,7 @@ T Must(Result<T> r) {
   return std::move(r).value();
 }
 
-StepModel Fitted(const testing::Truth& t = {}) {
-  std::vector<RunObservation> runs;
-  for (int n : {1, 2, 4, 8}) {
-    runs.push_back(
-        testing::SyntheticRun(t, "baseline-n" + std::to_string(n), RunRole::kBaseline, n, 8));
-  }
-  runs.push_back(testing::SyntheticRun(t, "double_batch-n8", RunRole::kDoubleBatch, 8, 16));
-  Result<StepModel> m = FitStepModel(runs);
-  EXPECT_TRUE(m.ok()) << m.status().message();
-  return *m;
-}
+StepModel Fitted(const testing::Truth& t = {}) { return testing::FitSynthetic(t); }
 
 TEST(ParseReplicaList, ListsAndDoublingRanges) {
   EXPECT_EQ(Must(ParseReplicaList("1,2,4")), (std::vector<int>{1, 2, 4}));

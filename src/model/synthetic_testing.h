@@ -2,9 +2,12 @@
 // all-reduce cost, optional stragglers and step-to-step jitter), for fitting to recover.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "model/collective_fit.h"
 #include "model/fit.h"
@@ -74,6 +77,22 @@ inline RunObservation SyntheticRun(const Truth& t, const std::string& name, RunR
   }
   run.samples_per_s = replicas * batch * (t.steps - t.warmup) / steady_time;
   return run;
+}
+
+// The model fitted to baselines at `replicas` (micro-batch `batch`) and a double-batch run at the
+// largest; fails the calling test when it cannot be fitted.
+inline StepModel FitSynthetic(const Truth& t, const std::vector<int>& replicas = {1, 2, 4, 8},
+                              int batch = 8) {
+  std::vector<RunObservation> runs;
+  for (int n : replicas) {
+    runs.push_back(SyntheticRun(t, "baseline-n" + std::to_string(n), RunRole::kBaseline, n, batch));
+  }
+  const int largest = replicas.back();
+  runs.push_back(SyntheticRun(t, "double_batch-n" + std::to_string(largest), RunRole::kDoubleBatch,
+                              largest, 2 * batch));
+  Result<StepModel> m = FitStepModel(runs);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return m.ok() ? *m : StepModel{};
 }
 
 }  // namespace stepscope::model::testing

@@ -9,6 +9,7 @@
 #include "core/text_format.h"
 #include "report/chart_assets.h"
 #include "report/html_escape.h"
+#include "report/options_table.h"
 
 namespace stepscope::report {
 namespace {
@@ -589,6 +590,17 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
     h += "</table>\n";
   } else {
     h += "<p class=\"muted\">No device price was given, so there is no cost table.</p>\n";
+  }
+  if (const OptionsTable options = PricedOptionsTable(v); !options.rows.empty()) {
+    h += "<h2>Options, priced</h2>\n<p>" + H(options.caption) + ". * marks the decision.</p>\n" +
+         "<table class=\"num\" id=\"options\">\n";
+    auto escaped = [](std::vector<std::string> cells) {
+      for (std::string& c : cells) c = H(c);
+      return cells;
+    };
+    h += Row(escaped(options.header), true);
+    for (const std::vector<std::string>& row : options.rows) h += Row(escaped(row));
+    h += "</table>\n";
   }
   const analysis::NoiseScale& n = d.noise_scale;
   h += "<p>Gradient noise scale: " +

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/text_format.h"
+#include "report/options_table.h"
 #include "report/terminal_table.h"
 
 namespace stepscope::report {
@@ -122,6 +123,14 @@ std::string VerdictSection(const analysis::Verdict& v, ThroughputUnit unit, bool
                     : "-"});
     }
     out += t.Render(colour);
+  }
+  if (const OptionsTable options = PricedOptionsTable(v); !options.rows.empty()) {
+    out += Heading("Options, priced (* the decision)", colour);
+    std::vector<Align> align(options.header.size(), Align::kRight);
+    align[1] = align[2] = Align::kLeft;
+    TextTable t(options.header, align);
+    for (const std::vector<std::string>& row : options.rows) t.AddRow(row);
+    out += t.Render(colour) + "  " + options.caption + "\n";
   }
   std::string currency(analysis::CurrencyWords(v.currency));
   if (unit == ThroughputUnit::kSteps && v.currency == Currency::kCost) {

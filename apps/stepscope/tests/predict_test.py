@@ -138,3 +138,96 @@ class Predict(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def diagnose(args, check=True):
+    proc = subprocess.run([STEPSCOPE, "diagnose"] + list(args), capture_output=True, text=True,
+                          timeout=400, stdin=subprocess.DEVNULL)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"diagnose {' '.join(args)} exited {proc.returncode}\n{proc.stderr}")
+    return proc
+
+
+class Decision(unittest.TestCase):
+    """The priced decision on the same communication-bound sweep: the options priced on the
+    model, the rule picking by currency, deadline, budget and upgrade prices. Each call after the
+    first resumes the sweep (no run is measured again) and only prices anew."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="stepscope-decide-")
+        cls.dir = os.path.join(cls.tmp, "sweep")
+        diagnose(WORKLOAD + ["--replicas", "1,2,4", "--no-ablations", "--out", cls.dir])
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def decide(self, args):
+        proc = diagnose(WORKLOAD + ["--replicas", "1,2,4", "--no-ablations", "--out", self.dir] +
+                        args)
+        with open(os.path.join(self.dir, "diagnosis.json")) as f:
+            return json.load(f), proc.stdout
+
+    def test_options_are_priced_and_the_choice_is_one_of_them(self):
+        d, out = self.decide(["--device-cost", "2"])
+        v = d["verdict"]
+        self.assertTrue(v["decision"]["priced"], v["decision"])
+        labels = [o["label"] for o in v["options"]]
+        self.assertIn(v["decision"]["option"], labels)
+        kinds = {o["kind"] for o in v["options"]}
+        for kind in ("stay", "more_devices", "fewer_devices", "accumulation"):
+            self.assertIn(kind, kinds)
+        self.assertEqual(sorted({o["replicas"] for o in v["options"]
+                                 if o["kind"] == "more_devices"}), [8, 16, 32])
+        for o in v["options"]:
+            self.assertAlmostEqual(o["goodput"],
+                                   o["samples_per_s"]["value"] * o["statistical_efficiency"],
+                                   delta=1e-6 * o["goodput"] + 1e-9)
+            self.assertAlmostEqual(o["price_per_hour"], 2 * o["replicas"], places=9)
+        self.assertIn("Options, priced", out)
+        with open(os.path.join(self.dir, "report.html")) as f:
+            self.assertIn('id="options"', f.read())
+
+    def test_cost_does_not_buy_devices_for_a_communication_bound_job(self):
+        d, _ = self.decide(["--device-cost", "2"])
+        v = d["verdict"]
+        self.assertNotEqual(v["decision"]["action"], "buy_devices", v["decision"]["reason"])
+        chosen = [o for o in v["options"] if o["label"] == v["decision"]["option"]][0]
+        for o in v["options"]:
+            if o["kind"] == "more_devices":
+                self.assertGreater(o["cost_per_million"], chosen["cost_per_million"], o)
+
+    def test_time_with_a_free_fast_link_upgrades_the_interconnect(self):
+        d, _ = self.decide(["--currency", "time", "--device-cost", "2",
+                            "--link-upgrade", "1000,1:0"])
+        dec = d["verdict"]["decision"]
+        self.assertEqual(dec["action"], "upgrade_interconnect", dec["reason"])
+        self.assertEqual(dec["link"], "1000 GB/s, 1 us")
+        self.assertEqual(d["verdict"]["currency"], "time")
+        # Priced far above what it saves, the same link is not bought on cost.
+        d, _ = self.decide(["--device-cost", "2", "--link-upgrade", "1000,1:500"])
+        self.assertNotEqual(d["verdict"]["decision"]["action"], "upgrade_interconnect",
+                            d["verdict"]["decision"]["reason"])
+
+    def test_a_deadline_nothing_meets_is_said(self):
+        d, _ = self.decide(["--device-cost", "2", "--samples-to-target", "1e12",
+                            "--deadline", "0.001"])
+        v = d["verdict"]
+        self.assertIn("no option meets", v["decision"]["reason"])
+        self.assertTrue(all(not o["meets_deadline"] for o in v["options"]))
+        self.assertTrue(all(o["time_to_target_hours"] > 0.001 for o in v["options"]))
+        self.assertEqual(v["time_to_quality"]["samples_to_target"], 1e12)
+
+    def test_bad_decision_input_is_refused_before_any_run(self):
+        fresh = os.path.join(self.tmp, "never")
+        for args, words in [(["--deadline", "5"], "--samples-to-target"),
+                            (["--budget", "5", "--currency", "time"], "--samples-to-target"),
+                            (["--link-upgrade", "25", "--device-cost", "1"], "no price"),
+                            (["--device-upgrade", "2:1"], "--device-cost"),
+                            (["--device-cost", "-1"], "--device-cost"),
+                            (["--currency", "money"], "--currency")]:
+            proc = diagnose(WORKLOAD + ["--replicas", "1,2", "--out", fresh] + args, check=False)
+            self.assertEqual(proc.returncode, 2, (args, proc.stderr))
+            self.assertIn(words, proc.stderr, args)
+            self.assertFalse(os.path.exists(os.path.join(fresh, "runs")), args)

@@ -71,7 +71,8 @@ V1_DIAGNOSIS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".
 
 
 class Version1(TempDirTest):
-    """A diagnosis.json of schema version 1 still reads: tables, HTML, and JSON as version 2."""
+    """A diagnosis.json of schema version 1 still reads: tables, HTML, and JSON as the current
+    version (3: the decision an object)."""
 
     def test_report_reads_version_1(self):
         plain = run(["report", V1_DIAGNOSIS]).stdout
@@ -81,8 +82,9 @@ class Version1(TempDirTest):
         run(["report", V1_DIAGNOSIS, "--html", html])
         self.assertTrue(os.path.getsize(html) > 0)
         out = json.loads(run(["report", V1_DIAGNOSIS, "--json"]).stdout)
-        self.assertEqual(out["schema_version"], 2)
-        self.assertEqual(out["verdict"]["decision"], "pull_levers")
+        self.assertEqual(out["schema_version"], 3)
+        self.assertEqual(out["verdict"]["decision"]["action"], "pull_levers")
+        self.assertFalse(out["verdict"]["decision"]["priced"])
         self.assertEqual(out["after"]["levers_applied"][0]["lever"], "loader_workers_prefetch")
 
 

@@ -1,0 +1,84 @@
+#include "apps/stepscope/decision_section.h"
+
+#include <fmt/format.h>
+
+#include "comm/allreduce.h"
+#include "decide/choose.h"
+#include "decide/priced_options.h"
+
+namespace stepscope::app {
+
+std::vector<decide::LeverOption> LeverOptions(const std::vector<Lever>& recommended,
+                                              const plan::LeverBasis& basis) {
+  std::vector<decide::LeverOption> out;
+  const plan::LeverPlan plan = plan::PlanLevers(recommended, basis);
+  for (const plan::PlannedLever& p : plan.planned) {
+    const plan::LeverChange& c = p.change;
+    if (c.balance_lengths) continue;  // the model has no per-sample lengths
+    decide::LeverOption o{p.lever, p.words, {}};
+    o.change.batch = c.micro_batch;
+    o.change.accum = c.accumulation;
+    o.change.bucket_mb = c.bucket_mib;
+    o.change.overlap = c.overlap;
+    if (c.wire) o.change.dtype = comm::ToString(*c.wire);
+    o.change.loader_workers = c.loader_workers;
+    out.push_back(std::move(o));
+  }
+  for (Lever l : recommended) {
+    if (l != Lever::kRemoveStraggler) continue;
+    decide::LeverOption o{l, "the straggler ranks fixed or replaced", {}};
+    o.change.without_stragglers = true;
+    out.push_back(std::move(o));
+    break;
+  }
+  return out;
+}
+
+void ApplyPricedDecision(const model::StepModel& model, const decide::DecisionInputs& inputs,
+                         const plan::LeverBasis& basis, analysis::Diagnosis* d) {
+  if (d->points.empty()) return;
+  analysis::Verdict& v = d->verdict;
+  decide::OptionsRequest request;
+  request.largest_measured = d->points.back().scaling.replicas;
+  for (const analysis::DiagnosisPoint& p : d->points) {
+    request.measured_replicas.push_back(p.scaling.replicas);
+  }
+  std::vector<Lever> recommended;
+  for (const analysis::LeverAdvice& l : v.levers) recommended.push_back(l.lever);
+  request.levers = LeverOptions(recommended, basis);
+  const analysis::NoiseScale& noise = d->noise_scale;
+  request.scale.known = noise.known;
+  request.scale.b_noise = noise.b_noise;
+  request.scale.reference_batch =
+      static_cast<double>(model.reference.batch) * model.reference.accum;
+  request.scale.how =
+      noise.known ? fmt::format("measured at a global batch of {:g} over {} steps",
+                                noise.global_batch, noise.steps)
+                  : fmt::format("unknown ({}): every global batch taken as equally efficient",
+                                noise.reason.empty() ? "no gradient norms" : noise.reason);
+  request.inputs = inputs;
+  Result<std::vector<decide::PricedOption>> options = decide::PriceOptions(model, request);
+  if (!options.ok()) {
+    d->warnings.push_back("the options could not be priced: " + options.status().message() +
+                          "; the decision is the curve's");
+    return;
+  }
+  decide::PricedDecision chosen = decide::Choose(*options, inputs);
+  v.decision = chosen.action;
+  v.decision_reason = chosen.reason;
+  v.currency = chosen.currency;
+  v.priced = std::move(chosen);
+  v.options = std::move(options).value();
+  analysis::TimeToQuality t;
+  t.scale = request.scale;
+  t.samples_to_target = inputs.samples_to_target;
+  t.deadline_hours = inputs.deadline_hours;
+  t.budget = inputs.budget;
+  t.fixed_hours = inputs.fixed_hours;
+  t.fixed_how = inputs.fixed_how;
+  t.cost_unit = decide::CostUnit(inputs);
+  v.time_to_quality = std::move(t);
+  v.explanation = analysis::ExplainVerdict(v);
+}
+
+}  // namespace stepscope::app
