@@ -52,8 +52,11 @@ void ApplyPricedDecision(const model::StepModel& model, const decide::DecisionIn
   request.scale.reference_batch =
       static_cast<double>(model.reference.batch) * model.reference.accum;
   request.scale.how =
-      noise.known ? fmt::format("measured at a global batch of {:g} over {} steps",
-                                noise.global_batch, noise.steps)
+      noise.known ? fmt::format(
+                        "B_noise {:.3g} (90% band {:.3g} to {:.3g}) from {} steps of {} "
+                        "runs, up to a global batch of {:g}",
+                        noise.b_noise, noise.b_noise_low, noise.b_noise_high, noise.steps,
+                        noise.runs, noise.global_batch)
                   : fmt::format("unknown ({}): every global batch taken as equally efficient",
                                 noise.reason.empty() ? "no gradient norms" : noise.reason);
   request.inputs = inputs;
@@ -62,6 +65,17 @@ void ApplyPricedDecision(const model::StepModel& model, const decide::DecisionIn
     d->warnings.push_back("the options could not be priced: " + options.status().message() +
                           "; the decision is the curve's");
     return;
+  }
+  double stay_goodput = 0;
+  for (const decide::PricedOption& o : *options) {
+    if (o.kind == decide::OptionKind::kStay) stay_goodput = o.goodput;
+  }
+  for (analysis::LeverAdvice& l : v.levers) {
+    for (const decide::PricedOption& o : *options) {
+      if (o.kind == decide::OptionKind::kLever && o.levers == std::vector<Lever>{l.lever}) {
+        l.expected_gain_goodput = o.goodput - stay_goodput;
+      }
+    }
   }
   decide::PricedDecision chosen = decide::Choose(*options, inputs);
   v.decision = chosen.action;

@@ -213,17 +213,14 @@ Result<Diagnosis> BuildDiagnosis(const std::vector<RunSet>& runs, const Diagnose
       d.warnings.push_back(a.status().message());
     }
   }
-  // The noise scale needs the largest global batch against the local one.
+  // The noise scale from every run with more than one replica (docs/metrics.md).
+  std::vector<const std::vector<StepRecord>*> noise_runs;
   for (const RunSet& run : runs) {
-    if (!run.baseline.empty()) {
-      NoiseScale ns = EstimateNoiseScale(run.baseline);
-      if (ns.known && (!d.noise_scale.known || ns.global_batch > d.noise_scale.global_batch)) {
-        d.noise_scale = ns;
-      } else if (!d.noise_scale.known && d.noise_scale.reason.empty()) {
-        d.noise_scale.reason = ns.reason;
-      }
-    }
+    if (!run.baseline.empty()) noise_runs.push_back(&run.baseline);
+    for (const std::vector<StepRecord>& r : run.repeats) noise_runs.push_back(&r);
+    if (run.double_batch) noise_runs.push_back(&*run.double_batch);
   }
+  d.noise_scale = EstimatePooledNoiseScale(noise_runs);
   VerdictInputs in;
   for (const DiagnosisPoint& p : d.points) in.points.push_back(p.scaling);
   in.largest = largest.decomposition;

@@ -128,6 +128,8 @@ json VerdictJson(const Verdict& v, int largest_replicas) {
                       {"expected_samples_per_s", l.expected_samples_per_s},
                       {"expected_gain_samples_per_s", l.expected_gain_samples_per_s},
                       {"expected_efficiency", l.expected_efficiency},
+                      {"expected_gain_goodput",
+                       l.expected_gain_goodput ? json(*l.expected_gain_goodput) : json(nullptr)},
                       {"basis", l.basis}});
   }
   json costs = json::array();
@@ -156,6 +158,10 @@ json VerdictJson(const Verdict& v, int largest_replicas) {
           {"evidence", v.evidence},
           {"levers", levers},
           {"decision", DecisionJson(v, largest_replicas)},
+          // Derived, for scripts written against version 1: yes, not yet or no.
+          {"buy_more_devices", v.decision == Decision::kBuyDevices   ? "yes"
+                               : v.decision == Decision::kPullLevers ? "not yet"
+                                                                     : "no"},
           {"options", OptionsJson(v.options)},
           {"time_to_quality", TimeToQualityJson(v.time_to_quality)},
           {"currency", ToString(v.currency)},
@@ -172,7 +178,10 @@ json NoiseJson(const NoiseScale& n) {
           {"b_noise", n.b_noise},
           {"local_batch", n.local_batch},
           {"global_batch", n.global_batch},
-          {"steps", n.steps}};
+          {"steps", n.steps},
+          {"b_noise_low", n.b_noise_low},
+          {"b_noise_high", n.b_noise_high},
+          {"runs", n.runs}};
 }
 
 // ---- reading: every accessor names the full path of the field it failed on ----
@@ -432,6 +441,11 @@ Status ReadVerdict(const json& j, const std::string& p, int version, Verdict* v)
         Get(e, q, "expected_gain_samples_per_s", &l.expected_gain_samples_per_s));
     STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "expected_efficiency", &l.expected_efficiency));
     STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "basis", &l.basis));
+    if (auto g = e.find("expected_gain_goodput"); g != e.end() && !g->is_null()) {
+      double gain = 0;
+      STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "expected_gain_goodput", &gain));
+      l.expected_gain_goodput = gain;
+    }
     v->levers.push_back(l);
   }
   const json* costs = nullptr;
@@ -494,7 +508,15 @@ Status ReadNoise(const json& j, const std::string& p, NoiseScale* n) {
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "b_noise", &n->b_noise));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "local_batch", &n->local_batch));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "global_batch", &n->global_batch));
-  return Get(j, p, "steps", &n->steps);
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "steps", &n->steps));
+  n->b_noise_low = n->b_noise_high = n->b_noise;  // older files: no band
+  n->runs = n->known ? 1 : 0;
+  if (j.contains("b_noise_low")) {
+    STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "b_noise_low", &n->b_noise_low));
+    STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "b_noise_high", &n->b_noise_high));
+    STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "runs", &n->runs));
+  }
+  return Status::Ok();
 }
 
 }  // namespace

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "analysis/decomposition.h"
+#include "core/statistics.h"
 
 namespace stepscope::analysis {
 
@@ -54,6 +57,73 @@ NoiseScale EstimateNoiseScale(const std::vector<StepRecord>& records) {
   return ns;
 }
 
+NoiseScale EstimatePooledNoiseScale(const std::vector<const std::vector<StepRecord>*>& runs) {
+  NoiseScale ns;
+  std::vector<double> grad_sq, trace;  // per step: unbiased |G|^2 and tr(Sigma)
+  double largest_b = 0, largest_big_b = 0;
+  std::string why_not;
+  for (const std::vector<StepRecord>* records : runs) {
+    Result<MatchedSteps> matched = MatchSteps(*records);
+    if (!matched.ok()) {
+      why_not = matched.status().message();
+      continue;
+    }
+    const size_t n = matched->ranks.size();
+    if (n < 2) continue;
+    bool used = false;
+    for (const auto& row : matched->steps) {
+      double g = -1, local = 0, samples = 0;
+      bool all_local = true;
+      for (const StepRecord* r : row) {
+        if (r->global_grad_sq >= 0) g = r->global_grad_sq;
+        all_local = all_local && r->local_grad_sq >= 0;
+        local += r->local_grad_sq;
+        samples += static_cast<double>(r->samples);
+      }
+      if (g < 0 || !all_local || !(samples > 0)) continue;
+      const double b = samples / static_cast<double>(n), big_b = samples;
+      const double gb = local / static_cast<double>(n);
+      grad_sq.push_back((big_b * g - b * gb) / (big_b - b));
+      trace.push_back((gb - g) / (1 / b - 1 / big_b));
+      used = true;
+      if (big_b > largest_big_b) largest_b = b, largest_big_b = big_b;
+    }
+    ns.runs += used ? 1 : 0;
+  }
+  ns.steps = static_cast<int64_t>(grad_sq.size());
+  ns.local_batch = largest_b;
+  ns.global_batch = largest_big_b;
+  if (grad_sq.empty()) {
+    ns.reason =
+        why_not.empty() ? "no run of more than one replica recorded gradient norms" : why_not;
+    return ns;
+  }
+  ns.grad_sq = Mean(grad_sq);
+  ns.trace_sigma = Mean(trace);
+  if (ns.grad_sq <= 0 || ns.trace_sigma <= 0) {
+    ns.reason = fmt::format(
+        "estimate not positive over {} steps of {} runs (|G|^2 = {:.3g}, tr(Sigma) = {:.3g}): "
+        "too few steps or too noisy",
+        ns.steps, ns.runs, ns.grad_sq, ns.trace_sigma);
+    return ns;
+  }
+  ns.known = true;
+  ns.b_noise = ns.trace_sigma / ns.grad_sq;
+  std::vector<double> index(grad_sq.size());
+  for (size_t i = 0; i < index.size(); ++i) index[i] = static_cast<double>(i);
+  const Estimate band = Bootstrap(index, [&](const std::vector<double>& pick) {
+    double g = 0, t = 0;
+    for (double i : pick) g += grad_sq[static_cast<size_t>(i)], t += trace[static_cast<size_t>(i)];
+    return g > 0 ? t / g : std::numeric_limits<double>::infinity();
+  });
+  ns.b_noise_low = band.low;
+  ns.b_noise_high = band.high;
+  ns.reason = fmt::format(
+      "pooled over {} steps of {} runs (largest b = {:.0f}, B = {:.0f}); 90% band {:.3g} to {:.3g}",
+      ns.steps, ns.runs, largest_b, largest_big_b, ns.b_noise_low, ns.b_noise_high);
+  return ns;
+}
+
 NoiseScale NoiseScaleFromMeans(double mean_local_sq, double mean_global_sq, double b,
                                double big_b) {
   NoiseScale ns;
@@ -71,8 +141,9 @@ NoiseScale NoiseScaleFromMeans(double mean_local_sq, double mean_global_sq, doub
         ns.grad_sq, ns.trace_sigma);
     return ns;
   }
-  ns.b_noise = ns.trace_sigma / ns.grad_sq;
+  ns.b_noise = ns.b_noise_low = ns.b_noise_high = ns.trace_sigma / ns.grad_sq;
   ns.known = true;
+  ns.runs = 1;
   ns.reason = fmt::format("b = {:.0f}, B = {:.0f}", b, big_b);
   return ns;
 }

@@ -19,10 +19,21 @@ struct NoiseScale {
   double local_batch = 0;   // b
   double global_batch = 0;  // B = N b
   int64_t steps = 0;        // steps used
+  // The pooled estimate's band (EstimatePooledNoiseScale): a bootstrap over the steps of the
+  // ratio of the two means; both equal b_noise when not bootstrapped.
+  double b_noise_low = 0, b_noise_high = 0;
+  int runs = 0;  // runs pooled (1 for a single run's estimate)
 };
 
 // Unknown when there is one rank, no gradient norms, or a non-positive estimate.
 NoiseScale EstimateNoiseScale(const std::vector<StepRecord>& records);
+
+// The estimate pooled over several runs (every N > 1 baseline, repeat and double-batch run of a
+// sweep): each step with every rank's local norm and the reduced norm gives unbiased estimates
+// of |G|^2 and tr(Sigma) at its own b and B; the two are averaged separately over all steps of
+// all runs and divided at the end, with a 90 % bootstrap band over the steps. Unknown when no
+// run has such steps or an average is not positive.
+NoiseScale EstimatePooledNoiseScale(const std::vector<const std::vector<StepRecord>*>& runs);
 
 // The estimate from means over steps (and ranks) of |G_b|^2 and |G_B|^2: numerators and
 // denominators averaged before dividing. Unknown when B <= b or an estimate is not positive.

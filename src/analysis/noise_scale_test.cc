@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <random>
+
 #include "analysis/synthetic_run.h"
 
 namespace stepscope::analysis {
@@ -39,6 +42,67 @@ TEST(NoiseScale, UnknownWithoutData) {
   const NoiseScale ns = EstimateNoiseScale(records);
   EXPECT_FALSE(ns.known);
   EXPECT_NE(ns.reason.find("not positive"), std::string::npos);
+}
+
+// Records whose norms come from real sampled gradients: per-sample gradient = G + noise with
+// covariance s^2 I in D dimensions (tr Sigma = D s^2), a rank's local gradient the mean of its b
+// samples, the reduced one the mean over ranks.
+std::vector<StepRecord> SampledRun(int replicas, int b, int steps, uint64_t seed) {
+  constexpr int kDim = 40;
+  constexpr double kSigma = 1.0, kG = 0.5;  // |G|^2 = 40 x 0.25 = 10, tr = 40: B_noise = 4
+  SyntheticRunSpec spec;
+  spec.replicas = replicas;
+  spec.samples_per_rank = b;
+  spec.steps = steps;
+  spec.grad_sq = 1;
+  spec.trace_sigma = 1;
+  std::vector<StepRecord> records = SynthesizeRun(spec);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise(0, kSigma);
+  std::map<int64_t, std::vector<StepRecord*>> by_step;
+  for (StepRecord& r : records) by_step[r.step].push_back(&r);
+  for (auto& [step, ranks] : by_step) {
+    std::vector<double> global(kDim, 0);
+    for (StepRecord* r : ranks) {
+      std::vector<double> local(kDim, 0);
+      for (int i = 0; i < b; ++i) {
+        for (int d = 0; d < kDim; ++d) local[d] += (kG + noise(rng)) / b;
+      }
+      double sq = 0;
+      for (int d = 0; d < kDim; ++d) sq += local[d] * local[d], global[d] += local[d] / replicas;
+      r->local_grad_sq = sq;
+    }
+    double sq = 0;
+    for (double g : global) sq += g * g;
+    for (StepRecord* r : ranks) r->global_grad_sq = sq;
+  }
+  return records;
+}
+
+TEST(NoiseScale, PooledOverRunsRecoversSampledGradientsWithABand) {
+  const std::vector<StepRecord> a = SampledRun(2, 4, 300, 1), c = SampledRun(4, 8, 300, 2);
+  const std::vector<StepRecord> one = SampledRun(1, 8, 50, 3);  // no say: one replica
+  const NoiseScale ns = EstimatePooledNoiseScale({&a, &c, &one});
+  ASSERT_TRUE(ns.known) << ns.reason;
+  EXPECT_EQ(ns.runs, 2);
+  EXPECT_EQ(ns.steps, 600);
+  EXPECT_DOUBLE_EQ(ns.global_batch, 32);
+  EXPECT_NEAR(ns.grad_sq, 10, 1.5);
+  EXPECT_NEAR(ns.trace_sigma, 40, 6);
+  EXPECT_LE(ns.b_noise_low, ns.b_noise);
+  EXPECT_GE(ns.b_noise_high, ns.b_noise);
+  EXPECT_LT(ns.b_noise_low, 4.0);  // the band holds the true B_noise
+  EXPECT_GT(ns.b_noise_high, 4.0);
+  EXPECT_LT(ns.b_noise_high - ns.b_noise_low, 3.0);  // and means something
+
+  // Few steps: a wider band around the same truth.
+  const std::vector<StepRecord> few = SampledRun(2, 4, 20, 4);
+  const NoiseScale small = EstimatePooledNoiseScale({&few});
+  if (small.known) {
+    EXPECT_GT(small.b_noise_high - small.b_noise_low, ns.b_noise_high - ns.b_noise_low);
+  }
+  EXPECT_FALSE(EstimatePooledNoiseScale({&one}).known);
+  EXPECT_FALSE(EstimatePooledNoiseScale({}).known);
 }
 
 TEST(NoiseScale, StepsAndSampleCost) {

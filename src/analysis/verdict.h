@@ -45,6 +45,10 @@ struct LeverAdvice {
   double expected_gain_samples_per_s = 0;
   double expected_efficiency = 0;  // 0 when the curve has no reference
   std::string basis;               // which components the estimate comes from
+  // With a priced decision: the lever's gain in goodput (samples/s x statistical efficiency) on
+  // the step-time model, against staying as is; a bigger batch can gain samples/s and lose
+  // goodput. Unset without one.
+  std::optional<double> expected_gain_goodput;
 };
 
 // A binding candidate the noise (or the emulation) could not rule out, with its loss.

@@ -99,13 +99,14 @@ std::string VerdictSection(const analysis::Verdict& v, ThroughputUnit unit, bool
          ": " + std::string(analysis::DecisionWords(v.decision)) + " (" + v.decision_reason + ")\n";
   if (!v.levers.empty()) {
     out += Heading("Free levers, cheapest first", colour);
-    TextTable t(
-        {"lever", fmt::format("expected {}", UnitText(unit)), "gain", "efficiency", "action",
-         "basis"},
-        {Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kLeft, Align::kLeft});
+    TextTable t({"lever", fmt::format("expected {}", UnitText(unit)), "gain", "goodput gain",
+                 "efficiency", "action", "basis"},
+                {Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight,
+                 Align::kLeft, Align::kLeft});
     for (const analysis::LeverAdvice& l : v.levers) {
       t.AddRow({std::string(ToString(l.lever)), Fixed(l.expected_samples_per_s, 1),
                 fmt::format("{:+.1f}", l.expected_gain_samples_per_s),
+                l.expected_gain_goodput ? fmt::format("{:+.1f}", *l.expected_gain_goodput) : "-",
                 l.expected_efficiency > 0 ? Fixed(100 * l.expected_efficiency, 0) + "%" : "-",
                 l.action, l.basis});
     }
