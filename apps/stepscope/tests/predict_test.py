@@ -16,12 +16,21 @@ WORKLOAD = ["--model", "mlp", "--hidden", "1024,1024", "--batch", "4", "--steps"
             "--warmup-steps", "3", "--emulate-device-speed", "0.2", "--emulate-link", "0.02,50"]
 
 
-def predict(args, check=True):
-    proc = subprocess.run([STEPSCOPE, "predict"] + list(args), capture_output=True, text=True,
-                          timeout=60, stdin=subprocess.DEVNULL)
+def stepscope(command, args, check=True, timeout=60):
+    proc = subprocess.run([STEPSCOPE, command] + list(args), capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
     if check and proc.returncode != 0:
-        raise AssertionError(f"predict {' '.join(args)} exited {proc.returncode}\n{proc.stderr}")
+        raise AssertionError(f"{command} {' '.join(args)} exited {proc.returncode}\n"
+                             f"{proc.stderr}")
     return proc
+
+
+def predict(args, check=True):
+    return stepscope("predict", args, check)
+
+
+def diagnose(args, check=True):
+    return stepscope("diagnose", args, check, timeout=400)
 
 
 class Predict(unittest.TestCase):
@@ -29,12 +38,7 @@ class Predict(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="stepscope-predict-")
         cls.dir = os.path.join(cls.tmp, "sweep")
-        proc = subprocess.run([STEPSCOPE, "diagnose"] + WORKLOAD +
-                              ["--replicas", "1,2,4", "--no-ablations", "--out", cls.dir],
-                              capture_output=True, text=True, timeout=400,
-                              stdin=subprocess.DEVNULL)
-        if proc.returncode != 0:
-            raise AssertionError(f"diagnose exited {proc.returncode}\n{proc.stderr}")
+        diagnose(WORKLOAD + ["--replicas", "1,2,4", "--no-ablations", "--out", cls.dir])
 
     @classmethod
     def tearDownClass(cls):
@@ -138,14 +142,6 @@ class Predict(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
-
-
-def diagnose(args, check=True):
-    proc = subprocess.run([STEPSCOPE, "diagnose"] + list(args), capture_output=True, text=True,
-                          timeout=400, stdin=subprocess.DEVNULL)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"diagnose {' '.join(args)} exited {proc.returncode}\n{proc.stderr}")
-    return proc
 
 
 class Decision(unittest.TestCase):
