@@ -86,6 +86,7 @@ void ApplyPricedDecision(const model::StepModel& model, const decide::DecisionIn
   analysis::TimeToQuality t;
   t.scale = request.scale;
   t.samples_to_target = inputs.samples_to_target;
+  t.samples_to_target_batch = inputs.samples_to_target_batch;
   t.deadline_hours = inputs.deadline_hours;
   t.budget = inputs.budget;
   t.fixed_hours = inputs.fixed_hours;

@@ -2,7 +2,9 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 
@@ -34,7 +36,37 @@ struct DiagnoseFlags {
   std::optional<double> budget;
   std::string candidates;  // "" : doublings up to 8x the largest measured N
   std::vector<std::string> link_upgrades, device_upgrades;
+  std::string target_run;  // a train --out DIR whose run reached its --target-loss
 };
+
+// The samples a finished train run needed to reach its target, and its global batch, from
+// DIR/run.json (train --target-loss).
+Status ReadTargetRun(const std::string& dir, decide::DecisionInputs* in) {
+  const std::string path = dir + "/run.json";
+  std::ifstream file(path);
+  if (!file) return Status::Error("option --target-run: cannot read " + path);
+  const nlohmann::json j = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return Status::Error("option --target-run: " + path + " is not valid JSON");
+  }
+  const auto target = j.find("target");
+  if (target == j.end() || !target->is_object() || !target->value("reached", false)) {
+    return Status::Error("option --target-run: " + path +
+                         ": field 'target.reached' is not true; run train with --target-loss L "
+                         "and enough --steps to reach it");
+  }
+  const auto samples = target->find("samples_to_target");
+  const auto batch = j.find("samples_per_step");
+  if (samples == target->end() || !samples->is_number() || !(samples->get<double>() > 0) ||
+      batch == j.end() || !batch->is_number() || !(batch->get<double>() > 0)) {
+    return Status::Error("option --target-run: " + path +
+                         ": fields 'target.samples_to_target' and 'samples_per_step' must be "
+                         "positive numbers");
+  }
+  in->samples_to_target = samples->get<double>();
+  in->samples_to_target_batch = batch->get<double>();
+  return Status::Ok();
+}
 
 // The decision's inputs, checked before anything runs.
 Result<decide::DecisionInputs> BuildDecisionInputs(const DiagnoseFlags& f) {
@@ -48,6 +80,12 @@ Result<decide::DecisionInputs> BuildDecisionInputs(const DiagnoseFlags& f) {
   in.deadline_hours = f.deadline;
   in.budget = f.budget;
   in.samples_to_target = f.samples_to_target;
+  if (!f.target_run.empty()) {
+    if (f.samples_to_target) {
+      return Status::Error("options --samples-to-target and --target-run: give one target");
+    }
+    STEPSCOPE_RETURN_IF_ERROR(ReadTargetRun(f.target_run, &in));
+  }
   if (!f.candidates.empty()) {
     Result<std::vector<int>> c = plan::ParseReplicaCounts(f.candidates, "--candidates");
     if (!c.ok()) return c.status();
@@ -123,6 +161,12 @@ Result<plan::PlanRequest> BuildPlanRequest(const DiagnoseFlags& f, bool default_
   Result<train::TrainOptions> options = ParseTrainArgs(plan::Flatten(p.workload));
   if (!options.ok()) return options.status();
   p.options = std::move(options).value();
+  if (p.options.target_loss) {
+    return Status::Error(
+        "option --target-loss: the sweep's runs measure speed and never stop at a target; give "
+        "diagnose the target as --samples-to-target S or --target-run DIR (a train --target-loss "
+        "run)");
+  }
   Result<std::vector<int>> replicas = plan::ParseReplicaCounts(f.replicas, "--replicas");
   if (!replicas.ok()) return replicas.status();
   p.replicas = std::move(replicas).value();
@@ -239,6 +283,9 @@ void AddDiagnoseCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--samples-to-target", flags->samples_to_target,
                   "Samples the job needs to reach its target at the one-replica global batch")
       ->check(Number("--samples-to-target 1e9"));
+  cmd->add_option("--target-run", flags->target_run,
+                  "A train --target-loss run (its --out DIR): the samples it needed to reach its "
+                  "target, at its global batch, are the decision's target");
   cmd->add_option("--candidates", flags->candidates,
                   "Replica counts to price (default: doublings up to 8x the largest measured)");
   cmd->add_option("--link-upgrade", flags->link_upgrades,

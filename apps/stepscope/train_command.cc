@@ -175,6 +175,10 @@ void AddTrainOptions(CLI::App* cmd, TrainFlags* f) {
   cmd->add_option("--allreduce", f->allreduce,
                   "All-reduce: auto (shm on one host, ring across hosts), mpi, ring or shm")
       ->capture_default_str();
+  cmd->add_option("--target-loss", o.target_loss,
+                  "Stop once the smoothed training loss reaches this value; run.json records "
+                  "steps_to_target and samples_to_target")
+      ->check(Number("--target-loss 0.6"));
   cmd->add_option("--grad-norm-every", o.grad_norm_every,
                   "Steps between gradient-norm samples for the noise scale (multi-replica runs)")
       ->capture_default_str()

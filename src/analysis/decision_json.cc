@@ -128,6 +128,7 @@ json TimeToQualityJson(const std::optional<TimeToQuality>& t) {
           {"reference_batch", t->scale.reference_batch},
           {"noise_scale_how", t->scale.how},
           {"samples_to_target", Optional(t->samples_to_target)},
+          {"samples_to_target_batch", t->samples_to_target_batch},
           {"deadline_hours", Optional(t->deadline_hours)},
           {"budget", Optional(t->budget)},
           {"fixed_hours", t->fixed_hours},
@@ -176,6 +177,7 @@ Status ReadPricedDecision(const json& j, const std::string& path, Verdict* v) {
     STEPSCOPE_RETURN_IF_ERROR(Get(*t, q, "reference_batch", &x.scale.reference_batch));
     STEPSCOPE_RETURN_IF_ERROR(Get(*t, q, "noise_scale_how", &x.scale.how));
     STEPSCOPE_RETURN_IF_ERROR(GetOptional(*t, q, "samples_to_target", &x.samples_to_target));
+    STEPSCOPE_RETURN_IF_ERROR(Get(*t, q, "samples_to_target_batch", &x.samples_to_target_batch));
     STEPSCOPE_RETURN_IF_ERROR(GetOptional(*t, q, "deadline_hours", &x.deadline_hours));
     STEPSCOPE_RETURN_IF_ERROR(GetOptional(*t, q, "budget", &x.budget));
     STEPSCOPE_RETURN_IF_ERROR(Get(*t, q, "fixed_hours", &x.fixed_hours));

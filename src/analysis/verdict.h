@@ -85,7 +85,8 @@ struct CostPoint {
 // What turned throughput into progress toward the target when the options were priced.
 struct TimeToQuality {
   decide::StatisticalScale scale;
-  std::optional<double> samples_to_target;  // at scale.reference_batch
+  std::optional<double> samples_to_target;  // at samples_to_target_batch
+  double samples_to_target_batch = 0;       // 0: at scale.reference_batch
   std::optional<double> deadline_hours, budget;
   double fixed_hours = 0;  // per job, outside the steps (start-up, evaluation)
   std::string fixed_how;

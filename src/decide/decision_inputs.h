@@ -34,8 +34,11 @@ struct DecisionInputs {
   std::optional<double> device_cost_per_hour;
   std::optional<double> deadline_hours;     // wall clock to the target
   std::optional<double> budget;             // money (or device-hours) to the target
-  std::optional<double> samples_to_target;  // at the reference global batch (one replica)
-  std::vector<int> candidates;              // replica counts to price; empty: the default
+  std::optional<double> samples_to_target;  // at samples_to_target_batch
+  // The global batch the target's samples were counted at; 0: the reference (one replica).
+  // A target measured at another batch is converted with the noise scale (goodput.h).
+  double samples_to_target_batch = 0;
+  std::vector<int> candidates;  // replica counts to price; empty: the default
   std::vector<LinkUpgrade> link_upgrades;
   std::vector<DeviceUpgrade> device_upgrades;
   // Time each job spends outside its steps (start-up, evaluation), measured by the runs.

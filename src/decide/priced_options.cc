@@ -53,7 +53,14 @@ class Pricer {
       o.hours_per_million = 1e6 / o.goodput / 3600;
       o.cost_per_million = o.price_per_hour * o.hours_per_million;
       if (in.samples_to_target) {
-        o.time_to_target_hours = *in.samples_to_target / o.goodput / 3600 + in.fixed_hours;
+        // Samples of progress at the reference batch: a target counted at batch B took
+        // S_B = S_0 / efficiency(B) samples.
+        const double reference_samples =
+            in.samples_to_target_batch > 0
+                ? *in.samples_to_target *
+                      StatisticalEfficiency(request_.scale, in.samples_to_target_batch)
+                : *in.samples_to_target;
+        o.time_to_target_hours = reference_samples / o.goodput / 3600 + in.fixed_hours;
         o.cost_to_target = o.price_per_hour * *o.time_to_target_hours;
         if (in.deadline_hours) o.meets_deadline = *o.time_to_target_hours <= *in.deadline_hours;
         if (in.budget) o.within_budget = *o.cost_to_target <= *in.budget;

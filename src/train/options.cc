@@ -17,6 +17,9 @@ Status Validate(const TrainOptions& o, int world) {
   if (o.steps < 0) return Bad("--steps", "must not be negative");
   if (o.steps == 0 && !(o.epochs > 0)) return Bad("--epochs", "must be positive when --steps is 0");
   if (o.warmup_steps < 0) return Bad("--warmup-steps", "must not be negative");
+  if (o.target_loss && !(*o.target_loss > 0)) {
+    return Bad("--target-loss", "must be a positive training loss (e.g. --target-loss 0.6)");
+  }
   if (!(o.optimizer.lr > 0)) return Bad("--lr", "must be positive");
   if (o.loader_workers < 1) return Bad("--loader-workers", "must be at least 1");
   if (o.prefetch < 1) return Bad("--prefetch", "must be at least 1");

@@ -82,6 +82,8 @@ struct TrainOptions {
   bool synthetic_input = false;  // --synthetic-input (ablation)
   bool evaluate = true;          // --no-eval clears
   int64_t eval_limit = 0;        // --eval-limit: held-out examples to evaluate (0: all)
+  // --target-loss L: stop once the smoothed training loss reaches L (trainer.h, kTargetSmoothing).
+  std::optional<double> target_loss;
   int grad_norm_every = 4;       // --grad-norm-every: steps between gradient-norm samples
                                  // (noise scale; each costs a pass over the gradients)
   int checksum_every = 50;       // --checksum-every: parameter agreement check period

@@ -1,6 +1,7 @@
 #include "train/run_info.h"
 
 #include <cblas.h>
+#include <fmt/format.h>
 
 #include <fstream>
 #include <map>
@@ -8,6 +9,7 @@
 
 #include "comm/allreduce.h"
 #include "core/cpu_dispatch.h"
+#include "train/trainer.h"
 
 #ifndef STEPSCOPE_VERSION
 #define STEPSCOPE_VERSION "dev"
@@ -146,6 +148,17 @@ Status WriteRunJson(const std::string& dir, const TrainOptions& o, const RunSumm
       {"step_time_mean_s", s.step_time_mean},
       {"wall_time_s", s.wall_time},
       {"final_loss", s.final_loss},
+      {"target",
+       {{"loss", o.target_loss ? json(*o.target_loss) : json(nullptr)},
+        {"reached", s.steps_to_target.has_value()},
+        {"steps_to_target", s.steps_to_target ? json(*s.steps_to_target) : json(nullptr)},
+        {"samples_to_target", s.steps_to_target
+                                  ? json(*s.steps_to_target * s.replicas * o.batch * o.accum)
+                                  : json(nullptr)},
+        {"smoothed_loss", s.smoothed_loss},
+        {"smoothing", fmt::format("exponential moving average of the mean training loss over "
+                                  "ranks, weight {} per step, compared from step {}",
+                                  kTargetSmoothing, kTargetFirstStep)}}},
       {"eval", eval},
       {"gradient_noise",
        {{"mean_local_grad_sq", s.mean_local_grad_sq},

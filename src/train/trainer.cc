@@ -226,6 +226,8 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   // The emulated devices' common speed is fixed at the end of the warm-up (at least one step).
   const int64_t calibration_step =
       std::max<int64_t>(1, std::min<int64_t>(o.warmup_steps, total_steps)) - 1;
+  int64_t steps_run = total_steps;
+  double smoothed_loss = std::numeric_limits<double>::quiet_NaN();
   for (int64_t step = 0; step < total_steps; ++step) {
     StepRecord rec;
     StepTimeline tl;
@@ -337,9 +339,27 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     }
     progress.Update(step, loss, static_cast<double>(samples_per_step * world) / step_time,
                     comm.Now());
+    if (o.target_loss) {
+      // Every rank gets the same mean loss, so every rank stops at the same step.
+      double mean_loss = loss;
+      if (MPI_Allreduce(MPI_IN_PLACE, &mean_loss, 1, MPI_DOUBLE, MPI_SUM, comm.world()) !=
+          MPI_SUCCESS) {
+        return Status::Error("target: MPI_Allreduce of the training loss failed");
+      }
+      mean_loss /= world;
+      smoothed_loss = std::isnan(smoothed_loss)
+                          ? mean_loss
+                          : (1 - kTargetSmoothing) * smoothed_loss + kTargetSmoothing * mean_loss;
+      if (step + 1 >= kTargetFirstStep && smoothed_loss <= *o.target_loss) {
+        summary.steps_to_target = step + 1;
+        steps_run = step + 1;
+        break;
+      }
+    }
   }
+  summary.smoothed_loss = std::isnan(smoothed_loss) ? 0 : smoothed_loss;
   progress.Finish();
-  watchdog.Publish(total_steps, comm::HeartbeatPhase::kAllreduce);  // the final reductions
+  watchdog.Publish(steps_run, comm::HeartbeatPhase::kAllreduce);  // the final reductions
   summary.buckets_per_step = reducer.buckets_per_step();
   summary.unhonoured_links = reducer.unhonoured_links();
   summary.paced_segments = pacer.segments();
@@ -361,7 +381,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     return Status::Error("summary: MPI_Allreduce of losses failed");
   }
   summary.replicas = world;
-  summary.steps = total_steps;
+  summary.steps = steps_run;
   summary.steady_steps = static_cast<int64_t>(steady_step_times.size());
   const double steady_time =
       std::accumulate(steady_step_times.begin(), steady_step_times.end(), 0.0);

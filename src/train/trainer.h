@@ -3,6 +3,7 @@
 // where the step's time went.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "comm/communicator.h"
@@ -19,6 +20,12 @@ struct EvalSummary {
   double bits_per_byte = -1;  // text
 };
 
+// --target-loss: the job's training loss (the mean over ranks) is smoothed by an exponential
+// moving average with this weight on each new step, and compared with the target from step
+// kTargetFirstStep on (earlier, the average has seen too few steps).
+inline constexpr double kTargetSmoothing = 0.1;
+inline constexpr int64_t kTargetFirstStep = 10;
+
 struct RunSummary {
   int replicas = 1;
   int64_t steps = 0;
@@ -26,6 +33,10 @@ struct RunSummary {
   double samples_per_s = 0;    // steady state, whole job
   Seconds step_time_mean = 0;  // steady state, slowest rank per step
   double final_loss = 0;       // mean over ranks of the last steps' training loss
+  // With --target-loss: the steps it took (unset when not reached) and the smoothed loss when the
+  // run stopped.
+  std::optional<int64_t> steps_to_target;
+  double smoothed_loss = 0;
   EvalSummary eval;
   double noise_scale = -1;  // B_noise estimate (-1: unknown)
   double mean_local_grad_sq = -1;

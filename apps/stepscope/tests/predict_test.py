@@ -227,3 +227,39 @@ class Decision(unittest.TestCase):
             self.assertEqual(proc.returncode, 2, (args, proc.stderr))
             self.assertIn(words, proc.stderr, args)
             self.assertFalse(os.path.exists(os.path.join(fresh, "runs")), args)
+
+    def test_a_train_run_that_reached_its_target_is_the_target(self):
+        # Fashion-MNIST's mlp starts near ln(10) = 2.3; a smoothed loss of 2.0 comes within
+        # tens of steps. An unreachable target runs every step and says it was not reached.
+        run = os.path.join(self.tmp, "target")
+        stepscope("train", ["--model", "mlp", "--hidden", "64", "--batch", "32", "--steps", "300",
+                            "--target-loss", "2.0", "--no-eval", "--quiet", "--out", run])
+        with open(os.path.join(run, "run.json")) as f:
+            r = json.load(f)
+        t = r["target"]
+        self.assertTrue(t["reached"], t)
+        self.assertLess(t["steps_to_target"], 300)
+        self.assertEqual(r["steps"], t["steps_to_target"])
+        self.assertEqual(t["samples_to_target"], 32 * t["steps_to_target"])
+        self.assertLessEqual(t["smoothed_loss"], 2.0)
+        d, _ = self.decide(["--device-cost", "2", "--target-run", run])
+        q = d["verdict"]["time_to_quality"]
+        self.assertEqual(q["samples_to_target"], t["samples_to_target"])
+        self.assertEqual(q["samples_to_target_batch"], 32)
+        self.assertTrue(all(o["time_to_target_hours"] > 0 for o in d["verdict"]["options"]))
+
+        never = os.path.join(self.tmp, "never-reached")
+        stepscope("train", ["--model", "mlp", "--hidden", "64", "--batch", "32", "--steps", "15",
+                            "--target-loss", "0.0001", "--no-eval", "--quiet", "--out", never])
+        with open(os.path.join(never, "run.json")) as f:
+            r = json.load(f)
+        self.assertFalse(r["target"]["reached"])
+        self.assertEqual(r["steps"], 15)
+        proc = diagnose(WORKLOAD + ["--replicas", "1,2,4", "--no-ablations", "--out", self.dir,
+                                    "--target-run", never], check=False)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("target.reached", proc.stderr)
+        proc = diagnose(WORKLOAD + ["--replicas", "1,2", "--target-loss", "1",
+                                    "--out", os.path.join(self.tmp, "x")], check=False)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("--target-run", proc.stderr)
