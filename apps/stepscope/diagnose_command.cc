@@ -2,9 +2,7 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 
@@ -14,6 +12,7 @@
 #include "plan/replica_counts.h"
 #include "plan/run_plan.h"
 #include "sweep/launcher.h"
+#include "sweep/run_records.h"
 
 namespace stepscope::app {
 namespace {
@@ -42,29 +41,15 @@ struct DiagnoseFlags {
 // The samples a finished train run needed to reach its target, and its global batch, from
 // DIR/run.json (train --target-loss).
 Status ReadTargetRun(const std::string& dir, decide::DecisionInputs* in) {
-  const std::string path = dir + "/run.json";
-  std::ifstream file(path);
-  if (!file) return Status::Error("option --target-run: cannot read " + path);
-  const nlohmann::json j = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return Status::Error("option --target-run: " + path + " is not valid JSON");
+  Result<sweep::RunSummary> run = sweep::ReadRunSummary(dir);
+  if (!run.ok()) return Status::Error("option --target-run: " + run.status().message());
+  if (!run->samples_to_target) {
+    return Status::Error("option --target-run: " + dir +
+                         "/run.json: field 'target.reached' is not true; run train with "
+                         "--target-loss L and enough --steps to reach it");
   }
-  const auto target = j.find("target");
-  if (target == j.end() || !target->is_object() || !target->value("reached", false)) {
-    return Status::Error("option --target-run: " + path +
-                         ": field 'target.reached' is not true; run train with --target-loss L "
-                         "and enough --steps to reach it");
-  }
-  const auto samples = target->find("samples_to_target");
-  const auto batch = j.find("samples_per_step");
-  if (samples == target->end() || !samples->is_number() || !(samples->get<double>() > 0) ||
-      batch == j.end() || !batch->is_number() || !(batch->get<double>() > 0)) {
-    return Status::Error("option --target-run: " + path +
-                         ": fields 'target.samples_to_target' and 'samples_per_step' must be "
-                         "positive numbers");
-  }
-  in->samples_to_target = samples->get<double>();
-  in->samples_to_target_batch = batch->get<double>();
+  in->samples_to_target = *run->samples_to_target;
+  in->samples_to_target_batch = static_cast<double>(run->replicas) * run->batch * run->accum;
   return Status::Ok();
 }
 
@@ -199,9 +184,6 @@ Result<DiagnoseRequest> BuildRequest(const DiagnoseFlags& f) {
   std::error_code ec;
   r.program = std::filesystem::read_symlink("/proc/self/exe", ec).string();
   if (ec) return Status::Error("cannot find this program's path: " + ec.message());
-  r.cost.device_cost_per_hour = f.device_cost;
-  r.cost.deadline_hours = f.deadline;
-  r.cost.samples_to_target = f.samples_to_target;
   Result<decide::DecisionInputs> decision = BuildDecisionInputs(f);
   if (!decision.ok()) return decision.status();
   r.decision = std::move(decision).value();

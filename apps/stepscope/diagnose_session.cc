@@ -172,7 +172,9 @@ class Session {
                        "train " + sweep::QuoteCommand(plan::Flatten(request.plan.workload)),
                        STEPSCOPE_VERSION};
     options_.emulation = EmulationOf(request.plan.options);
-    options_.cost = request.cost;
+    // The curve's own decision (used when the options cannot be priced) sees the same prices.
+    options_.cost = {request.decision.device_cost_per_hour, request.decision.deadline_hours,
+                     request.decision.samples_to_target};
     run_options_.program = request.program;
     run_options_.launcher = request.launcher;
     run_options_.progress = request.quiet ? nullptr : stderr;

@@ -21,7 +21,6 @@ struct DiagnoseRequest {
   std::string dir;                // the sweep directory
   std::string program;            // the binary each run launches (as `program train ...`)
   sweep::Launcher launcher;
-  analysis::CostInputs cost;
   decide::DecisionInputs decision;  // validated (decide/decision_inputs.h)
 };
 

@@ -140,6 +140,12 @@ Result<RunSummary> ReadRunSummary(const std::string& run_dir) {
   STEPSCOPE_RETURN_IF_ERROR(
       field("model.activation_bytes_per_sample", &s.activation_bytes_per_sample));
   STEPSCOPE_RETURN_IF_ERROR(field("samples_per_s", &s.samples_per_s));
+  if (const auto target = j.find("target");
+      target != j.end() && target->is_object() && target->value("reached", false)) {
+    double samples = 0;
+    STEPSCOPE_RETURN_IF_ERROR(field("target.samples_to_target", &samples));
+    s.samples_to_target = samples;
+  }
   if (s.replicas < 1 || s.batch < 1 || s.accum < 1) {
     return Status::Error(path + ": replicas, config.batch and config.accum must be at least 1");
   }

@@ -41,6 +41,9 @@ struct RunSummary {
   int64_t gradient_bytes = 0, parameters = 0, activation_bytes_per_sample = 0;
   std::string optimizer;  // sgd, adamw
   double samples_per_s = 0;
+  // train --target-loss: the samples (all ranks) it took to reach the target; unset when the run
+  // had no target or did not reach it (and in run.json files written before targets).
+  std::optional<double> samples_to_target;
 };
 Result<RunSummary> ReadRunSummary(const std::string& run_dir);
 

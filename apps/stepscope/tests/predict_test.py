@@ -33,7 +33,9 @@ def diagnose(args, check=True):
     return stepscope("diagnose", args, check, timeout=400)
 
 
-class Predict(unittest.TestCase):
+class SweepTest(unittest.TestCase):
+    """A class whose tests share one sweep of WORKLOAD at 1, 2 and 4 replicas in cls.dir."""
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="stepscope-predict-")
@@ -44,6 +46,8 @@ class Predict(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
+
+class Predict(SweepTest):
     def json_of(self, args):
         return json.loads(predict([self.dir, "--json"] + args).stdout)
 
@@ -144,20 +148,10 @@ if __name__ == "__main__":
     unittest.main()
 
 
-class Decision(unittest.TestCase):
+class Decision(SweepTest):
     """The priced decision on the same communication-bound sweep: the options priced on the
     model, the rule picking by currency, deadline, budget and upgrade prices. Each call after the
     first resumes the sweep (no run is measured again) and only prices anew."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="stepscope-decide-")
-        cls.dir = os.path.join(cls.tmp, "sweep")
-        diagnose(WORKLOAD + ["--replicas", "1,2,4", "--no-ablations", "--out", cls.dir])
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def decide(self, args):
         proc = diagnose(WORKLOAD + ["--replicas", "1,2,4", "--no-ablations", "--out", self.dir] +
