@@ -178,6 +178,13 @@ class Session {
     run_options_.program = request.program;
     run_options_.launcher = request.launcher;
     run_options_.progress = request.quiet ? nullptr : stderr;
+    // Every run of the sweep emulates the same device: the first run of each compute shape
+    // calibrates it, later runs pace to it (train/device_file.h).
+    if (request.plan.options.emulation.device_speed > 0) {
+      run_options_.extra_args = {
+          "--emulate-device-file",
+          std::filesystem::absolute(store_->dir() + "/device.json").string()};
+    }
   }
 
   // The main sweep and the diagnosis made from it; nullopt (with the exit code in `exit_code`)

@@ -88,6 +88,7 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
     std::vector<std::string> args = jobs[i].args;
     args.push_back("--out");
     args.push_back(out.run_dir);
+    args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
     const std::vector<std::string> argv =
         options.launcher.Argv(jobs[i].replicas, options.program, args);
     StoredRun stored{jobs[i].name, jobs[i].replicas, jobs[i].args, "failed", 0, 0};

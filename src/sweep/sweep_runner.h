@@ -38,6 +38,9 @@ struct SweepRunOptions {
   std::string program;  // the binary each job runs (e.g. /proc/self/exe resolved)
   Launcher launcher;
   std::vector<std::string> extra_env = LauncherEnvironment();
+  // Appended to every job's arguments after --out RUNDIR; like --out, not part of what makes a
+  // finished run the same run on resume (e.g. the sweep's emulated device file).
+  std::vector<std::string> extra_args;
   int log_tail_lines = 15;
   std::FILE* progress = stderr;  // progress lines; nullptr: silent
 };

@@ -63,6 +63,28 @@ TEST_F(SweepRunnerTest, RunsPersistsAndSkipsOnRerun) {
   EXPECT_EQ(r.outcomes[1].state, JobState::kFinished);
 }
 
+// Extra arguments follow --out and, like it, are not part of a run's identity: a sweep resumed
+// with other extra arguments skips what it finished.
+TEST_F(SweepRunnerTest, ExtraArgumentsFollowOutAndDoNotChangeIdentity) {
+  std::vector<Job> jobs{{"baseline-n1", 1, {"train", "a"}}};
+  options_.extra_args = {"--emulate-device-file", "/x/device.json"};
+  {
+    auto store = SweepStore::Open(dir_ + "/s", {"w"}, false);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    ASSERT_EQ(RunSweep(jobs, options_, &store.value(), nullptr).outcomes[0].state,
+              JobState::kFinished);
+    std::string line;
+    std::getline(std::ifstream(dir_ + "/s/runs/baseline-n1/args"), line);
+    EXPECT_EQ(line, "N=1 train a --out " + dir_ + "/s/runs/baseline-n1" +
+                        " --emulate-device-file /x/device.json");
+  }
+  options_.extra_args = {"--emulate-device-file", "/elsewhere/device.json"};
+  auto store = SweepStore::Open(dir_ + "/s", {"w"}, false);
+  ASSERT_TRUE(store.ok());
+  EXPECT_EQ(RunSweep(jobs, options_, &store.value(), nullptr).outcomes[0].state,
+            JobState::kSkipped);
+}
+
 TEST_F(SweepRunnerTest, FailedRunIsReportedAndTheSweepGoesOn) {
   auto store = SweepStore::Open(dir_ + "/s", {"w"}, false);
   ASSERT_TRUE(store.ok());

@@ -32,6 +32,9 @@ struct EmulationOptions {
   double device_speed = 0;  // --emulate-device-speed F: compute wall = CPU time / F; 0: off
   double link_gbps = 0;     // --emulate-link GBPS[,LATENCY_US]: 0: off
   double link_latency_us = 0;
+  // --emulate-device-file FILE: the sweep's emulated devices (train/device_file.h); a run of a
+  // compute shape already there paces to it, else records its own. Empty: each run its own.
+  std::string device_file;
   bool active() const { return device_speed > 0 || link_gbps > 0; }
 };
 

@@ -173,7 +173,13 @@ Status WriteRunJson(const std::string& dir, const TrainOptions& o, const RunSumm
         {"link_latency_us", o.emulation.link_latency_us},
         {"paced_segments", s.paced_segments},
         {"unhonoured_segments", s.unhonoured_segments},
-        {"unhonoured_links", s.unhonoured_links}}},
+        {"unhonoured_links", s.unhonoured_links},
+        {"device",
+         {{"calibration", s.device_calibration},
+          {"file", o.emulation.device_file.empty() ? json(nullptr) : json(o.emulation.device_file)},
+          {"calibrated_by", s.device_calibrated_by.empty() ? json(nullptr)
+                                                           : json(s.device_calibrated_by)},
+          {"cost_per_work_s", s.device_cost_per_work}}}}},
       {"software", SoftwareVersions()},
   };
   const std::string path = dir + "/run.json";

@@ -16,6 +16,7 @@
 #include "data/prng.h"
 #include "data/source.h"
 #include "nn/optimizer.h"
+#include "train/device_file.h"
 #include "train/pacer.h"
 #include "train/param_checksum.h"
 #include "train/progress.h"
@@ -62,9 +63,12 @@ Result<data::Split> LoadData(const TrainOptions& o) {
 }
 
 // Emulated devices are identical: every rank paces each segment to the least cost per unit of
-// work any rank measured for it (train/pacer.h). Left uncalibrated when the ranks' segment
-// counts differ.
-Status CalibrateDevices(ComputePacer* pacer, const comm::Communicator& comm) {
+// work any rank measured for it (train/pacer.h), or, with a device file, to the cost the sweep's
+// first run of this compute shape measured (train/device_file.h). Left uncalibrated when the
+// ranks' segment counts differ. Rank 0 alone reads and writes the file and broadcasts the
+// outcome, so a file error ends every rank with the same message.
+Status CalibrateDevices(ComputePacer* pacer, const TrainOptions& o, const std::string& shape,
+                        const comm::Communicator& comm, RunSummary* summary) {
   std::vector<Seconds> cost = pacer->CostPerWork();
   long long counts[2] = {static_cast<long long>(cost.size()), -static_cast<long long>(cost.size())};
   if (MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_LONG_LONG, MPI_MAX, comm.world()) != MPI_SUCCESS) {
@@ -78,6 +82,43 @@ Status CalibrateDevices(ComputePacer* pacer, const comm::Communicator& comm) {
                     comm.world()) != MPI_SUCCESS) {
     return Status::Error("emulation: MPI_Allreduce of the devices' costs failed");
   }
+  summary->device_calibration = "own";
+  if (!o.emulation.device_file.empty()) {
+    // 0: this run's own cost (recorded in the file), 1: the file's, -1: rank 0 failed.
+    int outcome = 0;
+    Status file_status;
+    std::vector<Seconds> shared = cost;
+    if (comm.rank() == 0) {
+      Result<std::optional<DeviceCalibration>> found = FindDevice(o.emulation.device_file, shape);
+      if (!found.ok()) {
+        file_status = found.status();
+      } else if (found.value() && found.value()->cost_per_work.size() == cost.size()) {
+        shared = found.value()->cost_per_work;
+        summary->device_calibrated_by = found.value()->calibrated_by;
+        outcome = 1;
+      } else {
+        // A device of this shape with another segment count is the same model split otherwise
+        // (it cannot be paced segment by segment): this run's own calibration replaces it.
+        file_status = RecordDevice(o.emulation.device_file, {shape, cost, o.out});
+      }
+      if (!file_status.ok()) outcome = -1;
+    }
+    if (MPI_Bcast(&outcome, 1, MPI_INT, 0, comm.world()) != MPI_SUCCESS ||
+        MPI_Bcast(shared.data(), static_cast<int>(shared.size()), MPI_DOUBLE, 0, comm.world()) !=
+            MPI_SUCCESS) {
+      return Status::Error("emulation: MPI_Bcast of the device file's costs failed");
+    }
+    if (outcome < 0) {
+      return comm.rank() == 0
+                 ? file_status.WithContext("--emulate-device-file")
+                 : Status::Error("--emulate-device-file: rank 0 could not use the device file");
+    }
+    if (outcome == 1) {
+      cost = std::move(shared);
+      summary->device_calibration = "shared";
+    }
+  }
+  summary->device_cost_per_work = cost;
   pacer->Calibrate(std::move(cost));
   return Status::Ok();
 }
@@ -329,7 +370,8 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
 
     if (o.emulation.device_speed > 0 && step == calibration_step) {
       watchdog.Publish(step, comm::HeartbeatPhase::kAllreduce);
-      STEPSCOPE_RETURN_IF_ERROR(CalibrateDevices(&pacer, comm));
+      STEPSCOPE_RETURN_IF_ERROR(
+          CalibrateDevices(&pacer, o, ComputeShape(o, model.Describe()), comm, &summary));
     }
     const bool check = o.reducer.reduce && world > 1 && o.checksum_every > 0 &&
                        ((step + 1) % o.checksum_every == 0 || step + 1 == total_steps);

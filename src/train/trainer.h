@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "comm/communicator.h"
 #include "nn/model.h"
@@ -51,6 +52,12 @@ struct RunSummary {
   int64_t paced_segments = 0;
   int64_t unhonoured_segments = 0;
   int64_t unhonoured_links = 0;
+  // The emulated device's cost per unit of work per compute segment, and where it came from:
+  // "own" (this run's warm-up), "shared" (the device file, calibrated by `calibrated_by`) or
+  // "none" (not emulated, or the ranks' segments differed).
+  std::string device_calibration = "none";
+  std::string device_calibrated_by;
+  std::vector<Seconds> device_cost_per_work;
 };
 
 // Runs training on this rank. Collective: every rank of `comm` calls it with the same options.

@@ -92,6 +92,15 @@ class GroundTruth(TempDirTest):
         d = read_json(os.path.join(out, "diagnosis.json"))
         self.assertEqual(d["verdict"]["binding"], "imbalance", d["verdict"]["explanation"])
         self.assertEqual(d["verdict"]["straggler_ranks"], [])
+        # Both runs emulate one device: the 4-replica run paces to the cost per unit of work
+        # that the 1-replica run calibrated (DIR/device.json), so the efficiency is the
+        # imbalance's and not two calibrations apart.
+        devices = [read_json(os.path.join(out, "runs", name, "run.json"))["emulation"]["device"]
+                   for name in ("baseline-n1", "baseline-n4")]
+        self.assertEqual(devices[0]["calibration"], "own")
+        self.assertEqual(devices[1]["calibration"], "shared")
+        self.assertTrue(devices[1]["calibrated_by"].endswith("baseline-n1"), devices[1])
+        self.assertEqual(devices[0]["cost_per_work_s"], devices[1]["cost_per_work_s"])
         balanced = self.path("b")
         diagnose(GPT + ["--variable-length", "--balance-lengths", "--replicas", "1,4",
                         "--no-ablations", "--out", balanced])
