@@ -81,8 +81,9 @@ Status RecordDevice(const std::string& path, const DeviceCalibration& c) {
   for (const json& d : read.value()) {
     if (d["shape"] != c.shape) devices.push_back(d);
   }
-  devices.push_back(
-      {{"shape", c.shape}, {"cost_per_work_s", c.cost_per_work}, {"calibrated_by", c.calibrated_by}});
+  devices.push_back({{"shape", c.shape},
+                     {"cost_per_work_s", c.cost_per_work},
+                     {"calibrated_by", c.calibrated_by}});
   const json j{{"schema", kSchema}, {"devices", devices}};
   const std::string tmp = path + ".tmp";
   {

@@ -73,9 +73,7 @@ TEST(DeviceFile, BadFileNamesFileAndField) {
   EXPECT_NE(found.status().message().find("cost_per_work_s"), std::string::npos);
   // Never overwritten by a record: what is there may be another sweep's device.
   EXPECT_FALSE(RecordDevice(path, {"b", {1e-3}, "r"}).ok());
-  {
-    std::ofstream(path) << "{not json";
-  }
+  { std::ofstream(path) << "{not json"; }
   const auto garbled = FindDevice(path, "a");
   ASSERT_FALSE(garbled.ok());
   EXPECT_NE(garbled.status().message().find("delete it"), std::string::npos);

@@ -177,8 +177,8 @@ Status WriteRunJson(const std::string& dir, const TrainOptions& o, const RunSumm
         {"device",
          {{"calibration", s.device_calibration},
           {"file", o.emulation.device_file.empty() ? json(nullptr) : json(o.emulation.device_file)},
-          {"calibrated_by", s.device_calibrated_by.empty() ? json(nullptr)
-                                                           : json(s.device_calibrated_by)},
+          {"calibrated_by",
+           s.device_calibrated_by.empty() ? json(nullptr) : json(s.device_calibrated_by)},
           {"cost_per_work_s", s.device_cost_per_work}}}}},
       {"software", SoftwareVersions()},
   };
