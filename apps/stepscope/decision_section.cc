@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include "comm/allreduce.h"
+#include "core/statistics.h"
 #include "decide/choose.h"
 #include "decide/priced_options.h"
+#include "sweep/run_records.h"
 
 namespace stepscope::app {
 
@@ -32,6 +34,23 @@ std::vector<decide::LeverOption> LeverOptions(const std::vector<Lever>& recommen
     break;
   }
   return out;
+}
+
+void AddMeasuredStartup(const sweep::SweepStore& store, decide::DecisionInputs* inputs) {
+  std::vector<double> outside;
+  for (const sweep::StoredRun& stored : store.runs()) {
+    if (stored.state != "finished" || !(stored.seconds > 0)) continue;
+    Result<sweep::RunSummary> run = sweep::ReadRunSummary(store.RunDir(stored.name));
+    if (!run.ok() || !(run->wall_time_s > 0)) continue;
+    const double steps = run->wall_time_s - run->startup_s - run->evaluation_s;
+    outside.push_back(std::max(0.0, stored.seconds - steps - run->evaluation_s));
+  }
+  if (outside.empty()) return;
+  const double startup = Median(outside);
+  inputs->fixed_hours += startup / 3600;
+  inputs->fixed_parts.push_back(
+      fmt::format("start-up and shut-down {:.1f} s (launcher, data, model; median of {} runs)",
+                  startup, outside.size()));
 }
 
 void ApplyPricedDecision(const model::StepModel& model, const decide::DecisionInputs& inputs,
@@ -90,7 +109,7 @@ void ApplyPricedDecision(const model::StepModel& model, const decide::DecisionIn
   t.deadline_hours = inputs.deadline_hours;
   t.budget = inputs.budget;
   t.fixed_hours = inputs.fixed_hours;
-  t.fixed_how = inputs.fixed_how;
+  t.fixed_how = fmt::format("{}", fmt::join(inputs.fixed_parts, "; "));
   t.cost_unit = decide::CostUnit(inputs);
   v.time_to_quality = std::move(t);
   v.explanation = analysis::ExplainVerdict(v);

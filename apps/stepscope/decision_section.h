@@ -8,6 +8,7 @@
 #include "decide/decision_inputs.h"
 #include "model/step_model.h"
 #include "plan/lever_change.h"
+#include "sweep/sweep_store.h"
 
 namespace stepscope::app {
 
@@ -15,6 +16,12 @@ namespace stepscope::app {
 // model cannot express (length balancing) is left out.
 std::vector<decide::LeverOption> LeverOptions(const std::vector<Lever>& recommended,
                                               const plan::LeverBasis& basis);
+
+// Adds to the fixed costs the time a job spends starting and ending, as the sweep's finished
+// runs measured it: each run's process time (the launcher's, in the sweep store) less its steps
+// and held-out evaluations (run.json), the median over the runs. Runs whose run.json predates
+// these fields are left out; with none left, nothing is added.
+void AddMeasuredStartup(const sweep::SweepStore& store, decide::DecisionInputs* inputs);
 
 // Prices the options for `d` (its curve, noise scale and levers) and sets its verdict's priced
 // decision. On an error the verdict keeps the curve's decision and a warning says why.

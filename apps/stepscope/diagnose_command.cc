@@ -1,5 +1,7 @@
 #include "apps/stepscope/diagnose_command.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -35,21 +37,31 @@ struct DiagnoseFlags {
   std::optional<double> budget;
   std::string candidates;  // "" : doublings up to 8x the largest measured N
   std::vector<std::string> link_upgrades, device_upgrades;
-  std::string target_run;  // a train --out DIR whose run reached its --target-loss
+  std::string
+      target_run;  // a train --out DIR whose run reached its --target-loss or --target-accuracy
 };
 
 // The samples a finished train run needed to reach its target, and its global batch, from
-// DIR/run.json (train --target-loss).
+// DIR/run.json (train --target-loss or --target-accuracy).
 Status ReadTargetRun(const std::string& dir, decide::DecisionInputs* in) {
   Result<sweep::RunSummary> run = sweep::ReadRunSummary(dir);
   if (!run.ok()) return Status::Error("option --target-run: " + run.status().message());
   if (!run->samples_to_target) {
     return Status::Error("option --target-run: " + dir +
                          "/run.json: field 'target.reached' is not true; run train with "
-                         "--target-loss L and enough --steps to reach it");
+                         "--target-loss L (or --target-accuracy A) and enough --steps to "
+                         "reach it");
   }
   in->samples_to_target = *run->samples_to_target;
   in->samples_to_target_batch = static_cast<double>(run->replicas) * run->batch * run->accum;
+  // Its held-out evaluations are part of every job to that target (a fixed cost).
+  if (run->evaluation_s > 0) {
+    in->fixed_hours += run->evaluation_s / 3600;
+    in->fixed_parts.push_back(
+        fmt::format("held-out evaluation {:.1f} s (as the target run {} "
+                    "measured it at {} replica{})",
+                    run->evaluation_s, dir, run->replicas, run->replicas == 1 ? "" : "s"));
+  }
   return Status::Ok();
 }
 
@@ -146,11 +158,11 @@ Result<plan::PlanRequest> BuildPlanRequest(const DiagnoseFlags& f, bool default_
   Result<train::TrainOptions> options = ParseTrainArgs(plan::Flatten(p.workload));
   if (!options.ok()) return options.status();
   p.options = std::move(options).value();
-  if (p.options.target_loss) {
-    return Status::Error(
-        "option --target-loss: the sweep's runs measure speed and never stop at a target; give "
-        "diagnose the target as --samples-to-target S or --target-run DIR (a train --target-loss "
-        "run)");
+  if (p.options.target_loss || p.options.target_accuracy) {
+    return Status::Error(fmt::format(
+        "option {}: the sweep's runs measure speed and never stop at a target; give diagnose the "
+        "target as --samples-to-target S or --target-run DIR (a train run that reached it)",
+        p.options.target_loss ? "--target-loss" : "--target-accuracy"));
   }
   Result<std::vector<int>> replicas = plan::ParseReplicaCounts(f.replicas, "--replicas");
   if (!replicas.ok()) return replicas.status();

@@ -341,7 +341,9 @@ int Session::Finish(analysis::Diagnosis* d) {
   std::optional<model::StepModel> fitted;
   const nlohmann::json model_section = DiagnosisModelSection(request_.dir, replicas, &fitted);
   if (fitted) {
-    ApplyPricedDecision(*fitted, request_.decision, plan::TrainBasis(request_.plan.options), d);
+    decide::DecisionInputs inputs = request_.decision;
+    AddMeasuredStartup(*store_, &inputs);
+    ApplyPricedDecision(*fitted, inputs, plan::TrainBasis(request_.plan.options), d);
   } else {
     d->warnings.push_back(
         "the options were not priced (the step-time model could not be "

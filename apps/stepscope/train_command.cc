@@ -179,6 +179,17 @@ void AddTrainOptions(CLI::App* cmd, TrainFlags* f) {
                   "Stop once the smoothed training loss reaches this value; run.json records "
                   "steps_to_target and samples_to_target")
       ->check(Number("--target-loss 0.6"));
+  cmd->add_option("--target-accuracy", o.target_accuracy,
+                  "Stop once the held-out accuracy (mlp, cnn; evaluated every --eval-every steps "
+                  "on --eval-limit examples) reaches this fraction; run.json records "
+                  "steps_to_target and samples_to_target")
+      ->check(Number("--target-accuracy 0.85"));
+  cmd->add_option("--eval-every", o.eval_every,
+                  "Steps between held-out evaluations during training (0: every 50 with "
+                  "--target-accuracy, else only at the end); their time is kept out of the steps "
+                  "and recorded as evaluation_s")
+      ->capture_default_str()
+      ->transform(WholeNumber("--eval-every 50"));
   cmd->add_option("--grad-norm-every", o.grad_norm_every,
                   "Steps between gradient-norm samples for the noise scale (multi-replica runs)")
       ->capture_default_str()

@@ -41,9 +41,10 @@ struct DecisionInputs {
   std::vector<int> candidates;  // replica counts to price; empty: the default
   std::vector<LinkUpgrade> link_upgrades;
   std::vector<DeviceUpgrade> device_upgrades;
-  // Time each job spends outside its steps (start-up, evaluation), measured by the runs.
+  // Time each job spends outside its steps (start-up, evaluation), measured by the runs, and
+  // its parts in words (e.g. "start-up 2.1 s (median of 5 runs)").
   double fixed_hours = 0;
-  std::string fixed_how;
+  std::vector<std::string> fixed_parts;
   // Options whose cost (with `cost`) or time (with `time`) lies within this share of the best
   // are a tie, and the one better in the other currency wins: with near-linear scaling the
   // cost barely moves while the time halves, and the verdict buys the time.

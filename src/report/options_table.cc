@@ -41,6 +41,10 @@ OptionsTable PricedOptionsTable(const analysis::Verdict& v) {
                            *v.time_to_quality->samples_to_target)
              : "per million samples of progress (no target given)",
       v.time_to_quality ? v.time_to_quality->scale.how : "noise scale unknown");
+  if (target && v.time_to_quality->fixed_hours > 0) {
+    t.caption += fmt::format("; every job to the target also pays {:.3g} h outside its steps ({})",
+                             v.time_to_quality->fixed_hours, v.time_to_quality->fixed_how);
+  }
   return t;
 }
 

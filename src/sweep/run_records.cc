@@ -146,6 +146,12 @@ Result<RunSummary> ReadRunSummary(const std::string& run_dir) {
     STEPSCOPE_RETURN_IF_ERROR(field("target.samples_to_target", &samples));
     s.samples_to_target = samples;
   }
+  // Time outside the steps; absent in run.json files written before they were recorded.
+  for (auto [name, out] :
+       {std::pair{"wall_time_s", &s.wall_time_s}, std::pair{"startup_s", &s.startup_s},
+        std::pair{"evaluation_s", &s.evaluation_s}}) {
+    if (j.contains(name)) STEPSCOPE_RETURN_IF_ERROR(field(name, out));
+  }
   if (s.replicas < 1 || s.batch < 1 || s.accum < 1) {
     return Status::Error(path + ": replicas, config.batch and config.accum must be at least 1");
   }

@@ -41,9 +41,13 @@ struct RunSummary {
   int64_t gradient_bytes = 0, parameters = 0, activation_bytes_per_sample = 0;
   std::string optimizer;  // sgd, adamw
   double samples_per_s = 0;
-  // train --target-loss: the samples (all ranks) it took to reach the target; unset when the run
-  // had no target or did not reach it (and in run.json files written before targets).
+  // train --target-loss or --target-accuracy: the samples (all ranks) it took to reach the target;
+  // unset when the run had no target or did not reach it (and in run.json files written before
+  // targets).
   std::optional<double> samples_to_target;
+  // Wall time of train, and its parts outside the steps: start-up (data, model, buffers, up to
+  // the first step) and held-out evaluation; 0 in run.json files written before them.
+  double wall_time_s = 0, startup_s = 0, evaluation_s = 0;
 };
 Result<RunSummary> ReadRunSummary(const std::string& run_dir);
 

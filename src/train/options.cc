@@ -20,6 +20,19 @@ Status Validate(const TrainOptions& o, int world) {
   if (o.target_loss && !(*o.target_loss > 0)) {
     return Bad("--target-loss", "must be a positive training loss (e.g. --target-loss 0.6)");
   }
+  if (o.target_accuracy) {
+    if (!(*o.target_accuracy > 0 && *o.target_accuracy <= 1)) {
+      return Bad("--target-accuracy",
+                 "must be a held-out accuracy in (0, 1] (e.g. --target-accuracy 0.85)");
+    }
+    if (o.dataset() != DatasetKind::kFashionMnist) {
+      return Bad("--target-accuracy",
+                 "needs a classifier (--model mlp or cnn); for the gpt give --target-loss");
+    }
+    if (o.target_loss) return Bad("--target-accuracy", "give one target: it or --target-loss");
+    if (!o.evaluate) return Bad("--target-accuracy", "needs held-out evaluation (drop --no-eval)");
+  }
+  if (o.eval_every < 0) return Bad("--eval-every", "must not be negative");
   if (!(o.optimizer.lr > 0)) return Bad("--lr", "must be positive");
   if (o.loader_workers < 1) return Bad("--loader-workers", "must be at least 1");
   if (o.prefetch < 1) return Bad("--prefetch", "must be at least 1");

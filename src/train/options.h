@@ -87,6 +87,12 @@ struct TrainOptions {
   int64_t eval_limit = 0;        // --eval-limit: held-out examples to evaluate (0: all)
   // --target-loss L: stop once the smoothed training loss reaches L (trainer.h, kTargetSmoothing).
   std::optional<double> target_loss;
+  // --target-accuracy A (mlp, cnn): stop once the held-out accuracy, evaluated every
+  // eval_every steps on eval_limit examples, reaches A (a fraction, e.g. 0.85).
+  std::optional<double> target_accuracy;
+  int64_t eval_every = 0;  // --eval-every K: held-out evaluations during training (0: with
+                           // --target-accuracy every 50 steps, else only at the end)
+  int64_t EvalEvery() const { return eval_every > 0 ? eval_every : target_accuracy ? 50 : 0; }
   int grad_norm_every = 4;       // --grad-norm-every: steps between gradient-norm samples
                                  // (noise scale; each costs a pass over the gradients)
   int checksum_every = 50;       // --checksum-every: parameter agreement check period

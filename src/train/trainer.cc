@@ -269,6 +269,8 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
       std::max<int64_t>(1, std::min<int64_t>(o.warmup_steps, total_steps)) - 1;
   int64_t steps_run = total_steps;
   double smoothed_loss = std::numeric_limits<double>::quiet_NaN();
+  const int64_t eval_every = o.evaluate ? o.EvalEvery() : 0;
+  int64_t last_eval_step = -1;  // steps done when the held-out set was last evaluated
   for (int64_t step = 0; step < total_steps; ++step) {
     StepRecord rec;
     StepTimeline tl;
@@ -279,6 +281,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     rec.micro_batches = o.accum;
     rec.samples = samples_per_step;
     rec.start = previous_end >= 0 ? previous_end : comm.Now();
+    if (step == 0) summary.startup_s = rec.start - wall_begin;
     watchdog.Publish(step, comm::HeartbeatPhase::kCompute);
     InjectFaults(o.injection, rank, step);
     pacer.BeginStep(step);
@@ -398,6 +401,24 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
         break;
       }
     }
+    if (eval_every > 0 && (step + 1) % eval_every == 0) {
+      // Held-out evaluation during training: its time is the job's, not a step's, so the next
+      // step starts after it and it is counted apart (evaluation_s).
+      watchdog.Publish(step, comm::HeartbeatPhase::kCompute);
+      const Seconds eval_begin = comm.Now();
+      Result<EvalSummary> e = Evaluate(model, *split->test, o, comm);
+      if (!e.ok()) return e.status().WithContext("evaluation after step " + std::to_string(step));
+      summary.eval = e.value();
+      summary.evaluations += 1;
+      summary.evaluation_s += comm.Now() - eval_begin;
+      last_eval_step = step + 1;
+      previous_end = comm.Now();
+      if (o.target_accuracy && e->accuracy >= *o.target_accuracy) {
+        summary.steps_to_target = step + 1;
+        steps_run = step + 1;
+        break;
+      }
+    }
   }
   summary.smoothed_loss = std::isnan(smoothed_loss) ? 0 : smoothed_loss;
   progress.Finish();
@@ -443,10 +464,16 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
       if (ns.known) summary.noise_scale = ns.b_noise;
     }
   }
-  if (o.evaluate) {
+  if (o.evaluate && last_eval_step != steps_run) {
+    const Seconds eval_begin = comm.Now();
     auto e = Evaluate(model, *split->test, o, comm);
     if (!e.ok()) return e.status();
     summary.eval = e.value();
+    summary.evaluations += 1;
+    summary.evaluation_s += comm.Now() - eval_begin;
+    if (o.target_accuracy && e->accuracy >= *o.target_accuracy) {
+      summary.steps_to_target = steps_run;
+    }
   }
   summary.model = model.Stats();
   summary.model_description = model.Describe();

@@ -34,12 +34,15 @@ struct RunSummary {
   double samples_per_s = 0;    // steady state, whole job
   Seconds step_time_mean = 0;  // steady state, slowest rank per step
   double final_loss = 0;       // mean over ranks of the last steps' training loss
-  // With --target-loss: the steps it took (unset when not reached) and the smoothed loss when the
-  // run stopped.
+  // With --target-loss or --target-accuracy: the steps it took (unset when not reached) and the
+  // smoothed loss when the run stopped.
   std::optional<int64_t> steps_to_target;
   double smoothed_loss = 0;
-  EvalSummary eval;
-  double noise_scale = -1;  // B_noise estimate (-1: unknown)
+  EvalSummary eval;  // the last held-out evaluation
+  int64_t evaluations = 0;
+  Seconds evaluation_s = 0;  // held-out evaluations, during training and at the end
+  Seconds startup_s = 0;     // from entering Train (data, model, buffers) to the first step
+  double noise_scale = -1;   // B_noise estimate (-1: unknown)
   double mean_local_grad_sq = -1;
   double mean_global_grad_sq = -1;
   nn::ModelStats model;

@@ -242,6 +242,11 @@ class Decision(SweepTest):
         self.assertEqual(q["samples_to_target_batch"], 32)
         self.assertTrue(all(o["time_to_target_hours"] > 0 for o in d["verdict"]["options"]))
 
+        # The start-up each job pays is measured by the sweep's runs and priced into every
+        # option's time to the target, named.
+        self.assertGreater(q["fixed_hours"], 0, q)
+        self.assertIn("start-up", q["fixed_how"])
+
         never = os.path.join(self.tmp, "never-reached")
         stepscope("train", ["--model", "mlp", "--hidden", "64", "--batch", "32", "--steps", "15",
                             "--target-loss", "0.0001", "--no-eval", "--quiet", "--out", never])
@@ -257,3 +262,37 @@ class Decision(SweepTest):
                                     "--out", os.path.join(self.tmp, "x")], check=False)
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertIn("--target-run", proc.stderr)
+
+    def test_a_held_out_accuracy_target(self):
+        # Evaluated every 10 steps on 500 held-out images: the mlp passes 60 % within tens of
+        # steps. The evaluations stay out of the steps (the steps tile the rest of the run) and
+        # their time is the job's fixed cost in the decision.
+        run = os.path.join(self.tmp, "accuracy")
+        stepscope("train", ["--model", "mlp", "--hidden", "64", "--batch", "32", "--steps", "400",
+                            "--target-accuracy", "0.6", "--eval-every", "10", "--eval-limit",
+                            "500", "--quiet", "--out", run])
+        with open(os.path.join(run, "run.json")) as f:
+            r = json.load(f)
+        t = r["target"]
+        self.assertTrue(t["reached"], t)
+        self.assertEqual(t["accuracy"], 0.6)
+        self.assertEqual(t["steps_to_target"] % 10, 0)
+        self.assertEqual(r["steps"], t["steps_to_target"])
+        self.assertEqual(t["samples_to_target"], 32 * t["steps_to_target"])
+        self.assertGreaterEqual(r["eval"]["accuracy"], 0.6)
+        self.assertEqual(r["evaluations"], t["steps_to_target"] // 10)
+        self.assertGreater(r["evaluation_s"], 0)
+        self.assertGreater(r["startup_s"], 0)
+        self.assertLess(r["startup_s"] + r["evaluation_s"], r["wall_time_s"])
+        d, _ = self.decide(["--device-cost", "2", "--target-run", run])
+        q = d["verdict"]["time_to_quality"]
+        self.assertEqual(q["samples_to_target"], t["samples_to_target"])
+        self.assertIn("held-out evaluation", q["fixed_how"])
+        self.assertGreaterEqual(q["fixed_hours"] * 3600, r["evaluation_s"])
+        for args, words in [(["--model", "gpt", "--target-accuracy", "0.5"], "--target-loss"),
+                            (["--target-accuracy", "1.5"], "(0, 1]"),
+                            (["--target-accuracy", "0.5", "--target-loss", "1"], "one target"),
+                            (["--target-accuracy", "0.5", "--no-eval"], "--no-eval")]:
+            proc = stepscope("train", args + ["--steps", "2", "--quiet"], check=False)
+            self.assertNotEqual(proc.returncode, 0, args)
+            self.assertIn(words, proc.stderr, args)
