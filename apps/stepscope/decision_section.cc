@@ -53,19 +53,23 @@ void AddMeasuredStartup(const sweep::SweepStore& store, decide::DecisionInputs* 
                   startup, outside.size()));
 }
 
-void ApplyPricedDecision(const model::StepModel& model, const decide::DecisionInputs& inputs,
-                         const plan::LeverBasis& basis, analysis::Diagnosis* d) {
-  if (d->points.empty()) return;
-  analysis::Verdict& v = d->verdict;
+namespace {
+
+// Prices the options of one verdict from `base` (its "stay"), with `levers` priced on top, and
+// sets the verdict's priced decision; false (with a warning) when the model cannot price them.
+bool PriceVerdict(const model::StepModel& model, const decide::DecisionInputs& inputs,
+                  const std::vector<analysis::DiagnosisPoint>& points,
+                  const analysis::NoiseScale& noise, const model::Scenario& base,
+                  const std::string& base_words, std::vector<decide::LeverOption> levers,
+                  analysis::Verdict* v, std::vector<std::string>* warnings) {
   decide::OptionsRequest request;
-  request.largest_measured = d->points.back().scaling.replicas;
-  for (const analysis::DiagnosisPoint& p : d->points) {
+  request.base = base;
+  request.base_words = base_words;
+  request.largest_measured = points.back().scaling.replicas;
+  for (const analysis::DiagnosisPoint& p : points) {
     request.measured_replicas.push_back(p.scaling.replicas);
   }
-  std::vector<Lever> recommended;
-  for (const analysis::LeverAdvice& l : v.levers) recommended.push_back(l.lever);
-  request.levers = LeverOptions(recommended, basis);
-  const analysis::NoiseScale& noise = d->noise_scale;
+  request.levers = std::move(levers);
   request.scale.known = noise.known;
   request.scale.b_noise = noise.b_noise;
   request.scale.reference_batch =
@@ -81,15 +85,15 @@ void ApplyPricedDecision(const model::StepModel& model, const decide::DecisionIn
   request.inputs = inputs;
   Result<std::vector<decide::PricedOption>> options = decide::PriceOptions(model, request);
   if (!options.ok()) {
-    d->warnings.push_back("the options could not be priced: " + options.status().message() +
-                          "; the decision is the curve's");
-    return;
+    warnings->push_back("the options could not be priced: " + options.status().message() +
+                        "; the decision is the curve's");
+    return false;
   }
   double stay_goodput = 0;
   for (const decide::PricedOption& o : *options) {
     if (o.kind == decide::OptionKind::kStay) stay_goodput = o.goodput;
   }
-  for (analysis::LeverAdvice& l : v.levers) {
+  for (analysis::LeverAdvice& l : v->levers) {
     for (const decide::PricedOption& o : *options) {
       if (o.kind == decide::OptionKind::kLever && o.levers == std::vector<Lever>{l.lever}) {
         l.expected_gain_goodput = o.goodput - stay_goodput;
@@ -97,11 +101,11 @@ void ApplyPricedDecision(const model::StepModel& model, const decide::DecisionIn
     }
   }
   decide::PricedDecision chosen = decide::Choose(*options, inputs);
-  v.decision = chosen.action;
-  v.decision_reason = chosen.reason;
-  v.currency = chosen.currency;
-  v.priced = std::move(chosen);
-  v.options = std::move(options).value();
+  v->decision = chosen.action;
+  v->decision_reason = chosen.reason;
+  v->currency = chosen.currency;
+  v->priced = std::move(chosen);
+  v->options = std::move(options).value();
   analysis::TimeToQuality t;
   t.scale = request.scale;
   t.samples_to_target = inputs.samples_to_target;
@@ -111,8 +115,29 @@ void ApplyPricedDecision(const model::StepModel& model, const decide::DecisionIn
   t.fixed_hours = inputs.fixed_hours;
   t.fixed_how = fmt::format("{}", fmt::join(inputs.fixed_parts, "; "));
   t.cost_unit = decide::CostUnit(inputs);
-  v.time_to_quality = std::move(t);
-  v.explanation = analysis::ExplainVerdict(v);
+  v->time_to_quality = std::move(t);
+  v->explanation = analysis::ExplainVerdict(*v);
+  return true;
+}
+
+}  // namespace
+
+void ApplyPricedDecision(const model::StepModel& model, const decide::DecisionInputs& inputs,
+                         const plan::LeverBasis& basis, analysis::Diagnosis* d) {
+  if (d->points.empty()) return;
+  std::vector<Lever> recommended;
+  for (const analysis::LeverAdvice& l : d->verdict.levers) recommended.push_back(l.lever);
+  PriceVerdict(model, inputs, d->points, d->noise_scale, model::Scenario{}, "as measured",
+               LeverOptions(recommended, basis), &d->verdict, &d->warnings);
+  // After the levers: the same model, from the levered configuration. The levers the second
+  // verdict recommends are named there but not priced: their changes would start from values
+  // the levers already moved.
+  if (!d->after || !d->after->verdict || d->after->points.empty()) return;
+  std::vector<Lever> applied;
+  for (const analysis::AppliedLever& a : d->after->levers_applied) applied.push_back(a.lever);
+  const model::Scenario levered = decide::WithLevers({}, LeverOptions(applied, basis));
+  PriceVerdict(model, inputs, d->after->points, d->noise_scale, levered,
+               "with the free levers applied", {}, &*d->after->verdict, &d->warnings);
 }
 
 }  // namespace stepscope::app

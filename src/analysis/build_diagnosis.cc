@@ -39,20 +39,24 @@ void SpeakInSteps(DiagnosisPoint* p) {
   for (std::string& e : p->skew.evidence) InSteps(&e);
 }
 
+void SpeakInSteps(Verdict* v) {
+  for (std::string& e : v->evidence) InSteps(&e);
+  for (LeverAdvice& l : v->levers) {
+    InSteps(&l.action);
+    InSteps(&l.basis);
+  }
+  InSteps(&v->decision_reason);
+  InSteps(&v->quality_note);
+  InSteps(&v->explanation);
+}
+
 void SpeakInSteps(Diagnosis* d) {
   for (DiagnosisPoint& p : d->points) SpeakInSteps(&p);
   if (d->after) {
     for (DiagnosisPoint& p : d->after->points) SpeakInSteps(&p);
   }
-  Verdict& v = d->verdict;
-  for (std::string& e : v.evidence) InSteps(&e);
-  for (LeverAdvice& l : v.levers) {
-    InSteps(&l.action);
-    InSteps(&l.basis);
-  }
-  InSteps(&v.decision_reason);
-  InSteps(&v.quality_note);
-  InSteps(&v.explanation);
+  SpeakInSteps(&d->verdict);
+  if (d->after && d->after->verdict) SpeakInSteps(&*d->after->verdict);
   InSteps(&d->noise_scale.reason);
   for (std::string& w : d->warnings) InSteps(&w);
 }
@@ -245,6 +249,26 @@ Status AddAfterLevers(const std::vector<RunSet>& runs, const std::vector<Applied
   AfterLevers after;
   after.levers_applied = levers;
   after.points = std::move(points).value();
+  if (!diagnosis->points.empty() && diagnosis->points.back().scaling.speedup > 0) {
+    const ScalingPoint& last = diagnosis->points.back().scaling;
+    after.original_x1 = last.samples_per_s / last.speedup;
+  }
+  // The verdict on the re-measured curve, by the same method as the first (the levered runs
+  // have no ablations: nothing confirms or overturns the binding there).
+  const DiagnosisPoint& largest = after.points.back();
+  if (largest.scaling.replicas > 1) {
+    VerdictInputs in;
+    for (const DiagnosisPoint& p : after.points) in.points.push_back(p.scaling);
+    in.largest = largest.decomposition;
+    in.reference = reference;
+    in.reference_estimated = after.points.front().scaling.replicas != 1;
+    in.ablations = largest.ablations;
+    in.skew = largest.skew;
+    in.noise = diagnosis->noise_scale;
+    in.cost = options.cost;
+    in.emulation = DecidingHonesty(runs, largest.scaling.replicas, &diagnosis->warnings);
+    after.verdict = DecideVerdict(in, options.verdict);
+  }
   diagnosis->after = std::move(after);
   if (diagnosis->source.throughput_unit == ThroughputUnit::kSteps) SpeakInSteps(diagnosis);
   return Status::Ok();

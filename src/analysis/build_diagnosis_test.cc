@@ -86,5 +86,47 @@ TEST(BuildDiagnosis, RepeatsWidenThePointsInterval) {
   EXPECT_EQ(back->points[0].decomposition.repeat_samples_per_s, p.repeat_samples_per_s);
 }
 
+// A communication-bound curve whose levers (a bigger micro-batch, reductions hidden) make it
+// near-linear: the re-measured curve gets its own verdict, and its efficiency is read against
+// both one-device throughputs.
+TEST(BuildDiagnosis, AfterTheLeversTheCurveGetsItsOwnVerdict) {
+  auto runs = [](Seconds compute, int64_t samples, Seconds bucket_time) {
+    std::vector<RunSet> out;
+    for (int n : {1, 4}) {
+      SyntheticRunSpec spec;
+      spec.replicas = n;
+      spec.compute = compute;
+      spec.samples_per_rank = samples;
+      spec.bucket_time = bucket_time;
+      spec.jitter = 0.02;
+      RunSet set;
+      set.baseline = SynthesizeRun(spec);
+      out.push_back(std::move(set));
+    }
+    return out;
+  };
+  const DiagnoseOptions options;
+  Result<Diagnosis> d = BuildDiagnosis(runs(0.010, 32, 0.008), options);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->verdict.binding, Binding::kCommunication) << d->verdict.explanation;
+  ASSERT_TRUE(AddAfterLevers(runs(0.020, 64, 0.0002),
+                             {{Lever::kBiggerMicroBatch, "--batch 64 (was 32)"}}, options, &*d)
+                  .ok());
+  ASSERT_TRUE(d->after && d->after->verdict);
+  EXPECT_EQ(d->after->verdict->binding, Binding::kNone) << d->after->verdict->explanation;
+  const double x1 = d->points.front().scaling.samples_per_s;
+  EXPECT_DOUBLE_EQ(d->after->original_x1, x1);
+  const DiagnosisPoint& at4 = d->after->points.back();
+  EXPECT_DOUBLE_EQ(d->after->EfficiencyAgainstOriginal(at4), at4.scaling.samples_per_s / (4 * x1));
+  // The levered device does the same work per sample as the original one (twice the samples
+  // in twice the compute), so both efficiencies agree here; the levered one is near 1.
+  EXPECT_GT(at4.scaling.efficiency, 0.9);
+  const nlohmann::json j = ToJson(*d);
+  EXPECT_EQ(j["after"]["verdict"]["binding"], "none");
+  EXPECT_EQ(j["after"]["efficiency"][1]["replicas"], 4);
+  EXPECT_DOUBLE_EQ(j["after"]["efficiency"][1]["against_original_x1"].get<double>(),
+                   d->after->EfficiencyAgainstOriginal(at4));
+}
+
 }  // namespace
 }  // namespace stepscope::analysis

@@ -521,6 +521,11 @@ Status ReadNoise(const json& j, const std::string& p, NoiseScale* n) {
 
 }  // namespace
 
+double AfterLevers::EfficiencyAgainstOriginal(const DiagnosisPoint& point) const {
+  if (!(original_x1 > 0) || point.scaling.replicas < 1) return 0;
+  return point.scaling.samples_per_s / (point.scaling.replicas * original_x1);
+}
+
 std::string AppliedLeversText(const std::vector<AppliedLever>& levers) {
   std::vector<std::string> parts;
   for (const AppliedLever& l : levers) {
@@ -550,7 +555,19 @@ nlohmann::json ToJson(const Diagnosis& d) {
                          {"alone_replicas", l.alone_replicas},
                          {"alone_samples_per_s", l.alone_samples_per_s}});
     }
-    j["after"] = {{"levers_applied", applied}, {"points", PointsJson(d.after->points)}};
+    json efficiency = json::array();
+    for (const DiagnosisPoint& p : d.after->points) {
+      efficiency.push_back({{"replicas", p.scaling.replicas},
+                            {"against_levered_x1", p.scaling.efficiency},
+                            {"against_original_x1", d.after->EfficiencyAgainstOriginal(p)}});
+    }
+    const int largest = d.after->points.empty() ? 0 : d.after->points.back().scaling.replicas;
+    j["after"] = {
+        {"levers_applied", applied},
+        {"points", PointsJson(d.after->points)},
+        {"original_x1", d.after->original_x1},
+        {"efficiency", efficiency},
+        {"verdict", d.after->verdict ? VerdictJson(*d.after->verdict, largest) : json(nullptr)}};
   } else {
     j["after"] = nullptr;
   }
@@ -605,6 +622,14 @@ Result<Diagnosis> DiagnosisFromJson(const nlohmann::json& j) {
     AfterLevers a;
     STEPSCOPE_RETURN_IF_ERROR(ReadAppliedLevers(*after, version, &a.levers_applied));
     STEPSCOPE_RETURN_IF_ERROR(ReadPoints(*after, "after", "points", version, &a.points));
+    if (after->contains("original_x1")) {
+      STEPSCOPE_RETURN_IF_ERROR(Get(*after, "after", "original_x1", &a.original_x1));
+    }
+    if (auto v = after->find("verdict"); version >= 3 && v != after->end() && !v->is_null()) {
+      Verdict verdict;
+      STEPSCOPE_RETURN_IF_ERROR(ReadVerdict(*v, "after.verdict", version, &verdict));
+      a.verdict = std::move(verdict);
+    }
     d.after = std::move(a);
   }
   STEPSCOPE_RETURN_IF_ERROR(Get(j, "", "warnings", &d.warnings));

@@ -61,7 +61,16 @@ std::string AppliedLeversText(const std::vector<AppliedLever>& levers);
 
 struct AfterLevers {
   std::vector<AppliedLever> levers_applied;
-  std::vector<DiagnosisPoint> points;
+  std::vector<DiagnosisPoint> points;  // their efficiency is against the levered X(1)
+  // The verdict on the re-measured curve: the one that counts once the levers are pulled (its
+  // binding from what the levered runs lost, its decision priced from the levered
+  // configuration). Absent in files written before it.
+  std::optional<Verdict> verdict;
+  // One device's throughput before the levers (the original curve's X(1)), so that each
+  // re-measured point's efficiency can also be read against it; 0 when unknown.
+  double original_x1 = 0;
+  // X(N) / (N * original_x1) at `point`; 0 when original_x1 is unknown.
+  double EfficiencyAgainstOriginal(const DiagnosisPoint& point) const;
 };
 
 struct Diagnosis {

@@ -57,6 +57,10 @@ TEST(Diagnosis, JsonRoundTrip) {
   ASSERT_EQ(back->after->levers_applied.size(), 1u);
   EXPECT_EQ(back->after->levers_applied[0].lever, Lever::kBiggerMicroBatch);
   EXPECT_EQ(back->after->levers_applied[0].change, "--batch 64 (was 32)");
+  ASSERT_TRUE(back->after->verdict.has_value());
+  EXPECT_EQ(back->after->verdict->binding, d.after->verdict->binding);
+  EXPECT_GT(back->after->original_x1, 0);
+  EXPECT_DOUBLE_EQ(back->after->original_x1, d.after->original_x1);
   EXPECT_EQ(back->verdict.decision, d.verdict.decision);
   EXPECT_EQ(back->verdict.currency, d.verdict.currency);
   EXPECT_DOUBLE_EQ(back->points[2].decomposition.throughput.low,

@@ -9,9 +9,6 @@
 #include "model/simulate.h"
 
 namespace stepscope::decide {
-namespace {
-
-// The lever changes merged into one scenario: every field a lever sets overrides the base.
 model::Scenario WithLevers(model::Scenario s, const std::vector<LeverOption>& levers) {
   for (const LeverOption& l : levers) {
     const model::Scenario& c = l.change;
@@ -25,6 +22,8 @@ model::Scenario WithLevers(model::Scenario s, const std::vector<LeverOption>& le
   }
   return s;
 }
+
+namespace {
 
 std::vector<Lever> LeversOf(const std::vector<LeverOption>& levers) {
   std::vector<Lever> out;
@@ -143,10 +142,10 @@ Result<std::vector<PricedOption>> PriceOptions(const model::StepModel& model,
                                                const OptionsRequest& request) {
   Pricer pricer(model, request);
   const int n = request.largest_measured;
-  const model::Scenario base;  // the measured configuration
-  STEPSCOPE_RETURN_IF_ERROR(pricer.Add(
-      Option(OptionKind::kStay, Decision::kStay, n, "stay: " + Replicas(n) + " as measured"), base,
-      0));
+  const model::Scenario& base = request.base;
+  STEPSCOPE_RETURN_IF_ERROR(pricer.Add(Option(OptionKind::kStay, Decision::kStay, n,
+                                              "stay: " + Replicas(n) + " " + request.base_words),
+                                       base, 0));
 
   for (const LeverOption& l : request.levers) {
     PricedOption o =

@@ -61,7 +61,14 @@ struct PricedOption {
   std::string note;            // e.g. the memory fallback the model applied
 };
 
+// The lever changes merged into one scenario: every field a lever sets overrides `s`.
+model::Scenario WithLevers(model::Scenario s, const std::vector<LeverOption>& levers);
+
 struct OptionsRequest {
+  // The configuration "stay" keeps and every other option starts from: the measured one, or
+  // after the levers were applied the levered one (`base_words` says which).
+  model::Scenario base;
+  std::string base_words = "as measured";
   int largest_measured = 1;
   std::vector<int> measured_replicas;  // fewer-device options come from these
   std::vector<LeverOption> levers;

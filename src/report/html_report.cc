@@ -8,6 +8,7 @@
 
 #include "core/text_format.h"
 #include "report/chart_assets.h"
+#include "report/goodput_chart.h"
 #include "report/html_escape.h"
 #include "report/options_table.h"
 
@@ -413,6 +414,61 @@ constexpr const char* kBootScript = R"js(
 })();
 )js";
 
+// A verdict: binding and throughput constraints, candidates, decision, explanation, evidence.
+// `id` names its block ("verdict", "after-verdict"); the ids inside take the same prefix
+// ("decision", "after-decision").
+std::string VerdictHtml(const analysis::Verdict& v, const std::string& heading,
+                        const std::string& id) {
+  const size_t dash = id.rfind('-');
+  const std::string prefix = dash == std::string::npos ? "" : id.substr(0, dash + 1);
+  std::string h = "<h2>" + H(heading) + "</h2>\n<div class=\"verdict\" id=\"" + id + "\">\n";
+  h += "<p><b>Binding constraint:</b> " + H(std::string(ToString(v.binding)));
+  if (!v.straggler_ranks.empty()) {
+    h += fmt::format(" (straggler rank{}: {})", v.straggler_ranks.size() > 1 ? "s" : "",
+                     fmt::join(v.straggler_ranks, ", "));
+  }
+  if (v.throughput_constraint != Binding::kNone) {
+    h += "</p>\n<p><b>Throughput constraint</b> (already at one replica): <span id=\"" + prefix +
+         "throughput-constraint\">" + H(std::string(ToString(v.throughput_constraint))) + "</span>";
+  }
+  if (!v.candidates.empty()) {
+    h += "</p>\n<p><b>Candidates within the noise of each other:</b></p>\n<table class=\"num\" "
+         "id=\"" +
+         prefix + "candidates\">\n";
+    h += Row({"candidate", "ms per step (90% interval)", "devices lost (90% interval)"}, true);
+    for (const analysis::BindingCandidate& c : v.candidates) {
+      h += Row({H(std::string(ToString(c.binding))),
+                fmt::format("{} ({} to {})", Fixed(1e3 * c.seconds.value, 3),
+                            Fixed(1e3 * c.seconds.low, 3), Fixed(1e3 * c.seconds.high, 3)),
+                fmt::format("{} ({} to {})", Fixed(c.devices.value, 2), Fixed(c.devices.low, 2),
+                            Fixed(c.devices.high, 2))});
+    }
+    h += "</table>\n<p>";
+  }
+  h += "</p>\n<p><b>Decision:</b> <span id=\"" + prefix + "decision\">" +
+       H(std::string(ToString(v.decision))) +
+       "</span>: " + H(std::string(analysis::DecisionWords(v.decision))) + ". " +
+       H(v.decision_reason) + "</p>\n";
+  h += "<p>" + H(v.explanation) + "</p>\n" + ListOf(v.evidence) + "</div>\n";
+  return h;
+}
+
+// The priced options of a verdict as a table with id `id`; "" when nothing was priced.
+std::string OptionsHtml(const analysis::Verdict& v, const std::string& heading,
+                        const std::string& id) {
+  const OptionsTable options = PricedOptionsTable(v);
+  if (options.rows.empty()) return "";
+  auto escaped = [](std::vector<std::string> cells) {
+    for (std::string& c : cells) c = H(c);
+    return cells;
+  };
+  std::string h = "<h2>" + H(heading) + "</h2>\n<p>" + H(options.caption) +
+                  ". * marks the decision.</p>\n" + "<table class=\"num\" id=\"" + id + "\">\n";
+  h += Row(escaped(options.header), true);
+  for (const std::vector<std::string>& row : options.rows) h += Row(escaped(row));
+  return h + "</table>\n";
+}
+
 }  // namespace
 
 json ChartSpecs(const Diagnosis& d) {
@@ -427,6 +483,7 @@ json ChartSpecs(const Diagnosis& d) {
     charts["skew_arrival"] = SkewChart(skew, false);
   }
   if (d.after && !d.after->points.empty()) charts["before_after"] = BeforeAfterChart(d);
+  if (json goodput = GoodputChart(d, kSchema); !goodput.is_null()) charts["goodput"] = goodput;
   return charts;
 }
 
@@ -457,36 +514,15 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
     h += fmt::format("{}</div>\n", fmt::join(params, ", "));
   }
 
-  // Verdict first: the answer, then the evidence.
+  // Verdict first: the answer, then the evidence. After the levers, their verdict counts.
   const analysis::Verdict& v = d.verdict;
-  h += "<h2>Verdict</h2>\n<div class=\"verdict\" id=\"verdict\">\n";
-  h += "<p><b>Binding constraint:</b> " + H(std::string(ToString(v.binding)));
-  if (!v.straggler_ranks.empty()) {
-    h += fmt::format(" (straggler rank{}: {})", v.straggler_ranks.size() > 1 ? "s" : "",
-                     fmt::join(v.straggler_ranks, ", "));
+  if (d.after && d.after->verdict) {
+    h += VerdictHtml(*d.after->verdict, "Verdict after the free levers (the one that counts)",
+                     "after-verdict");
+    h += VerdictHtml(v, "Verdict before the levers", "verdict");
+  } else {
+    h += VerdictHtml(v, "Verdict", "verdict");
   }
-  if (v.throughput_constraint != Binding::kNone) {
-    h += "</p>\n<p><b>Throughput constraint</b> (already at one replica): <span "
-         "id=\"throughput-constraint\">" +
-         H(std::string(ToString(v.throughput_constraint))) + "</span>";
-  }
-  if (!v.candidates.empty()) {
-    h += "</p>\n<p><b>Candidates within the noise of each other:</b></p>\n<table class=\"num\" "
-         "id=\"candidates\">\n";
-    h += Row({"candidate", "ms per step (90% interval)", "devices lost (90% interval)"}, true);
-    for (const analysis::BindingCandidate& c : v.candidates) {
-      h += Row({H(std::string(ToString(c.binding))),
-                fmt::format("{} ({} to {})", Fixed(1e3 * c.seconds.value, 3),
-                            Fixed(1e3 * c.seconds.low, 3), Fixed(1e3 * c.seconds.high, 3)),
-                fmt::format("{} ({} to {})", Fixed(c.devices.value, 2), Fixed(c.devices.low, 2),
-                            Fixed(c.devices.high, 2))});
-    }
-    h += "</table>\n<p>";
-  }
-  h += "</p>\n<p><b>Decision:</b> <span id=\"decision\">" + H(std::string(ToString(v.decision))) +
-       "</span>: " + H(std::string(analysis::DecisionWords(v.decision))) + ". " +
-       H(v.decision_reason) + "</p>\n";
-  h += "<p>" + H(v.explanation) + "</p>\n" + ListOf(v.evidence) + "</div>\n";
 
   // Levers.
   h += "<h2>Free levers, cheapest first</h2>\n";
@@ -572,6 +608,17 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
          H(analysis::AppliedLeversText(d.after->levers_applied)) + "</p>\n";
     h += chart_div("before_after");
     h += CurveTableHtml(d.after->points, unit);
+    if (d.after->original_x1 > 0) {
+      h += "<p>Efficiency after the levers, against one device with the levers (the table "
+           "above) and against one device before them:</p>\n<table class=\"num\" "
+           "id=\"after-efficiency\">\n" +
+           Row({"N", "against the levered X(1)", "against the original X(1)"}, true);
+      for (const DiagnosisPoint& p : d.after->points) {
+        h += Row({std::to_string(p.scaling.replicas), Percent(p.scaling.efficiency),
+                  Percent(d.after->EfficiencyAgainstOriginal(p))});
+      }
+      h += "</table>\n";
+    }
   }
 
   h += "<h2>Cost</h2>\n<p>Currency: " + H(std::string(ToString(v.currency))) + " (" +
@@ -591,17 +638,13 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
   } else {
     h += "<p class=\"muted\">No device price was given, so there is no cost table.</p>\n";
   }
-  if (const OptionsTable options = PricedOptionsTable(v); !options.rows.empty()) {
-    h += "<h2>Options, priced</h2>\n<p>" + H(options.caption) + ". * marks the decision.</p>\n" +
-         "<table class=\"num\" id=\"options\">\n";
-    auto escaped = [](std::vector<std::string> cells) {
-      for (std::string& c : cells) c = H(c);
-      return cells;
-    };
-    h += Row(escaped(options.header), true);
-    for (const std::vector<std::string>& row : options.rows) h += Row(escaped(row));
-    h += "</table>\n";
+  if (d.after && d.after->verdict) {
+    h += OptionsHtml(*d.after->verdict, "Options after the free levers, priced", "after-options");
   }
+  h += OptionsHtml(
+      v, d.after && d.after->verdict ? "Options before the levers, priced" : "Options, priced",
+      "options");
+  h += chart_div("goodput");
   const analysis::NoiseScale& n = d.noise_scale;
   h += "<p>Gradient noise scale: " +
        (n.known ? fmt::format("B_noise ≈ {} samples (local batch {}, global batch {}, {} steps)",

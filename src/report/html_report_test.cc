@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "report/goodput_chart.h"
 #include "report/html_escape.h"
 #include "report/report_testing.h"
 
@@ -130,6 +131,56 @@ TEST(HtmlReport, WriteNamesTheFileOnError) {
   Status s = WriteHtmlReport(d.value(), "/nonexistent-dir/report.html");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("/nonexistent-dir/report.html"), std::string::npos);
+}
+
+TEST(HtmlReport, VerdictAfterTheLeversComesFirst) {
+  auto d = MakeTestDiagnosis({.after = true});
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  const std::string html = RenderHtmlReport(d.value(), {});
+  const size_t after = html.find("id=\"after-verdict\"");
+  const size_t before = html.find("id=\"verdict\"");
+  ASSERT_NE(after, std::string::npos);
+  ASSERT_NE(before, std::string::npos);
+  EXPECT_LT(after, before);
+  EXPECT_NE(html.find("id=\"after-decision\""), std::string::npos);
+  EXPECT_NE(html.find("id=\"after-efficiency\""), std::string::npos);
+}
+
+// The goodput curve: the model's samples/s and goodput at every count priced in one
+// configuration, next to the measured points; options in another configuration stay out.
+TEST(GoodputChart, FollowsTheOptionsOfOneConfiguration) {
+  auto made = MakeTestDiagnosis({});
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  analysis::Diagnosis d = made.value();
+  EXPECT_TRUE(GoodputRows(d).empty());
+  EXPECT_FALSE(ChartSpecs(d).contains("goodput"));
+  auto option = [](decide::OptionKind kind, int n, double rate, double eff) {
+    decide::PricedOption o;
+    o.kind = kind;
+    o.replicas = n;
+    o.samples_per_s = Estimate::Exact(rate);
+    o.statistical_efficiency = eff;
+    o.goodput = rate * eff;
+    return o;
+  };
+  d.verdict.options = {option(decide::OptionKind::kStay, 4, 400, 0.9),
+                       option(decide::OptionKind::kMoreDevices, 8, 700, 0.8),
+                       option(decide::OptionKind::kFewerDevices, 2, 210, 0.95),
+                       option(decide::OptionKind::kFasterLink, 8, 900, 0.8)};
+  d.verdict.options.back().link = "100 GB/s, 1 us";
+  const nlohmann::json rows = GoodputRows(d);
+  size_t model = 0, measured = 0;
+  for (const auto& r : rows) {
+    if (r["series"] == "model goodput") {
+      ++model;
+      if (r["replicas"] == 8) EXPECT_DOUBLE_EQ(r["rate"].get<double>(), 560);
+    }
+    if (r["series"] == "measured") ++measured;
+  }
+  EXPECT_EQ(model, 3u);  // 2, 4 and 8 replicas; the faster link is another configuration
+  EXPECT_EQ(measured, d.points.size());
+  EXPECT_TRUE(ChartSpecs(d).contains("goodput"));
+  EXPECT_NE(RenderHtmlReport(d, {}).find("id=\"chart-goodput\""), std::string::npos);
 }
 
 }  // namespace

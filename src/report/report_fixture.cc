@@ -1,5 +1,5 @@
-// report_fixture OUT.json [--hostile] [--after] [--emulated]: writes a diagnosis.json made by the
-// analysis from synthetic step records, for the report's end-to-end and browser tests.
+// report_fixture OUT.json [--hostile] [--after] [--emulated] [--priced]: writes a diagnosis.json
+// made by the analysis from synthetic step records, for the report's end-to-end and browser tests.
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -9,7 +9,8 @@
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: report_fixture OUT.json [--hostile] [--after] [--emulated]\n");
+    std::fprintf(stderr,
+                 "usage: report_fixture OUT.json [--hostile] [--after] [--emulated] [--priced]\n");
     return 2;
   }
   stepscope::report::TestDiagnosisOptions options;
@@ -20,6 +21,8 @@ int main(int argc, char** argv) {
       options.after = true;
     else if (!std::strcmp(argv[i], "--emulated"))
       options.emulated = true;
+    else if (!std::strcmp(argv[i], "--priced"))
+      options.priced = true;
     else {
       std::fprintf(stderr, "report_fixture: unknown option %s\n", argv[i]);
       return 2;

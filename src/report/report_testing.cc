@@ -31,6 +31,45 @@ analysis::RunSet Runs(int replicas, double input_wait, bool straggler) {
   return set;
 }
 
+decide::PricedOption Option(decide::OptionKind kind, Decision action, int n, double rate,
+                            std::vector<Lever> levers, std::string label) {
+  decide::PricedOption o;
+  o.kind = kind;
+  o.action = action;
+  o.replicas = n;
+  o.global_batch = 32 * n;
+  o.samples_per_s = {rate, 0.9 * rate, 1.1 * rate};
+  o.statistical_efficiency = 1.0 / (1.0 + n / 16.0);
+  o.goodput = rate * o.statistical_efficiency;
+  o.price_per_hour = 2.5 * n;
+  o.hours_per_million = 1e6 / o.goodput / 3600;
+  o.cost_per_million = o.price_per_hour * o.hours_per_million;
+  o.levers = std::move(levers);
+  o.label = std::move(label);
+  return o;
+}
+
+void AddPricedOptions(bool hostile, analysis::Verdict* v) {
+  using decide::OptionKind;
+  const std::vector<Lever> lever = {Lever::kLowPrecisionReduction};
+  const std::string tag = hostile ? std::string(" ") + kHostileName : "";
+  v->options = {
+      Option(OptionKind::kStay, Decision::kStay, 4, 3000, {}, "stay: 4 replicas" + tag),
+      Option(OptionKind::kLever, Decision::kPullLevers, 4, 3300, lever, "4 replicas, bf16"),
+      Option(OptionKind::kFewerDevices, Decision::kReduceDevices, 2, 1800, lever, "2 replicas"),
+      Option(OptionKind::kMoreDevices, Decision::kBuyDevices, 8, 5200, lever, "8 replicas"),
+      Option(OptionKind::kMoreDevices, Decision::kBuyDevices, 16, 8000, lever, "16 replicas"),
+      Option(OptionKind::kFasterLink, Decision::kUpgradeInterconnect, 8, 6000, lever,
+             "8 replicas on a faster link")};
+  v->options.back().link = "100 GB/s, 1 us";
+  decide::PricedDecision p;
+  p.action = Decision::kBuyDevices;
+  p.option = v->options[3].label;
+  p.replicas = 8;
+  p.reason = "8 replicas has the least cost per million samples";
+  v->priced = p;
+}
+
 }  // namespace
 
 Result<analysis::Diagnosis> MakeTestDiagnosis(const TestDiagnosisOptions& options) {
@@ -57,6 +96,11 @@ Result<analysis::Diagnosis> MakeTestDiagnosis(const TestDiagnosisOptions& option
         {{Lever::kLoaderWorkersPrefetch, "--loader-workers 2 --prefetch 8"},
          {Lever::kRemoveStraggler, "rank 1 replaced"}},
         opts, &d.value()));
+  }
+  if (options.priced) {
+    analysis::Diagnosis& diag = d.value();
+    AddPricedOptions(options.hostile,
+                     diag.after && diag.after->verdict ? &*diag.after->verdict : &diag.verdict);
   }
   return d;
 }

@@ -18,6 +18,9 @@ struct TestDiagnosisOptions {
   bool hostile = false;   // hostile strings in workload, emulation parameters and warnings
   bool after = false;     // add a re-measured curve after two levers
   bool emulated = false;  // mark devices as emulated
+  // give the verdict that counts (after the levers, when there are any) priced options: stay,
+  // a lever, fewer and more devices with it, a faster link (hostile labels with `hostile`)
+  bool priced = false;
 };
 
 Result<analysis::Diagnosis> MakeTestDiagnosis(const TestDiagnosisOptions& options = {});

@@ -25,10 +25,16 @@ std::string AfterChanges(const analysis::Diagnosis& d, ThroughputUnit unit) {
   for (const DiagnosisPoint& a : d.after->points) {
     for (const DiagnosisPoint& b : d.points) {
       if (b.scaling.replicas != a.scaling.replicas || b.scaling.samples_per_s <= 0) continue;
-      out += fmt::format("  N={}: {} -> {} {} ({:+.0f}%)\n", a.scaling.replicas,
+      out += fmt::format("  N={}: {} -> {} {} ({:+.0f}%)", a.scaling.replicas,
                          Fixed(b.scaling.samples_per_s, 1), Fixed(a.scaling.samples_per_s, 1),
                          UnitText(unit),
                          100 * (a.scaling.samples_per_s / b.scaling.samples_per_s - 1));
+      const double original = d.after->EfficiencyAgainstOriginal(a);
+      if (a.scaling.replicas > 1 && original > 0) {
+        out += fmt::format("; efficiency {} against the levered X(1), {} against the original",
+                           Percent(a.scaling.efficiency), Percent(original));
+      }
+      out += "\n";
     }
   }
   return out;
@@ -75,8 +81,9 @@ std::string RankSection(const DiagnosisPoint& p, bool colour) {
   return out + t.Render(colour);
 }
 
-std::string VerdictSection(const analysis::Verdict& v, ThroughputUnit unit, bool colour) {
-  std::string out = Heading("Verdict", colour);
+std::string VerdictSection(const analysis::Verdict& v, ThroughputUnit unit, bool colour,
+                           const std::string& heading = "Verdict") {
+  std::string out = Heading(heading, colour);
   out += "  binding constraint: " + Paint(std::string(ToString(v.binding)), Style::kYellow, colour);
   if (!v.straggler_ranks.empty()) {
     out += fmt::format(" (straggler ranks: {})", fmt::join(v.straggler_ranks, ", "));
@@ -224,7 +231,14 @@ std::string TerminalReport(const analysis::Diagnosis& d, const TerminalReportOpt
     out += AfterChanges(d, unit);
   }
 
-  out += VerdictSection(d.verdict, unit, colour);
+  if (d.after && d.after->verdict) {
+    // The verdict on the re-measured curve counts: it comes first.
+    out += VerdictSection(*d.after->verdict, unit, colour,
+                          "Verdict after the free levers (the one that counts)");
+    out += VerdictSection(d.verdict, unit, colour, "Verdict before the levers");
+  } else {
+    out += VerdictSection(d.verdict, unit, colour);
+  }
   for (const std::string& w : d.warnings) {
     out += Paint("warning: " + w, Style::kYellow, colour) + "\n";
   }

@@ -56,13 +56,23 @@ TEST(TerminalReport, HoldsEverySection) {
   ASSERT_TRUE(made.ok()) << made.status().message();
   const analysis::Diagnosis& d = made.value();
   const std::string s = TerminalReport(d);
-  for (const char* part : {"samples/s", "EMULATED", "Scaling curve", "Where the devices went",
-                           "measured speed-up", "Ablations at N=4", "Ranks at N=4", "Verdict",
-                           "decision: ", "Free levers, cheapest first",
-                           "Cost per million samples", "currency: "}) {
+  for (const char* part :
+       {"samples/s", "EMULATED", "Scaling curve", "Where the devices went", "measured speed-up",
+        "Ablations at N=4", "Ranks at N=4", "Verdict", "decision: ", "Free levers, cheapest first",
+        "Cost per million samples", "currency: "}) {
     EXPECT_NE(s.find(part), std::string::npos) << part;
   }
   EXPECT_NE(s.find("N=4: "), std::string::npos);  // before -> after at the same N
+  // The re-measured curve's verdict comes first, then the one before the levers; both
+  // efficiencies of the re-measured points are said.
+  ASSERT_TRUE(d.after && d.after->verdict);
+  const size_t after = s.find("Verdict after the free levers (the one that counts)");
+  const size_t before = s.find("Verdict before the levers");
+  ASSERT_NE(after, std::string::npos);
+  ASSERT_NE(before, std::string::npos);
+  EXPECT_LT(after, before);
+  EXPECT_NE(s.find("against the levered X(1)"), std::string::npos);
+  EXPECT_NE(s.find(d.after->verdict->explanation), std::string::npos);
   for (const std::string& e : d.verdict.evidence) EXPECT_NE(s.find(e), std::string::npos) << e;
   for (const std::string& w : d.warnings) {
     EXPECT_NE(s.find("warning: " + w), std::string::npos) << w;

@@ -44,7 +44,7 @@ function check(ok, what) {
 
 const diagPath = join(artifacts, 'diagnosis.json');
 const htmlPath = join(artifacts, 'report.html');
-execFileSync(fixture, [diagPath, '--hostile', '--after'], { stdio: 'inherit' });
+execFileSync(fixture, [diagPath, '--hostile', '--after', '--priced'], { stdio: 'inherit' });
 execFileSync(stepscope, ['report', diagPath, '--html', htmlPath], { stdio: ['ignore', 'ignore', 'inherit'] });
 const diag = JSON.parse(readFileSync(diagPath, 'utf8'));
 
@@ -64,6 +64,22 @@ const expected = {
                   points: largest.skew.ranks.length, marks: '.mark-rect path' },
   before_after: { series: 2, points: n + nAfter, marks: '.mark-rect path' },
 };
+// The goodput curve: the options of the verdict that counts priced in the configuration of more
+// and fewer devices (one count each, samples/s and goodput), and the measured points beside them.
+{
+  const v = diag.after && diag.after.verdict && diag.after.verdict.options.length
+    ? diag.after.verdict : diag.verdict;
+  const devices = v.options.find(o => o.kind === 'more_devices' || o.kind === 'fewer_devices');
+  if (devices) {
+    const same = o => JSON.stringify(o.levers) === JSON.stringify(devices.levers) && !o.link &&
+      o.device_speed === 1 &&
+      ['more_devices', 'fewer_devices', 'stay', 'lever', 'all_levers'].includes(o.kind);
+    const counts = new Set(v.options.filter(same).map(o => o.replicas)).size;
+    const measured = v === diag.verdict ? n : nAfter;
+    expected.goodput = { series: 3, points: 2 * counts + measured, marks: '.mark-symbol.role-mark path' };
+  }
+}
+check(expected.goodput !== undefined, 'the fixture has priced options for the goodput curve');
 
 const profile = mkdtempSync(join(tmpdir(), 'stepscope-chromium-'));
 const context = await chromium.launchPersistentContext(profile, {

@@ -168,6 +168,20 @@ class GroundTruth(TempDirTest):
                 continue  # applied but not in the verdict's table (cannot happen today)
             self.assertRegex(rows[name][5], r"^[+-]\d+\.\d at N=\d+", (name, rows[name]))
         self.assertTrue(any(lever["lever"] in rows for lever in applied), (applied, list(rows)))
+        # The re-measured curve has its own verdict, priced from the levered configuration and
+        # shown before the first one; its efficiency is read against both one-device rates.
+        after = d["after"]
+        self.assertIsNotNone(after["verdict"])
+        self.assertTrue(after["verdict"]["decision"]["priced"], after["verdict"]["decision"])
+        stay = [o for o in after["verdict"]["options"] if o["kind"] == "stay"]
+        self.assertEqual(len(stay), 1)
+        self.assertIn("with the free levers applied", stay[0]["label"])
+        self.assertGreater(after["original_x1"], 0)
+        for e, p in zip(after["efficiency"], after["points"]):
+            self.assertEqual(e["replicas"], p["replicas"])
+            self.assertAlmostEqual(e["against_original_x1"],
+                                   p["samples_per_s"] / (p["replicas"] * after["original_x1"]))
+        self.assertLess(html.index('id="after-verdict"'), html.index('id="verdict"'))
 
     def test_communication(self):
         out = self.path("d")
