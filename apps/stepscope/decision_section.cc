@@ -77,9 +77,10 @@ bool PriceVerdict(const model::StepModel& model, const decide::DecisionInputs& i
   request.scale.how =
       noise.known ? fmt::format(
                         "B_noise {:.3g} (90% band {:.3g} to {:.3g}) from {} steps of {} "
-                        "runs, up to a global batch of {:g}",
+                        "runs, up to a global batch of {:g}, at steps {} to {} of training (it "
+                        "grows as training proceeds)",
                         noise.b_noise, noise.b_noise_low, noise.b_noise_high, noise.steps,
-                        noise.runs, noise.global_batch)
+                        noise.runs, noise.global_batch, noise.first_step, noise.last_step)
                   : fmt::format("unknown ({}): every global batch taken as equally efficient",
                                 noise.reason.empty() ? "no gradient norms" : noise.reason);
   request.inputs = inputs;

@@ -181,7 +181,11 @@ json NoiseJson(const NoiseScale& n) {
           {"steps", n.steps},
           {"b_noise_low", n.b_noise_low},
           {"b_noise_high", n.b_noise_high},
-          {"runs", n.runs}};
+          {"runs", n.runs},
+          {"progress",
+           {{"first_step", n.first_step},
+            {"last_step", n.last_step},
+            {"samples_seen", n.samples_seen}}}};
 }
 
 // ---- reading: every accessor names the full path of the field it failed on ----
@@ -515,6 +519,12 @@ Status ReadNoise(const json& j, const std::string& p, NoiseScale* n) {
     STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "b_noise_low", &n->b_noise_low));
     STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "b_noise_high", &n->b_noise_high));
     STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "runs", &n->runs));
+  }
+  if (const auto progress = j.find("progress"); progress != j.end()) {  // absent: unknown
+    const std::string q = Join(p, "progress");
+    STEPSCOPE_RETURN_IF_ERROR(Get(*progress, q, "first_step", &n->first_step));
+    STEPSCOPE_RETURN_IF_ERROR(Get(*progress, q, "last_step", &n->last_step));
+    STEPSCOPE_RETURN_IF_ERROR(Get(*progress, q, "samples_seen", &n->samples_seen));
   }
   return Status::Ok();
 }

@@ -81,6 +81,10 @@ NoiseScale EstimatePooledNoiseScale(const std::vector<const std::vector<StepReco
         samples += static_cast<double>(r->samples);
       }
       if (g < 0 || !all_local || !(samples > 0)) continue;
+      const int64_t step = row.front()->step;
+      ns.first_step = ns.first_step < 0 ? step : std::min(ns.first_step, step);
+      ns.last_step = std::max(ns.last_step, step);
+      ns.samples_seen = std::max(ns.samples_seen, static_cast<double>(step + 1) * samples);
       const double b = samples / static_cast<double>(n), big_b = samples;
       const double gb = local / static_cast<double>(n);
       grad_sq.push_back((big_b * g - b * gb) / (big_b - b));
@@ -119,8 +123,11 @@ NoiseScale EstimatePooledNoiseScale(const std::vector<const std::vector<StepReco
   ns.b_noise_low = band.low;
   ns.b_noise_high = band.high;
   ns.reason = fmt::format(
-      "pooled over {} steps of {} runs (largest b = {:.0f}, B = {:.0f}); 90% band {:.3g} to {:.3g}",
-      ns.steps, ns.runs, largest_b, largest_big_b, ns.b_noise_low, ns.b_noise_high);
+      "pooled over {} steps of {} runs (largest b = {:.0f}, B = {:.0f}); 90% band {:.3g} to "
+      "{:.3g}; measured at steps {} to {} of training (at most {:.0f} samples seen): the noise "
+      "scale grows as training proceeds, so later in training it is larger than this",
+      ns.steps, ns.runs, largest_b, largest_big_b, ns.b_noise_low, ns.b_noise_high, ns.first_step,
+      ns.last_step, ns.samples_seen);
   return ns;
 }
 

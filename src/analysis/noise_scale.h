@@ -23,6 +23,12 @@ struct NoiseScale {
   // ratio of the two means; both equal b_noise when not bootstrapped.
   double b_noise_low = 0, b_noise_high = 0;
   int runs = 0;  // runs pooled (1 for a single run's estimate)
+  // The training progress the norms were sampled at (pooled estimate): the steps since
+  // initialisation, first and last, and the most samples any pooled run had trained on by its
+  // last sampled step. B_noise grows as training proceeds (McCandlish et al. 2018), so an
+  // estimate this early in training understates the noise scale later on; -1: unknown.
+  int64_t first_step = -1, last_step = -1;
+  double samples_seen = -1;
 };
 
 // Unknown when there is one rank, no gradient norms, or a non-positive estimate.

@@ -94,6 +94,12 @@ TEST(NoiseScale, PooledOverRunsRecoversSampledGradientsWithABand) {
   EXPECT_LT(ns.b_noise_low, 4.0);  // the band holds the true B_noise
   EXPECT_GT(ns.b_noise_high, 4.0);
   EXPECT_LT(ns.b_noise_high - ns.b_noise_low, 3.0);  // and means something
+  // The training progress it was measured at: the steps sampled, and the samples the 4-replica
+  // run (32 per step) had trained on by its last one.
+  EXPECT_GE(ns.first_step, 0);
+  EXPECT_GE(ns.last_step, ns.first_step + 299);
+  EXPECT_DOUBLE_EQ(ns.samples_seen, 32.0 * static_cast<double>(ns.last_step + 1));
+  EXPECT_NE(ns.reason.find("grows as training proceeds"), std::string::npos) << ns.reason;
 
   // Few steps: a wider band around the same truth.
   const std::vector<StepRecord> few = SampledRun(2, 4, 20, 4);
