@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "analysis/decomposition.h"
@@ -128,6 +129,48 @@ NoiseScale EstimatePooledNoiseScale(const std::vector<const std::vector<StepReco
       "scale grows as training proceeds, so later in training it is larger than this",
       ns.steps, ns.runs, largest_b, largest_big_b, ns.b_noise_low, ns.b_noise_high, ns.first_step,
       ns.last_step, ns.samples_seen);
+  return ns;
+}
+
+NoiseScale NoiseScaleOverTraining(const std::vector<double>& local_sq,
+                                  const std::vector<double>& global_sq, double b, double big_b,
+                                  int windows) {
+  NoiseScale ns;
+  ns.local_batch = b;
+  ns.global_batch = big_b;
+  const size_t n = std::min(local_sq.size(), global_sq.size());
+  ns.steps = static_cast<int64_t>(n);
+  if (windows < 1 || n < static_cast<size_t>(windows)) {
+    ns.reason =
+        fmt::format("{} sampled steps: fewer than the {} stretches of training", n, windows);
+    return ns;
+  }
+  double sum = 0, low = std::numeric_limits<double>::infinity(), high = 0;
+  for (int w = 0; w < windows; ++w) {
+    const size_t begin = n * static_cast<size_t>(w) / static_cast<size_t>(windows);
+    const size_t end = n * static_cast<size_t>(w + 1) / static_cast<size_t>(windows);
+    double local = 0, global = 0;
+    for (size_t i = begin; i < end; ++i) local += local_sq[i], global += global_sq[i];
+    const double count = static_cast<double>(end - begin);
+    const NoiseScale part = NoiseScaleFromMeans(local / count, global / count, b, big_b);
+    if (!part.known) {
+      ns.reason = fmt::format("stretch {} of {} of training: {}", w + 1, windows, part.reason);
+      return ns;
+    }
+    sum += part.b_noise;
+    low = std::min(low, part.b_noise);
+    high = std::max(high, part.b_noise);
+  }
+  ns.known = true;
+  ns.b_noise = sum / windows;
+  // The band is the spread over training, not a sampling interval: the least and the most any
+  // stretch saw.
+  ns.b_noise_low = low;
+  ns.b_noise_high = high;
+  ns.reason = fmt::format(
+      "mean over {} equal stretches of {} sampled steps (from {:.3g} in the least to {:.3g} in "
+      "the most)",
+      windows, n, low, high);
   return ns;
 }
 

@@ -45,6 +45,18 @@ NoiseScale EstimatePooledNoiseScale(const std::vector<const std::vector<StepReco
 // denominators averaged before dividing. Unknown when B <= b or an estimate is not positive.
 NoiseScale NoiseScaleFromMeans(double mean_local_sq, double mean_global_sq, double b, double big_b);
 
+// The noise scale averaged over training progress. B_noise grows as training proceeds, and the
+// ratio of the means over a whole run is dominated by the first steps, where |G|^2 is large: it
+// understates the noise scale that most of the run's steps see. Since each stretch of training
+// takes S_min (1 + B_noise(t) / B) steps, what predicts the steps of a whole run is B_noise
+// averaged over its steps: the run's sampled steps (per step the mean local |G_b|^2 over ranks
+// and the reduced |G_B|^2, in training order) are cut into `windows` stretches of equal length,
+// each gives its own ratio of means, and the estimate is their mean. Unknown when B <= b, there
+// are fewer sampled steps than windows, or a stretch's estimate is not positive.
+NoiseScale NoiseScaleOverTraining(const std::vector<double>& local_sq,
+                                  const std::vector<double>& global_sq, double b, double big_b,
+                                  int windows = 8);
+
 // Steps to a target loss at global batch `batch`: S = S_min (1 + B_noise / B).
 double StepsToTarget(double min_steps, double b_noise, double batch);
 

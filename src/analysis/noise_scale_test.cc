@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <random>
 
@@ -131,6 +132,37 @@ TEST(NoiseScaleFromMeans, RecoversKnownValue) {
   EXPECT_NEAR(ns.b_noise, tr / g2, 1e-9);
   EXPECT_FALSE(NoiseScaleFromMeans(1, 1, 32, 32).known);  // B == b
   EXPECT_FALSE(NoiseScaleFromMeans(1, 2, 32, 64).known);  // tr(Sigma) < 0
+}
+
+// B_noise rising from 10 to 100 over training while |G|^2 falls a hundredfold: the ratio of the
+// whole run's means sits near the early values, the mean over stretches of training near the
+// steps' own average (55), which is what the steps of a whole run follow.
+TEST(NoiseScale, OverTrainingFollowsTheStepsNotTheFirstOnes) {
+  const int steps = 800;
+  const double b = 16, big_b = 32;
+  std::vector<double> local, global;
+  double truth = 0;
+  for (int i = 0; i < steps; ++i) {
+    const double t = static_cast<double>(i) / (steps - 1);
+    const double grad_sq = 10 * std::pow(0.01, t);
+    const double b_noise = 10 + 90 * t;
+    truth += b_noise / steps;
+    local.push_back(grad_sq + b_noise * grad_sq / b);
+    global.push_back(grad_sq + b_noise * grad_sq / big_b);
+  }
+  const NoiseScale over = NoiseScaleOverTraining(local, global, b, big_b);
+  ASSERT_TRUE(over.known) << over.reason;
+  EXPECT_NEAR(over.b_noise, truth, 0.05 * truth);
+  EXPECT_LT(over.b_noise_low, 20);
+  EXPECT_GT(over.b_noise_high, 90);
+  double l = 0, g = 0;
+  for (int i = 0; i < steps; ++i) l += local[i] / steps, g += global[i] / steps;
+  const NoiseScale whole = NoiseScaleFromMeans(l, g, b, big_b);
+  ASSERT_TRUE(whole.known);
+  EXPECT_LT(whole.b_noise, 0.6 * truth);
+  // Too few steps for the stretches, or a batch that is not bigger: unknown, with the reason.
+  EXPECT_FALSE(NoiseScaleOverTraining({1, 2}, {1, 2}, b, big_b).known);
+  EXPECT_FALSE(NoiseScaleOverTraining(local, global, b, b).known);
 }
 
 }  // namespace

@@ -259,6 +259,9 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   std::vector<double> recent_losses;
   double local_sq_sum = 0, global_sq_sum = 0;
   int64_t grad_sq_steps = 0;
+  // Every sampled step's norms in training order, warm-up included (the noise scale over
+  // training, analysis/noise_scale.h).
+  std::vector<double> sampled_local_sq, sampled_global_sq;
 
   model.ZeroGrads();  // from here on the optimizer leaves them zeroed after each update
   // Steps tile the run: each starts where the previous one ended, so the work between them
@@ -357,6 +360,10 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     if (!std::isfinite(loss)) {
       return Status::Error("step " + std::to_string(step) + ": training loss is " +
                            std::to_string(loss) + "; lower --lr or check the data");
+    }
+    if (rec.local_grad_sq >= 0 && rec.global_grad_sq >= 0) {
+      sampled_local_sq.push_back(rec.local_grad_sq);
+      sampled_global_sq.push_back(rec.global_grad_sq);
     }
     if (!rec.warmup) {
       steady_step_times.push_back(rec.step_time());
@@ -463,6 +470,18 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
           static_cast<double>(samples_per_step), static_cast<double>(samples_per_step * world));
       if (ns.known) summary.noise_scale = ns.b_noise;
     }
+  }
+  if (world > 1 && o.reducer.reduce && !sampled_local_sq.empty()) {
+    // Every rank sampled the same steps; the job's local norm is the mean over ranks.
+    if (MPI_Allreduce(MPI_IN_PLACE, sampled_local_sq.data(),
+                      static_cast<int>(sampled_local_sq.size()), MPI_DOUBLE, MPI_SUM,
+                      comm.world()) != MPI_SUCCESS) {
+      return Status::Error("summary: MPI_Allreduce of the gradient norms failed");
+    }
+    for (double& x : sampled_local_sq) x /= world;
+    summary.noise_over_training = analysis::NoiseScaleOverTraining(
+        sampled_local_sq, sampled_global_sq, static_cast<double>(samples_per_step),
+        static_cast<double>(samples_per_step * world));
   }
   if (o.evaluate && last_eval_step != steps_run) {
     const Seconds eval_begin = comm.Now();
