@@ -83,6 +83,11 @@ bool PriceVerdict(const model::StepModel& model, const decide::DecisionInputs& i
                         noise.runs, noise.global_batch, noise.first_step, noise.last_step)
                   : fmt::format("unknown ({}): every global batch taken as equally efficient",
                                 noise.reason.empty() ? "no gradient norms" : noise.reason);
+  if (inputs.b_noise_to_target) {
+    request.scale.known = true;
+    request.scale.b_noise = *inputs.b_noise_to_target;
+    request.scale.how = inputs.b_noise_to_target_how;
+  }
   request.inputs = inputs;
   Result<std::vector<decide::PricedOption>> options = decide::PriceOptions(model, request);
   if (!options.ok()) {

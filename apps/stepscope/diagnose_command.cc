@@ -54,6 +54,15 @@ Status ReadTargetRun(const std::string& dir, decide::DecisionInputs* in) {
   }
   in->samples_to_target = *run->samples_to_target;
   in->samples_to_target_batch = static_cast<double>(run->replicas) * run->batch * run->accum;
+  // A multi-replica target run measured the noise scale over the whole way to the target: it
+  // prices the options instead of the sweep's short runs, which see only the start of training.
+  if (run->b_noise_over_training) {
+    in->b_noise_to_target = *run->b_noise_over_training;
+    in->b_noise_to_target_how = fmt::format(
+        "B_noise {:.3g} averaged over the training of the target run {} ({} replicas, to its "
+        "target)",
+        *run->b_noise_over_training, dir, run->replicas);
+  }
   // Its held-out evaluations are part of every job to that target (a fixed cost).
   if (run->evaluation_s > 0) {
     in->fixed_hours += run->evaluation_s / 3600;

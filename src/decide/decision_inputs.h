@@ -41,6 +41,10 @@ struct DecisionInputs {
   std::vector<int> candidates;  // replica counts to price; empty: the default
   std::vector<LinkUpgrade> link_upgrades;
   std::vector<DeviceUpgrade> device_upgrades;
+  // The noise scale averaged over training to the target, from a multi-replica target run;
+  // when set it prices every option instead of the sweep's own (early-training) estimate.
+  std::optional<double> b_noise_to_target;
+  std::string b_noise_to_target_how;
   // Time each job spends outside its steps (start-up, evaluation), measured by the runs, and
   // its parts in words (e.g. "start-up 2.1 s (median of 5 runs)").
   double fixed_hours = 0;

@@ -152,6 +152,14 @@ Result<RunSummary> ReadRunSummary(const std::string& run_dir) {
         std::pair{"evaluation_s", &s.evaluation_s}}) {
     if (j.contains(name)) STEPSCOPE_RETURN_IF_ERROR(field(name, out));
   }
+  if (const auto noise = j.find("gradient_noise"); noise != j.end() && noise->is_object()) {
+    if (const auto over = noise->find("b_noise_over_training");
+        over != noise->end() && !over->is_null()) {
+      double b_noise = 0;
+      STEPSCOPE_RETURN_IF_ERROR(field("gradient_noise.b_noise_over_training", &b_noise));
+      if (b_noise > 0) s.b_noise_over_training = b_noise;
+    }
+  }
   if (s.replicas < 1 || s.batch < 1 || s.accum < 1) {
     return Status::Error(path + ": replicas, config.batch and config.accum must be at least 1");
   }

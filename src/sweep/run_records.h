@@ -48,6 +48,9 @@ struct RunSummary {
   // Wall time of train, and its parts outside the steps: start-up (data, model, buffers, up to
   // the first step) and held-out evaluation; 0 in run.json files written before them.
   double wall_time_s = 0, startup_s = 0, evaluation_s = 0;
+  // A multi-replica run's noise scale averaged over its training (gradient_noise.
+  // b_noise_over_training); unset when it has none.
+  std::optional<double> b_noise_over_training;
 };
 Result<RunSummary> ReadRunSummary(const std::string& run_dir);
 

@@ -8,7 +8,7 @@ import subprocess
 import tempfile
 import unittest
 
-from harness import STEPSCOPE
+from harness import STEPSCOPE, run
 
 # Communication-bound: a 1024x1024 mlp paced to a fifth of a core over an emulated 0.02 GB/s,
 # 50 us link (the reduction is most of the step at N = 4).
@@ -296,3 +296,23 @@ class Decision(SweepTest):
             proc = stepscope("train", args + ["--steps", "2", "--quiet"], check=False)
             self.assertNotEqual(proc.returncode, 0, args)
             self.assertIn(words, proc.stderr, args)
+
+    def test_a_multi_replica_target_run_gives_the_noise_scale_to_the_target(self):
+        # Two replicas trained to a held-out target with norms every step: run.json has the
+        # noise scale averaged over that training, and the decision prices with it.
+        target = os.path.join(self.tmp, "noise-target")
+        run(["train", "--model", "mlp", "--hidden", "64", "--batch", "16", "--steps", "400",
+             "--target-accuracy", "0.6", "--eval-every", "5", "--eval-limit", "500",
+             "--grad-norm-every", "1", "--quiet", "--out", target], np=2)
+        with open(os.path.join(target, "run.json")) as f:
+            r = json.load(f)
+        noise = r["gradient_noise"]
+        self.assertTrue(r["target"]["reached"], r["target"])
+        self.assertGreater(noise["b_noise_over_training"], 0, noise)
+        self.assertLessEqual(noise["over_training_least"], noise["b_noise_over_training"])
+        self.assertGreaterEqual(noise["over_training_most"], noise["b_noise_over_training"])
+        d, _ = self.decide(["--device-cost", "2", "--target-run", target])
+        q = d["verdict"]["time_to_quality"]
+        self.assertAlmostEqual(q["b_noise"], noise["b_noise_over_training"], places=6)
+        self.assertIn("averaged over the training of the target run", q["noise_scale_how"])
+        self.assertEqual(q["samples_to_target_batch"], 32)
