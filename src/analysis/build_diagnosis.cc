@@ -197,6 +197,25 @@ std::optional<EmulationHonesty> DecidingHonesty(const std::vector<RunSet>& runs,
   return sum;
 }
 
+// The verdict on a curve (its points sorted by replica count, its reference the one-replica
+// decomposition) by the largest count's decomposition, skew and ablations.
+Verdict VerdictOf(const std::vector<RunSet>& runs, const std::vector<DiagnosisPoint>& points,
+                  const Decomposition& reference, const NoiseScale& noise,
+                  const DiagnoseOptions& options, std::vector<std::string>* warnings) {
+  const DiagnosisPoint& largest = points.back();
+  VerdictInputs in;
+  for (const DiagnosisPoint& p : points) in.points.push_back(p.scaling);
+  in.largest = largest.decomposition;
+  in.reference = reference;
+  in.reference_estimated = points.front().scaling.replicas != 1;
+  in.ablations = largest.ablations;
+  in.skew = largest.skew;
+  in.noise = noise;
+  in.cost = options.cost;
+  in.emulation = DecidingHonesty(runs, largest.scaling.replicas, warnings);
+  return DecideVerdict(in, options.verdict);
+}
+
 }  // namespace
 
 Result<Diagnosis> BuildDiagnosis(const std::vector<RunSet>& runs, const DiagnoseOptions& options) {
@@ -225,17 +244,7 @@ Result<Diagnosis> BuildDiagnosis(const std::vector<RunSet>& runs, const Diagnose
     if (run.double_batch) noise_runs.push_back(&*run.double_batch);
   }
   d.noise_scale = EstimatePooledNoiseScale(noise_runs);
-  VerdictInputs in;
-  for (const DiagnosisPoint& p : d.points) in.points.push_back(p.scaling);
-  in.largest = largest.decomposition;
-  in.reference = reference;
-  in.reference_estimated = d.points.front().scaling.replicas != 1;
-  in.ablations = largest.ablations;
-  in.skew = largest.skew;
-  in.noise = d.noise_scale;
-  in.cost = options.cost;
-  in.emulation = DecidingHonesty(runs, largest.scaling.replicas, &d.warnings);
-  d.verdict = DecideVerdict(in, options.verdict);
+  d.verdict = VerdictOf(runs, d.points, reference, d.noise_scale, options, &d.warnings);
   if (d.source.throughput_unit == ThroughputUnit::kSteps) SpeakInSteps(&d);
   return d;
 }
@@ -255,19 +264,9 @@ Status AddAfterLevers(const std::vector<RunSet>& runs, const std::vector<Applied
   }
   // The verdict on the re-measured curve, by the same method as the first (the levered runs
   // have no ablations: nothing confirms or overturns the binding there).
-  const DiagnosisPoint& largest = after.points.back();
-  if (largest.scaling.replicas > 1) {
-    VerdictInputs in;
-    for (const DiagnosisPoint& p : after.points) in.points.push_back(p.scaling);
-    in.largest = largest.decomposition;
-    in.reference = reference;
-    in.reference_estimated = after.points.front().scaling.replicas != 1;
-    in.ablations = largest.ablations;
-    in.skew = largest.skew;
-    in.noise = diagnosis->noise_scale;
-    in.cost = options.cost;
-    in.emulation = DecidingHonesty(runs, largest.scaling.replicas, &diagnosis->warnings);
-    after.verdict = DecideVerdict(in, options.verdict);
+  if (after.points.back().scaling.replicas > 1) {
+    after.verdict = VerdictOf(runs, after.points, reference, diagnosis->noise_scale, options,
+                              &diagnosis->warnings);
   }
   diagnosis->after = std::move(after);
   if (diagnosis->source.throughput_unit == ThroughputUnit::kSteps) SpeakInSteps(diagnosis);
