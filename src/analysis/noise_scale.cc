@@ -132,20 +132,13 @@ NoiseScale EstimatePooledNoiseScale(const std::vector<const std::vector<StepReco
   return ns;
 }
 
-NoiseScale NoiseScaleOverTraining(const std::vector<double>& local_sq,
-                                  const std::vector<double>& global_sq, double b, double big_b,
-                                  int windows) {
-  NoiseScale ns;
-  ns.local_batch = b;
-  ns.global_batch = big_b;
-  const size_t n = std::min(local_sq.size(), global_sq.size());
-  ns.steps = static_cast<int64_t>(n);
-  if (windows < 1 || n < static_cast<size_t>(windows)) {
-    ns.reason =
-        fmt::format("{} sampled steps: fewer than the {} stretches of training", n, windows);
-    return ns;
-  }
-  double sum = 0, low = std::numeric_limits<double>::infinity(), high = 0;
+namespace {
+
+// B_noise in each of `windows` equal stretches of the sampled steps; false when one is unknown.
+bool StretchEstimates(const std::vector<double>& local_sq, const std::vector<double>& global_sq,
+                      size_t n, double b, double big_b, int windows, std::vector<double>* out,
+                      std::string* why) {
+  out->clear();
   for (int w = 0; w < windows; ++w) {
     const size_t begin = n * static_cast<size_t>(w) / static_cast<size_t>(windows);
     const size_t end = n * static_cast<size_t>(w + 1) / static_cast<size_t>(windows);
@@ -154,23 +147,46 @@ NoiseScale NoiseScaleOverTraining(const std::vector<double>& local_sq,
     const double count = static_cast<double>(end - begin);
     const NoiseScale part = NoiseScaleFromMeans(local / count, global / count, b, big_b);
     if (!part.known) {
-      ns.reason = fmt::format("stretch {} of {} of training: {}", w + 1, windows, part.reason);
-      return ns;
+      *why = fmt::format("stretch {} of {} of training: {}", w + 1, windows, part.reason);
+      return false;
     }
-    sum += part.b_noise;
-    low = std::min(low, part.b_noise);
-    high = std::max(high, part.b_noise);
+    out->push_back(part.b_noise);
+  }
+  return true;
+}
+
+}  // namespace
+
+NoiseScale NoiseScaleOverTraining(const std::vector<double>& local_sq,
+                                  const std::vector<double>& global_sq, double b, double big_b,
+                                  int windows) {
+  NoiseScale ns;
+  ns.local_batch = b;
+  ns.global_batch = big_b;
+  const size_t n = std::min(local_sq.size(), global_sq.size());
+  ns.steps = static_cast<int64_t>(n);
+  if (windows < 2 || n < 2 * static_cast<size_t>(windows)) {
+    ns.reason = fmt::format("{} sampled steps: too few for {} stretches of training", n, windows);
+    return ns;
+  }
+  // The finest cut whose every stretch has a positive estimate: a short or noisy run can leave
+  // a stretch where |G|^2 is lost in the noise, and halving the cut pools it with its neighbour.
+  std::vector<double> stretches;
+  int cut = windows;
+  while (!StretchEstimates(local_sq, global_sq, n, b, big_b, cut, &stretches, &ns.reason)) {
+    if (cut <= 2) return ns;
+    cut = std::max(2, cut / 2);
   }
   ns.known = true;
-  ns.b_noise = sum / windows;
+  ns.b_noise = Mean(stretches);
   // The band is the spread over training, not a sampling interval: the least and the most any
   // stretch saw.
-  ns.b_noise_low = low;
-  ns.b_noise_high = high;
+  ns.b_noise_low = *std::min_element(stretches.begin(), stretches.end());
+  ns.b_noise_high = *std::max_element(stretches.begin(), stretches.end());
   ns.reason = fmt::format(
       "mean over {} equal stretches of {} sampled steps (from {:.3g} in the least to {:.3g} in "
       "the most)",
-      windows, n, low, high);
+      cut, n, ns.b_noise_low, ns.b_noise_high);
   return ns;
 }
 

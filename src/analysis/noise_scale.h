@@ -51,8 +51,10 @@ NoiseScale NoiseScaleFromMeans(double mean_local_sq, double mean_global_sq, doub
 // takes S_min (1 + B_noise(t) / B) steps, what predicts the steps of a whole run is B_noise
 // averaged over its steps: the run's sampled steps (per step the mean local |G_b|^2 over ranks
 // and the reduced |G_B|^2, in training order) are cut into `windows` stretches of equal length,
-// each gives its own ratio of means, and the estimate is their mean. Unknown when B <= b, there
-// are fewer sampled steps than windows, or a stretch's estimate is not positive.
+// each gives its own ratio of means, and the estimate is their mean. When a stretch's estimate
+// is not positive (|G|^2 lost in the noise of a short run) the cut is halved, down to 2
+// stretches. Unknown when B <= b, there are fewer than 2 sampled steps per stretch, or even 2
+// stretches do not all give a positive estimate.
 NoiseScale NoiseScaleOverTraining(const std::vector<double>& local_sq,
                                   const std::vector<double>& global_sq, double b, double big_b,
                                   int windows = 8);

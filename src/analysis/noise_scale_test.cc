@@ -160,6 +160,13 @@ TEST(NoiseScale, OverTrainingFollowsTheStepsNotTheFirstOnes) {
   const NoiseScale whole = NoiseScaleFromMeans(l, g, b, big_b);
   ASSERT_TRUE(whole.known);
   EXPECT_LT(whole.b_noise, 0.6 * truth);
+  // A stretch where |G|^2 is lost in the noise (its estimate negative): the cut is halved, and
+  // the pooled stretch gives a positive estimate.
+  std::vector<double> noisy_local = local, noisy_global = global;
+  for (int i = 5 * steps / 8; i < 6 * steps / 8; ++i) noisy_global[i] = noisy_local[i] * 0.4;
+  const NoiseScale halved = NoiseScaleOverTraining(noisy_local, noisy_global, b, big_b);
+  ASSERT_TRUE(halved.known) << halved.reason;
+  EXPECT_NE(halved.reason.find("mean over 4 equal stretches"), std::string::npos) << halved.reason;
   // Too few steps for the stretches, or a batch that is not bigger: unknown, with the reason.
   EXPECT_FALSE(NoiseScaleOverTraining({1, 2}, {1, 2}, b, big_b).known);
   EXPECT_FALSE(NoiseScaleOverTraining(local, global, b, b).known);
