@@ -28,6 +28,7 @@ struct DiagnoseFlags {
   std::string ablate_at;  // empty: all (largest for the built-in default)
   int repeats = 1;
   bool apply_levers = false;
+  int64_t wire_check_steps = 200;
   bool no_ablations = false;
   bool fresh = false;
   std::optional<double> device_cost;
@@ -196,6 +197,7 @@ Result<DiagnoseRequest> BuildRequest(const DiagnoseFlags& f) {
   if (!p.ok()) return p.status();
   r.plan = std::move(p).value();
   r.apply_levers = f.apply_levers || r.default_workload;
+  r.wire_check_steps = f.wire_check_steps;
   r.fresh = f.fresh;
   r.quiet = f.train.quiet;
   r.dir = f.train.options.out.empty() ? std::string(kDefaultDiagnoseDir) : f.train.options.out;
@@ -266,6 +268,12 @@ void AddDiagnoseCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_flag("--apply-levers", flags->apply_levers,
                 "Apply the recommended free levers, re-measure the curve, show before/after "
                 "(always on for the built-in default)");
+  cmd->add_option("--wire-check-steps", flags->wire_check_steps,
+                  "When a reduced-precision (bf16/fp16) reduction is recommended: steps of the "
+                  "three unpaced 2-replica runs that check its numerical cost (fp32 and the "
+                  "reduced wire from one seed, fp32 from another); 0: do not check")
+      ->transform(WholeNumber("--wire-check-steps 200", 0, 1000000))
+      ->capture_default_str();
   cmd->add_flag("--fresh", flags->fresh,
                 "Discard the runs stored in --out DIR instead of resuming");
   cmd->add_option("--currency", flags->currency,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -11,8 +12,10 @@
 
 #include "analysis/build_diagnosis.h"
 #include "analysis/diagnosis.h"
+#include "analysis/wire_check.h"
 #include "apps/stepscope/decision_section.h"
 #include "apps/stepscope/predict_command.h"
+#include "comm/wire_dtype.h"
 #include "plan/train_mapping.h"
 #include "report/html_report.h"
 #include "report/terminal_report.h"
@@ -190,6 +193,9 @@ class Session {
   // The main sweep and the diagnosis made from it; nullopt (with the exit code in `exit_code`)
   // when there is nothing to diagnose.
   std::optional<analysis::Diagnosis> Diagnose(int* exit_code);
+  // A recommended reduced-precision lever checked by three short runs (analysis/wire_check.h);
+  // dropped from the levers when its numerical cost exceeds the seed-to-seed spread.
+  void CheckWire(analysis::Diagnosis* d);
   // The free levers applied and re-measured: the curve after them joins the diagnosis.
   void ApplyLevers(analysis::Diagnosis* d);
   // diagnosis.json, report.html and the terminal summary; returns the exit code.
@@ -252,6 +258,43 @@ std::optional<analysis::Diagnosis> Session::Diagnose(int* exit_code) {
     }
   }
   return std::move(d);
+}
+
+void Session::CheckWire(analysis::Diagnosis* d) {
+  analysis::Verdict& v = d->verdict;
+  auto lever = std::find_if(v.levers.begin(), v.levers.end(), [](const analysis::LeverAdvice& l) {
+    return l.lever == Lever::kLowPrecisionReduction;
+  });
+  if (request_.wire_check_steps <= 0 || lever == v.levers.end()) return;
+  const plan::LeverPlan planned =
+      plan::PlanLevers({Lever::kLowPrecisionReduction}, plan::TrainBasis(request_.plan.options));
+  if (planned.planned.empty() || !planned.planned.front().change.wire) return;
+  const comm::WireDtype wire = *planned.planned.front().change.wire;
+  std::fprintf(stderr, "checking the %s reduction's numerical cost (%lld steps, 3 runs)\n",
+               comm::ToString(wire).c_str(), static_cast<long long>(request_.wire_check_steps));
+  const plan::RunPlan plan = plan::PlanWireCheck(request_.plan, wire, request_.wire_check_steps);
+  Run(plan);
+  std::vector<std::vector<StepRecord>> records;
+  for (const plan::PlannedRun& run : plan.runs) {
+    auto r = LoadRun(*store_, JobOf(run), &d->warnings);
+    if (!r) {
+      d->warnings.push_back(fmt::format("the {} lever was not checked: run {} did not finish",
+                                        comm::ToString(wire), run.name));
+      return;
+    }
+    records.push_back(std::move(*r));
+  }
+  Result<analysis::WireCheck> check =
+      analysis::CompareWire(records[0], records[1], records[2], comm::ToString(wire));
+  if (!check.ok()) {
+    d->warnings.push_back(fmt::format("the {} lever was not checked: {}", comm::ToString(wire),
+                                      check.status().message()));
+    return;
+  }
+  v.evidence.push_back(check->sentence);
+  if (!check->kept) v.levers.erase(lever);
+  v.wire_check = std::move(check).value();
+  v.explanation = analysis::ExplainVerdict(v);
 }
 
 void Session::ApplyLevers(analysis::Diagnosis* d) {
@@ -395,6 +438,7 @@ int RunDiagnoseSession(const DiagnoseRequest& request) {
   int exit_code = 0;
   std::optional<analysis::Diagnosis> d = session.Diagnose(&exit_code);
   if (!d) return exit_code;
+  if (!session.interrupted()) session.CheckWire(&*d);
   if (request.apply_levers && !session.interrupted()) session.ApplyLevers(&*d);
   return session.Finish(&*d);
 }

@@ -16,10 +16,12 @@ struct DiagnoseRequest {
   plan::PlanRequest plan;
   bool default_workload = false;  // the built-in default (no --model given)
   bool apply_levers = false;      // re-measure the curve with the recommended free levers
-  bool fresh = false;             // discard the runs stored in `dir`
-  bool quiet = false;             // no per-run progress lines
-  std::string dir;                // the sweep directory
-  std::string program;            // the binary each run launches (as `program train ...`)
+  // Steps of the reduced-precision check (analysis/wire_check.h); 0: not checked.
+  int64_t wire_check_steps = 200;
+  bool fresh = false;   // discard the runs stored in `dir`
+  bool quiet = false;   // no per-run progress lines
+  std::string dir;      // the sweep directory
+  std::string program;  // the binary each run launches (as `program train ...`)
   sweep::Launcher launcher;
   decide::DecisionInputs decision;  // validated (decide/decision_inputs.h)
 };

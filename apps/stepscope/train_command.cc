@@ -209,7 +209,8 @@ void AddTrainOptions(CLI::App* cmd, TrainFlags* f) {
   cmd->add_option("--emulate-device-file", o.emulation.device_file,
                   "With --emulate-device-speed: a JSON file of calibrated emulated devices shared "
                   "by the runs of a sweep (the first run of a compute shape records its device, "
-                  "later ones pace to it); diagnose passes DIR/device.json");
+                  "later ones pace to it; ignored without an emulated device); diagnose passes "
+                  "DIR/device.json");
   cmd->add_option("--emulate-link", f->emulate_link,
                   "Emulate an interconnect: GBPS[,LATENCY_US] per link (ring cost model)");
   cmd->add_option("--inject-straggler", f->inject_straggler,

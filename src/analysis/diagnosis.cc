@@ -120,6 +120,21 @@ json AttributionJson(const Attribution& a) {
           {"lines", lines}};
 }
 
+json WireCheckJson(const std::optional<WireCheck>& w) {
+  if (!w) return nullptr;
+  return {{"dtype", w->dtype},
+          {"replicas", w->replicas},
+          {"steps", w->steps},
+          {"tail_steps", w->tail_steps},
+          {"loss_fp32", w->loss_fp32},
+          {"loss_reduced", w->loss_reduced},
+          {"loss_fp32_reseeded", w->loss_fp32_reseeded},
+          {"difference", w->difference},
+          {"spread", w->spread},
+          {"kept", w->kept},
+          {"sentence", w->sentence}};
+}
+
 json VerdictJson(const Verdict& v, int largest_replicas) {
   json levers = json::array();
   for (const LeverAdvice& l : v.levers) {
@@ -164,6 +179,7 @@ json VerdictJson(const Verdict& v, int largest_replicas) {
                                                                      : "no"},
           {"options", OptionsJson(v.options)},
           {"time_to_quality", TimeToQualityJson(v.time_to_quality)},
+          {"wire_check", WireCheckJson(v.wire_check)},
           {"currency", ToString(v.currency)},
           {"costs", costs},
           {"quality_note", v.quality_note},
@@ -386,6 +402,23 @@ Status ReadAttribution(const json& j, const std::string& p, Attribution* a) {
   return Status::Ok();
 }
 
+Status ReadWireCheck(const json& j, const std::string& p, Verdict* v) {
+  WireCheck w;
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "dtype", &w.dtype));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "replicas", &w.replicas));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "steps", &w.steps));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "tail_steps", &w.tail_steps));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "loss_fp32", &w.loss_fp32));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "loss_reduced", &w.loss_reduced));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "loss_fp32_reseeded", &w.loss_fp32_reseeded));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "difference", &w.difference));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "spread", &w.spread));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "kept", &w.kept));
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "sentence", &w.sentence));
+  v->wire_check = std::move(w);
+  return Status::Ok();
+}
+
 Status ReadVerdict(const json& j, const std::string& p, int version, Verdict* v) {
   STEPSCOPE_RETURN_IF_ERROR(GetEnum(j, p, "binding", &v->binding));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "straggler_ranks", &v->straggler_ranks));
@@ -401,6 +434,9 @@ Status ReadVerdict(const json& j, const std::string& p, int version, Verdict* v)
   } else {
     if (version >= 3) {
       STEPSCOPE_RETURN_IF_ERROR(ReadPricedDecision(j, p, v));
+      if (auto w = j.find("wire_check"); w != j.end() && !w->is_null()) {  // absent: not run
+        STEPSCOPE_RETURN_IF_ERROR(ReadWireCheck(*w, Join(p, "wire_check"), v));
+      }
     } else {
       STEPSCOPE_RETURN_IF_ERROR(GetEnum(j, p, "decision", &v->decision));
       STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "decision_reason", &v->decision_reason));

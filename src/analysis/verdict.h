@@ -13,6 +13,7 @@
 #include "analysis/noise_scale.h"
 #include "analysis/scaling.h"
 #include "analysis/skew.h"
+#include "analysis/wire_check.h"
 #include "core/vocabulary.h"
 #include "decide/choose.h"
 #include "decide/priced_options.h"
@@ -121,6 +122,9 @@ struct Verdict {
   std::optional<decide::PricedDecision> priced;
   std::vector<decide::PricedOption> options;     // every option priced (with `priced`)
   std::optional<TimeToQuality> time_to_quality;  // what the pricing assumed (with `priced`)
+  // The reduced-precision lever's numerical check, when that lever was recommended and checked;
+  // a lever that failed it is no longer among `levers`.
+  std::optional<WireCheck> wire_check;
 };
 
 struct VerdictInputs {

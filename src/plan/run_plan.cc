@@ -61,8 +61,30 @@ RunChange ChangeFor(VariantKind kind, const train::TrainOptions& options,
     case VariantKind::kAllLevers:
       change.levers = levers;
       break;
+    case VariantKind::kWireFp32:
+    case VariantKind::kWireReduced:
+    case VariantKind::kWireReseeded:
+      change.unpaced = true;
+      change.levers.wire = kind == VariantKind::kWireReduced ? levers.wire : comm::WireDtype::kFp32;
+      if (kind == VariantKind::kWireReseeded) change.seed = options.seed + 1;
+      break;
   }
   return change;
+}
+
+RunPlan PlanWireCheck(const PlanRequest& request, comm::WireDtype reduced, int64_t steps) {
+  RunPlan plan;
+  LeverChange wire;
+  wire.wire = reduced;
+  for (VariantKind kind :
+       {VariantKind::kWireFp32, VariantKind::kWireReduced, VariantKind::kWireReseeded}) {
+    const RunId id{Variant::Of(kind), 2};
+    RunChange change = ChangeFor(kind, request.options, wire);
+    change.steps = steps;
+    TrainMapping mapping = MapOntoTrain(request.workload, request.options, change);
+    plan.runs.push_back({id, RunName(id), std::move(mapping.args)});
+  }
+  return plan;
 }
 
 RunPlan PlanMainRuns(const PlanRequest& request) {

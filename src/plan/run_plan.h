@@ -49,6 +49,11 @@ struct RunPlan {
 //      double_batch;
 //   3. repeats 2..K of the baseline, one pass over the replica counts per repeat.
 // Injections naming a rank beyond N are left out of the N-replica runs, with a note.
+// The reduced-precision check (docs/decide.md): wire_fp32-n2, wire_reduced-n2 and
+// wire_fp32_seed2-n2, `steps` steps each, without emulation or injected faults (they measure the
+// loss, not the time); the reseeded run trains with --seed one above the workload's.
+RunPlan PlanWireCheck(const PlanRequest& request, comm::WireDtype reduced, int64_t steps);
+
 RunPlan PlanMainRuns(const PlanRequest& request);
 
 // What a variant changes in the workload (kOneLever, kAllLevers: `levers`).

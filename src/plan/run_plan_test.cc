@@ -134,6 +134,39 @@ TEST(PlanLeverRuns, LeversTrainCannotMakeAreSkippedAndNoneLeavesNoRuns) {
   EXPECT_NE(runs.skipped[1].reason.find("not applicable"), std::string::npos);
 }
 
+TEST(PlanWireCheck, ThreeUnpacedRunsAtTwoReplicas) {
+  PlanRequest r = Request({1, 4}, {});
+  r.workload = {{"--model", "mlp"},
+                {"--batch", "8"},
+                {"--steps", "30"},
+                {"--emulate-device-speed", "0.1"},
+                {"--emulate-link", "0.02,50"},
+                {"--inject-straggler", "1:2"},
+                {"--seed", "7"}};
+  r.options.reducer.dtype = comm::WireDtype::kFp32;
+  r.options.seed = 7;
+  const RunPlan plan = PlanWireCheck(r, comm::WireDtype::kBf16, 200);
+  EXPECT_EQ(Names(plan), (Words{"wire_fp32-n2", "wire_reduced-n2", "wire_fp32_seed2-n2"}));
+  auto value = [](const PlannedRun& run, const std::string& flag) -> std::string {
+    auto it = std::find(run.args.begin(), run.args.end(), flag);
+    return it == run.args.end() || it + 1 == run.args.end() ? "" : *(it + 1);
+  };
+  for (const PlannedRun& run : plan.runs) {
+    EXPECT_EQ(run.id.replicas, 2);
+    EXPECT_EQ(value(run, "--steps"), "200") << run.name;
+    for (const char* flag : {"--emulate-device-speed", "--emulate-link", "--inject-straggler"}) {
+      EXPECT_EQ(std::find(run.args.begin(), run.args.end(), flag), run.args.end())
+          << run.name << " keeps " << flag;
+    }
+  }
+  EXPECT_EQ(value(plan.runs[0], "--reduce-dtype"), "fp32");
+  EXPECT_EQ(value(plan.runs[1], "--reduce-dtype"), "bf16");
+  EXPECT_EQ(value(plan.runs[2], "--reduce-dtype"), "fp32");
+  EXPECT_EQ(value(plan.runs[0], "--seed"), "7");
+  EXPECT_EQ(value(plan.runs[1], "--seed"), "7");
+  EXPECT_EQ(value(plan.runs[2], "--seed"), "8");
+}
+
 TEST(DefaultWorkload, IsAGptWithEmulation) {
   const TrainArgs w = DefaultWorkload();
   EXPECT_TRUE(Has(w, "--model"));

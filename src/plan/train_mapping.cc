@@ -144,6 +144,23 @@ TrainMapping MapOntoTrain(const TrainArgs& workload, const train::TrainOptions& 
       m.Rewrite("--inject-straggler", StragglersText(o.injection.stragglers));
     }
   }
+  if (change.seed) {
+    o.seed = *change.seed;
+    m.Set("--seed", *change.seed);
+  }
+  if (change.steps) {
+    o.steps = *change.steps;
+    m.Set("--steps", *change.steps);
+  }
+  if (change.unpaced) {
+    o.emulation = {};
+    o.injection = {};
+    for (const char* flag :
+         {"--emulate-device-speed", "--emulate-link", "--inject-straggler", "--inject-noise",
+          "--inject-input-delay", "--inject-hang", "--inject-crash"}) {
+      m.Drop(flag);
+    }
+  }
   return m.Finish();
 }
 

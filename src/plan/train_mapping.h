@@ -25,6 +25,10 @@ struct RunChange {
   std::vector<RankedInjection> dropped;  // injections left out of the run
   // The injected stragglers the run keeps (those its replica count has); unset: the workload's.
   std::optional<std::vector<train::StragglerInjection>> stragglers;
+  std::optional<uint64_t> seed;  // another --seed
+  std::optional<int64_t> steps;  // another --steps
+  // Numerics, not timing: no emulated device or link and no injected fault.
+  bool unpaced = false;
 };
 
 struct TrainMapping {

@@ -18,6 +18,12 @@ std::string VariantName(const Variant& variant) {
       return fmt::format("lever_{}", ToString(variant.lever));
     case VariantKind::kAllLevers:
       return "levers";
+    case VariantKind::kWireFp32:
+      return "wire_fp32";
+    case VariantKind::kWireReduced:
+      return "wire_reduced";
+    case VariantKind::kWireReseeded:
+      return "wire_fp32_seed2";
   }
   return "?";
 }

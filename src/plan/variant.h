@@ -3,7 +3,8 @@
 //   <variant>-n<N>        the first run of a variant at N replicas
 //   <variant>-n<N>-r<k>   its k-th repeat (k >= 2), e.g. baseline-n4-r2
 // Variant names: baseline; the ablations no_reduce, synthetic_input, double_batch; levers (every
-// applied lever together); lever_<lever> (one lever on its own, e.g. lever_overlap_bucketing).
+// applied lever together); lever_<lever> (one lever on its own, e.g. lever_overlap_bucketing);
+// the reduced-precision check wire_fp32, wire_reduced, wire_fp32_seed2.
 #pragma once
 
 #include <string>
@@ -19,6 +20,11 @@ enum class VariantKind {
   kDoubleBatch,     // ablation: twice the micro-batch
   kOneLever,        // one free lever on its own
   kAllLevers,       // every applied free lever together
+  // The reduced-precision check: unpaced numerics runs at 2 replicas, same seed, fp32 against
+  // the reduced wire, and fp32 with another seed as the yardstick of run-to-run spread.
+  kWireFp32,
+  kWireReduced,
+  kWireReseeded,
 };
 
 struct Variant {

@@ -59,10 +59,6 @@ Status Validate(const TrainOptions& o, int world) {
   if (o.emulation.device_speed < 0 || o.emulation.device_speed > 1) {
     return Bad("--emulate-device-speed", "must be in (0, 1]: the fraction of a core per replica");
   }
-  if (!o.emulation.device_file.empty() && !(o.emulation.device_speed > 0)) {
-    return Bad("--emulate-device-file",
-               "needs --emulate-device-speed: the file holds emulated devices' calibrations");
-  }
   if (o.emulation.link_gbps < 0 || o.emulation.link_latency_us < 0) {
     return Bad("--emulate-link", "bandwidth and latency must not be negative");
   }

@@ -34,6 +34,7 @@ struct EmulationOptions {
   double link_latency_us = 0;
   // --emulate-device-file FILE: the sweep's emulated devices (train/device_file.h); a run of a
   // compute shape already there paces to it, else records its own. Empty: each run its own.
+  // Ignored without an emulated device (a sweep gives it to every run, unpaced ones too).
   std::string device_file;
   bool active() const { return device_speed > 0 || link_gbps > 0; }
 };

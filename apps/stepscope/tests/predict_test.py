@@ -316,3 +316,33 @@ class Decision(SweepTest):
         self.assertAlmostEqual(q["b_noise"], noise["b_noise_over_training"], places=6)
         self.assertIn("averaged over the training of the target run", q["noise_scale_how"])
         self.assertEqual(q["samples_to_target_batch"], 32)
+
+    def test_the_reduced_precision_lever_is_checked_not_assumed(self):
+        # Communication binds, so bf16 on the wire is recommended: three unpaced 2-replica runs
+        # check its numerical cost, and the lever stays only within the seed-to-seed spread.
+        d, out = self.decide(["--device-cost", "2"])
+        v = d["verdict"]
+        w = v["wire_check"]
+        self.assertIsNotNone(w, v["levers"])
+        self.assertEqual(w["dtype"], "bf16")
+        self.assertEqual((w["replicas"], w["steps"]), (2, 200))
+        self.assertAlmostEqual(w["difference"], abs(w["loss_reduced"] - w["loss_fp32"]))
+        self.assertAlmostEqual(w["spread"], abs(w["loss_fp32_reseeded"] - w["loss_fp32"]))
+        self.assertEqual(w["kept"], w["difference"] <= w["spread"])
+        levers = [l["lever"] for l in v["levers"]]
+        self.assertEqual("low_precision_reduction" in levers, w["kept"], w["sentence"])
+        self.assertIn(w["sentence"], v["evidence"])
+        self.assertIn(w["sentence"], out)
+        configs = {}
+        for name in ("wire_fp32-n2", "wire_reduced-n2", "wire_fp32_seed2-n2"):
+            with open(os.path.join(self.dir, "runs", name, "run.json")) as f:
+                configs[name] = json.load(f)
+        self.assertEqual(configs["wire_reduced-n2"]["config"]["reducer"]["dtype"], "bf16")
+        self.assertEqual(configs["wire_fp32-n2"]["config"]["reducer"]["dtype"], "fp32")
+        self.assertEqual(configs["wire_fp32_seed2-n2"]["config"]["seed"],
+                         configs["wire_fp32-n2"]["config"]["seed"] + 1)
+        for c in configs.values():
+            self.assertFalse(c["emulation"]["emulated"])  # numerics, not timing
+            self.assertEqual(c["steps"], 200)
+        # The step-time model never fits or checks these unpaced runs.
+        self.assertFalse(any(c["run"].startswith("wire_") for c in d.get("model_checks", [])))

@@ -1,0 +1,68 @@
+#include "analysis/wire_check.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace stepscope::analysis {
+
+Result<double> FinalLoss(const std::vector<StepRecord>& records, int64_t tail) {
+  std::map<int64_t, std::pair<double, int>> by_step;  // step -> (loss sum, ranks)
+  for (const StepRecord& r : records) {
+    auto& [sum, ranks] = by_step[r.step];
+    sum += r.loss;
+    ++ranks;
+  }
+  if (by_step.empty()) return Status::Error("no step records");
+  double total = 0;
+  int64_t used = 0;
+  for (auto it = by_step.rbegin(); it != by_step.rend() && used < std::max<int64_t>(1, tail);
+       ++it, ++used) {
+    const double loss = it->second.first / it->second.second;
+    if (!std::isfinite(loss)) {
+      return Status::Error(fmt::format("step {}: the training loss is not finite", it->first));
+    }
+    total += loss;
+  }
+  return total / static_cast<double>(used);
+}
+
+Result<WireCheck> CompareWire(const std::vector<StepRecord>& fp32,
+                              const std::vector<StepRecord>& reduced,
+                              const std::vector<StepRecord>& fp32_reseeded,
+                              const std::string& dtype, double tail_share) {
+  WireCheck c;
+  c.dtype = dtype;
+  int64_t steps = 0;
+  int replicas = 0;
+  for (const StepRecord& r : fp32) {
+    steps = std::max(steps, r.step + 1);
+    replicas = std::max(replicas, r.rank + 1);
+  }
+  c.steps = steps;
+  c.replicas = replicas;
+  c.tail_steps = std::max<int64_t>(5, std::llround(tail_share * static_cast<double>(steps)));
+  const char* names[] = {"the fp32 run", "the reduced-wire run", "the reseeded fp32 run"};
+  const std::vector<StepRecord>* runs[] = {&fp32, &reduced, &fp32_reseeded};
+  double* losses[] = {&c.loss_fp32, &c.loss_reduced, &c.loss_fp32_reseeded};
+  for (int i = 0; i < 3; ++i) {
+    Result<double> loss = FinalLoss(*runs[i], c.tail_steps);
+    if (!loss.ok()) return loss.status().WithContext(names[i]);
+    *losses[i] = *loss;
+  }
+  c.difference = std::abs(c.loss_reduced - c.loss_fp32);
+  c.spread = std::abs(c.loss_fp32_reseeded - c.loss_fp32);
+  c.kept = c.difference <= c.spread;
+  c.sentence = fmt::format(
+      "{} on the wire checked by {} steps at {} replicas: final loss (mean of the last {} steps) "
+      "{:.4f} against {:.4f} for fp32 from the same seed, a difference of {:.4f} {} the {:.4f} "
+      "that fp32 from another seed drifts: {}",
+      dtype, c.steps, c.replicas, c.tail_steps, c.loss_reduced, c.loss_fp32, c.difference,
+      c.kept ? "within" : "beyond", c.spread,
+      c.kept ? "the lever is kept" : "the lever is dropped, its numerical cost is measurable");
+  return c;
+}
+
+}  // namespace stepscope::analysis
