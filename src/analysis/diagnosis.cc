@@ -32,6 +32,7 @@ json SkewJson(const SkewReport& s) {
                      {"compute_mean", r.compute_mean},
                      {"last_arrivals", r.last_arrivals},
                      {"last_fraction", r.last_fraction},
+                     {"wait_share", r.wait_share},
                      {"compute_excess", r.compute_excess},
                      {"pre_arrival_mean", r.pre_arrival_mean},
                      {"arrival_excess", r.arrival_excess},
@@ -253,6 +254,9 @@ Status ReadSkew(const json& j, const std::string& p, int version, SkewReport* s)
     STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "compute_mean", &r.compute_mean));
     STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "last_arrivals", &r.last_arrivals));
     STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "last_fraction", &r.last_fraction));
+    if ((*ranks)[i].contains("wait_share")) {  // absent in files written before it
+      STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "wait_share", &r.wait_share));
+    }
     STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "compute_excess", &r.compute_excess));
     STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "pre_arrival_mean", &r.pre_arrival_mean));
     STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "arrival_excess", &r.arrival_excess));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "analysis/decomposition.h"
@@ -22,6 +23,8 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
   std::vector<double> input_sum(nranks, 0);
   std::vector<double> step_sum(nranks, 0);
   std::vector<int64_t> last_count(nranks, 0);
+  // Per rank: the wait it caused as the last to arrive (its lead over the second-to-last).
+  std::vector<double> wait_caused(nranks, 0);
   std::map<int, std::vector<double>> per_collective;
   std::vector<double> all_skews;
   bool any_collective = false;
@@ -42,6 +45,7 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
     }
     for (const auto& [index, latest] : last) {
       Seconds earliest = latest;
+      Seconds second = -std::numeric_limits<double>::infinity();
       size_t last_rank = 0;
       int at_latest = 0;
       for (size_t r = 0; r < nranks; ++r) {
@@ -51,9 +55,14 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
           if (c.ready == latest) {
             last_rank = r;
             ++at_latest;
+          } else {
+            second = std::max(second, c.ready);
           }
           break;
         }
+      }
+      if (nranks > 1 && at_latest == 1 && std::isfinite(second)) {
+        wait_caused[last_rank] += latest - second;
       }
       const Seconds skew = latest - earliest;
       per_collective[index].push_back(skew);
@@ -79,6 +88,11 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
       if (ties == 1) {
         ++last_count[worst];
         ++out.arrival_events;
+        Seconds second = 0;
+        for (size_t r = 0; r < nranks; ++r) {
+          if (r != worst) second = std::max(second, row[r]->compute);
+        }
+        wait_caused[worst] += row[worst]->compute - second;
       }
     }
   }
@@ -120,6 +134,9 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
     rs.last_fraction = out.arrival_events > 0 ? static_cast<double>(last_count[r]) /
                                                     static_cast<double>(out.arrival_events)
                                               : 0;
+    double all_waits = 0;
+    for (double w : wait_caused) all_waits += w;
+    rs.wait_share = all_waits > 0 ? wait_caused[r] / all_waits : 0;
     std::vector<double> others, others_pre, others_input;
     for (size_t o = 0; o < nranks; ++o) {
       if (o == r) continue;
@@ -142,7 +159,12 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
   for (size_t r = 0; r < out.ranks.size(); ++r) {
     const RankSkew& rs = out.ranks[r];
     if (nranks < 2 || out.arrival_events == 0) break;
-    if (rs.last_fraction < options.last_fraction) continue;
+    // Last in most of the events, or the cause of most of the waiting: a rank slowed in bursts
+    // (a noisy co-tenant half the time) is last in its slow steps by far and, in the others,
+    // as often as any rank.
+    if (rs.last_fraction < options.last_fraction && rs.wait_share < options.last_fraction) {
+      continue;
+    }
     const double material = options.material_share * step_sum[r] * inv;
     const double compute_added = rs.compute_mean - rs.compute_mean / (1 + rs.compute_excess);
     const double lateness = rs.pre_arrival_mean - rs.pre_arrival_mean / (1 + rs.arrival_excess);
@@ -158,10 +180,10 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
     if (rs.compute_excess >= options.compute_margin && compute_added >= material) {
       out.straggler_ranks.push_back(rs.rank);
       out.evidence.push_back(fmt::format(
-          "rank {} arrived last in {} of {} {} ({:.0f}%) and its compute ({:.2f} ms) is {:.0f}% "
-          "above the median of the other ranks",
+          "rank {} arrived last in {} of {} {} ({:.0f}%), causing {:.0f}% of the waiting for the "
+          "last rank, and its compute ({:.2f} ms) is {:.0f}% above the median of the other ranks",
           rs.rank, rs.last_arrivals, out.arrival_events, unit, 100 * rs.last_fraction,
-          1e3 * rs.compute_mean, 100 * rs.compute_excess));
+          100 * rs.wait_share, 1e3 * rs.compute_mean, 100 * rs.compute_excess));
     } else if (!out.by_steps && rs.arrival_excess >= options.compute_margin &&
                rs.others_input_wait >= 0.5 * rs.pre_arrival_mean / (1 + rs.arrival_excess)) {
       // Every rank waits for input most of the time before it arrives: a rank later than the

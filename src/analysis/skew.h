@@ -12,7 +12,8 @@
 namespace stepscope::analysis {
 
 struct SkewOptions {
-  // A straggler arrives last in at least this fraction of the collectives (or steps).
+  // A straggler arrives last in at least this fraction of the collectives (or steps), or causes
+  // at least this fraction of the waiting for the last rank.
   double last_fraction = 0.6;
   // ... and its mean compute (or its mean time to its last arrival) exceeds the median of the
   // other ranks' by at least this fraction.
@@ -28,6 +29,9 @@ struct RankSkew {
   Seconds compute_mean = 0;
   int64_t last_arrivals = 0;  // collectives (or steps) at which this rank arrived last
   double last_fraction = 0;   // last_arrivals / SkewReport::arrival_events
+  // Its share of the waiting for the last rank: summed over the events where it arrived last,
+  // its lead over the second-to-last, against that sum over all ranks.
+  double wait_share = 0;
   double compute_excess = 0;  // compute_mean / median of the other ranks' - 1
   // Mean time from step start to this rank's last arrival at a collective (0 without any), and
   // its excess over the other ranks' median: lateness that a source did not classify as compute

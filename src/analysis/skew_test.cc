@@ -39,6 +39,42 @@ TEST(Skew, SlowRankThatArrivesLastIsTheStraggler) {
   EXPECT_NE(s->evidence[0].find("rank 2"), std::string::npos);
 }
 
+// A healthy 4-rank run where, in every even step, `slow(step)` computes 40 ms more (a burst),
+// and in every odd step another rank is last by 0.5 ms: the burst rank is last in only half
+// the steps.
+std::vector<StepRecord> Bursts(int (*slow)(int64_t)) {
+  SyntheticRunSpec spec;
+  spec.replicas = 4;
+  spec.jitter = 0.01;
+  std::vector<StepRecord> records = SynthesizeRun(spec);
+  for (StepRecord& r : records) {
+    const bool even = r.step % 2 == 0;
+    const int odd_last = static_cast<int>((r.step / 2) % 3 == 2 ? 3 : (r.step / 2) % 3);
+    const Seconds extra = even && r.rank == slow(r.step) ? 0.040
+                          : !even && r.rank == odd_last  ? 0.0005
+                                                         : 0.0;
+    r.compute += extra;
+    r.end += extra;
+    for (CollectiveRecord& c : r.collectives) c.ready += extra;
+  }
+  return records;
+}
+
+TEST(Skew, ARankSlowInBurstsIsNamedByTheWaitItCauses) {
+  Result<SkewReport> s = AnalyzeSkew(Bursts([](int64_t) { return 2; }));
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_NEAR(s->ranks[2].last_fraction, 0.5, 1e-9);  // under the 60 % of a steady straggler
+  EXPECT_GT(s->ranks[2].wait_share, 0.9);
+  EXPECT_EQ(s->straggler_ranks, std::vector<int>{2});
+  EXPECT_NE(s->evidence[0].find("of the waiting"), std::string::npos) << s->evidence[0];
+  // The same bursts on a different rank each time: imbalance, nobody's fault.
+  Result<SkewReport> rotating =
+      AnalyzeSkew(Bursts([](int64_t step) { return static_cast<int>((step / 2) % 4); }));
+  ASSERT_TRUE(rotating.ok());
+  EXPECT_TRUE(rotating->straggler_ranks.empty());
+  for (const RankSkew& r : rotating->ranks) EXPECT_LT(r.wait_share, 0.4);
+}
+
 TEST(Skew, HealthyRunHasNoStraggler) {
   SyntheticRunSpec spec;
   spec.replicas = 4;

@@ -246,9 +246,10 @@ class Robustness(TempDirTest):
 
     def test_repeats_are_run_and_stored(self):
         # --repeats 2: a second baseline at every N, after the first pass, in its own folder.
+        # (No reduced-precision check here: it would add its own three runs.)
         out = self.path("d")
         proc = diagnose(MLP + ["--replicas", "1,2", "--no-ablations", "--repeats", "2",
-                               "--out", out])
+                               "--wire-check-steps", "0", "--out", out])
         order = [line.split()[2] for line in proc.stderr.splitlines()
                  if line.startswith("[run ") and ": running" in line]
         self.assertEqual(order, ["baseline-n1", "baseline-n2", "baseline-n1-r2",

@@ -200,6 +200,19 @@ class Decision(SweepTest):
         self.assertNotEqual(d["verdict"]["decision"]["action"], "upgrade_interconnect",
                             d["verdict"]["decision"]["reason"])
 
+    def test_time_with_free_faster_devices_upgrades_the_devices(self):
+        # Devices 100 times faster at no extra price: at every count they take less time (the
+        # same reductions, almost no compute) for the same money, so on time the decision is to
+        # upgrade the devices, at whatever count is fastest.
+        d, _ = self.decide(["--currency", "time", "--device-cost", "2",
+                            "--device-upgrade", "100:0"])
+        dec = d["verdict"]["decision"]
+        self.assertEqual(dec["action"], "upgrade_devices", dec["reason"])
+        self.assertEqual(dec["device_speed"], 100)
+        fastest = min(o["hours_per_million"] for o in d["verdict"]["options"])
+        chosen = [o for o in d["verdict"]["options"] if o["label"] == dec["option"]][0]
+        self.assertLessEqual(chosen["hours_per_million"], 1.1 * fastest)
+
     def test_a_deadline_nothing_meets_is_said(self):
         d, _ = self.decide(["--device-cost", "2", "--samples-to-target", "1e12",
                             "--deadline", "0.001"])
