@@ -126,6 +126,8 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
     out.arrival_skew_p90 = Percentile(all_skews, 90);
   }
 
+  double all_waits = 0;
+  for (double w : wait_caused) all_waits += w;
   for (size_t r = 0; r < nranks; ++r) {
     RankSkew rs;
     rs.rank = m.ranks[r];
@@ -134,8 +136,6 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
     rs.last_fraction = out.arrival_events > 0 ? static_cast<double>(last_count[r]) /
                                                     static_cast<double>(out.arrival_events)
                                               : 0;
-    double all_waits = 0;
-    for (double w : wait_caused) all_waits += w;
     rs.wait_share = all_waits > 0 ? wait_caused[r] / all_waits : 0;
     std::vector<double> others, others_pre, others_input;
     for (size_t o = 0; o < nranks; ++o) {

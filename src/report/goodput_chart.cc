@@ -14,21 +14,27 @@ const analysis::Verdict* PricedVerdict(const analysis::Diagnosis& d) {
   return d.verdict.options.empty() ? nullptr : &d.verdict;
 }
 
+namespace {
+
+// The first more- or fewer-devices option: its levers are the configuration the curve follows
+// (with the free levers, if any); nullptr when there is none.
+const decide::PricedOption* DevicesOption(const analysis::Verdict& v) {
+  for (const decide::PricedOption& o : v.options) {
+    if (o.kind == decide::OptionKind::kMoreDevices || o.kind == decide::OptionKind::kFewerDevices) {
+      return &o;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 json GoodputRows(const analysis::Diagnosis& d) {
   json rows = json::array();
   const analysis::Verdict* v = PricedVerdict(d);
-  if (v == nullptr) return rows;
-  // The configuration more and fewer devices are priced in (with the free levers, if any).
-  std::vector<Lever> levers;
-  bool found = false;
-  for (const decide::PricedOption& o : v->options) {
-    if (o.kind == decide::OptionKind::kMoreDevices || o.kind == decide::OptionKind::kFewerDevices) {
-      levers = o.levers;
-      found = true;
-      break;
-    }
-  }
-  if (!found) return rows;
+  const decide::PricedOption* devices = v != nullptr ? DevicesOption(*v) : nullptr;
+  if (devices == nullptr) return rows;
+  const std::vector<Lever>& levers = devices->levers;
   std::map<int, const decide::PricedOption*> by_replicas;
   for (const decide::PricedOption& o : v->options) {
     const bool same_config =
@@ -56,13 +62,7 @@ json GoodputRows(const analysis::Diagnosis& d) {
 json GoodputChart(const analysis::Diagnosis& d, const std::string& schema) {
   json rows = GoodputRows(d);
   if (rows.empty()) return nullptr;
-  bool levered = false;
-  for (const decide::PricedOption& o : PricedVerdict(d)->options) {
-    if (o.kind == decide::OptionKind::kMoreDevices || o.kind == decide::OptionKind::kFewerDevices) {
-      levered = !o.levers.empty();
-      break;
-    }
-  }
+  const bool levered = !DevicesOption(*PricedVerdict(d))->levers.empty();
   const std::string unit(UnitText(d.source.throughput_unit));
   const json x = {{"field", "replicas"},
                   {"type", "quantitative"},

@@ -274,6 +274,20 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   double smoothed_loss = std::numeric_limits<double>::quiet_NaN();
   const int64_t eval_every = o.evaluate ? o.EvalEvery() : 0;
   int64_t last_eval_step = -1;  // steps done when the held-out set was last evaluated
+  // Evaluates the held-out set after `steps_done` steps, counting its time apart from the
+  // steps (evaluation_s); true when that reaches --target-accuracy (steps_to_target is set).
+  auto evaluate_held_out = [&](int64_t steps_done) -> Result<bool> {
+    const Seconds begin = comm.Now();
+    Result<EvalSummary> e = Evaluate(model, *split->test, o, comm);
+    if (!e.ok()) return e.status();
+    summary.eval = e.value();
+    summary.evaluations += 1;
+    summary.evaluation_s += comm.Now() - begin;
+    last_eval_step = steps_done;
+    const bool reached = o.target_accuracy && e->accuracy >= *o.target_accuracy;
+    if (reached) summary.steps_to_target = steps_done;
+    return reached;
+  };
   for (int64_t step = 0; step < total_steps; ++step) {
     StepRecord rec;
     StepTimeline tl;
@@ -412,16 +426,12 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
       // Held-out evaluation during training: its time is the job's, not a step's, so the next
       // step starts after it and it is counted apart (evaluation_s).
       watchdog.Publish(step, comm::HeartbeatPhase::kCompute);
-      const Seconds eval_begin = comm.Now();
-      Result<EvalSummary> e = Evaluate(model, *split->test, o, comm);
-      if (!e.ok()) return e.status().WithContext("evaluation after step " + std::to_string(step));
-      summary.eval = e.value();
-      summary.evaluations += 1;
-      summary.evaluation_s += comm.Now() - eval_begin;
-      last_eval_step = step + 1;
+      Result<bool> reached = evaluate_held_out(step + 1);
+      if (!reached.ok()) {
+        return reached.status().WithContext("evaluation after step " + std::to_string(step));
+      }
       previous_end = comm.Now();
-      if (o.target_accuracy && e->accuracy >= *o.target_accuracy) {
-        summary.steps_to_target = step + 1;
+      if (*reached) {
         steps_run = step + 1;
         break;
       }
@@ -484,16 +494,10 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
         static_cast<double>(samples_per_step * world));
   }
   if (o.evaluate && last_eval_step != steps_run) {
-    const Seconds eval_begin = comm.Now();
-    auto e = Evaluate(model, *split->test, o, comm);
-    if (!e.ok()) return e.status();
-    summary.eval = e.value();
-    summary.evaluations += 1;
-    summary.evaluation_s += comm.Now() - eval_begin;
-    if (o.target_accuracy && e->accuracy >= *o.target_accuracy) {
-      summary.steps_to_target = steps_run;
-    }
+    Result<bool> reached = evaluate_held_out(steps_run);
+    if (!reached.ok()) return reached.status();
   }
+
   summary.model = model.Stats();
   summary.model_description = model.Describe();
   summary.dataset_description = split->train->Describe();
