@@ -70,7 +70,8 @@ Estimate ThroughputEstimate(const std::vector<double>& job_steps, double samples
 
 }  // namespace
 
-Seconds SyncWait(const StepRecord& record, const std::map<int, Seconds>& last_arrival) {
+std::vector<CollectiveSplit> SplitExposed(const StepRecord& record,
+                                          const std::map<int, Seconds>& last_arrival) {
   // The rank's wait for late ranks is exposed only after its own last arrival a (its backward
   // has ended by then), and lasts at most its exposed communication: the window [a, a + exposed].
   // Walking the collectives in launch order along that window, collective k waits for arrivals
@@ -83,23 +84,37 @@ Seconds SyncWait(const StepRecord& record, const std::map<int, Seconds>& last_ar
     own_last = taking_part.empty() ? c.ready : std::max(own_last, c.ready);
     taking_part.push_back(&c);
   }
-  if (taking_part.empty()) return 0;
+  std::vector<CollectiveSplit> splits;
+  if (taking_part.empty()) return splits;
   std::stable_sort(
       taking_part.begin(), taking_part.end(),
       [](const CollectiveRecord* a, const CollectiveRecord* b) { return a->index < b->index; });
   const Seconds exposed = std::max<Seconds>(0, record.exposed_comm);
   const Seconds window_end = own_last + exposed;
   Seconds cursor = own_last;  // how far along the window the walk has come
-  Seconds wait = 0;
   for (const CollectiveRecord* c : taking_part) {
+    CollectiveSplit split;
+    split.index = c->index;
     const Seconds arrivals_done = std::min(last_arrival.at(c->index), window_end);
     if (arrivals_done > cursor) {
-      wait += arrivals_done - cursor;
+      split.sync_wait = arrivals_done - cursor;
       cursor = arrivals_done;
     }
-    cursor = std::max(cursor, std::min(c->end, window_end));
+    const Seconds moved_to = std::max(cursor, std::min(c->end, window_end));
+    split.transfer = moved_to - cursor;
+    cursor = moved_to;
+    splits.push_back(split);
   }
-  return std::min(wait, exposed);
+  // Exposed time the walk did not reach (the rank's bookkeeping after its last collective ended)
+  // is transfer of the last collective, as the step totals count it.
+  splits.back().transfer += window_end - cursor;
+  return splits;
+}
+
+Seconds SyncWait(const StepRecord& record, const std::map<int, Seconds>& last_arrival) {
+  Seconds wait = 0;
+  for (const CollectiveSplit& s : SplitExposed(record, last_arrival)) wait += s.sync_wait;
+  return wait;
 }
 
 Components StepComponents(const StepRecord& record, const std::map<int, Seconds>& last_arrival) {
@@ -289,6 +304,7 @@ Result<Decomposition> Decompose(const std::vector<StepRecord>& records) {
   std::vector<double> rank_samples(nranks, 0);
   std::vector<double> job_steps;
   Components job_sum;
+  std::map<int, CollectiveSplit> collective_sum;
   d.ranks_per_step.assign(nranks, {});
   double samples_sum = 0;
   for (const auto& row : m.steps) {
@@ -306,6 +322,10 @@ Result<Decomposition> Decompose(const std::vector<StepRecord>& records) {
       if (r == critical) critical_c = c;
       job_step = r == 0 ? c.step : std::max(job_step, c.step);
     }
+    for (const CollectiveSplit& split : SplitExposed(*row[critical], last)) {
+      collective_sum[split.index].sync_wait += split.sync_wait;
+      collective_sum[split.index].transfer += split.transfer;
+    }
     // The step lasts as long as its slowest rank; what that rank spent beyond the critical
     // rank's own step (a longer update after the last collective, an earlier start) is overhead.
     critical_c.overhead += job_step - critical_c.step;
@@ -316,6 +336,9 @@ Result<Decomposition> Decompose(const std::vector<StepRecord>& records) {
   }
   const double inv = 1.0 / static_cast<double>(nsteps);
   d.job = job_sum * inv;
+  for (auto& [index, split] : collective_sum) {
+    d.job_collectives.push_back({index, split.sync_wait * inv, split.transfer * inv});
+  }
   d.step_p50 = Percentile(job_steps, 50);
   d.step_p90 = Percentile(job_steps, 90);
   d.samples_per_step = samples_sum * inv;

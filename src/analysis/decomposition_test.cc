@@ -129,6 +129,55 @@ TEST(Decomposition, ATransferInFlightWhileWaitingIsTransferNotSyncWait) {
   const Components c0 = StepComponents(r0, LastArrivals({&r0, &r1}));
   EXPECT_NEAR(c0.sync_wait, 0.05, 1e-12);
   EXPECT_NEAR(c0.transfer, 0.07, 1e-12);
+  // Per collective: collective 0 transferred 1.20-1.25; collective 1 waited 1.25-1.30 and
+  // transferred 1.30-1.32.
+  const std::vector<CollectiveSplit> split = SplitExposed(r0, LastArrivals({&r0, &r1}));
+  ASSERT_EQ(split.size(), 2u);
+  EXPECT_EQ(split[0].index, 0);
+  EXPECT_NEAR(split[0].sync_wait, 0.0, 1e-12);
+  EXPECT_NEAR(split[0].transfer, 0.05, 1e-12);
+  EXPECT_EQ(split[1].index, 1);
+  EXPECT_NEAR(split[1].sync_wait, 0.05, 1e-12);
+  EXPECT_NEAR(split[1].transfer, 0.02, 1e-12);
+}
+
+TEST(Decomposition, JobSplitsSyncWaitAndTransferPerCollectiveAlongTheCriticalPath) {
+  // Rank 1 arrives last at collective 0 (1.10 against 1.00) but rank 0 arrives last at
+  // collective 1 (1.40 against 1.30): the step waits for rank 0, whose path has no sync wait;
+  // rank 1 waits 1.30-1.40 at collective 1. Collective 0 ends at 1.15 on both, collective 1 at
+  // 1.45.
+  std::vector<StepRecord> records;
+  for (int64_t step : {1, 2}) {
+    StepRecord r0 = Rank(0, step, 1.00, 1.40, 0.05);
+    StepRecord r1 = Rank(1, step, 1.10, 1.30, 0.15);
+    for (StepRecord* r : {&r0, &r1}) {
+      r->collectives[0].end = 1.15;
+      r->collectives[1].end = 1.45;
+    }
+    records.push_back(r0);
+    records.push_back(r1);
+  }
+  Result<Decomposition> d = Decompose(records);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  ASSERT_EQ(d->job_collectives.size(), 2u);
+  Seconds wait = 0, transfer = 0;
+  for (const CollectiveSplit& c : d->job_collectives) {
+    wait += c.sync_wait;
+    transfer += c.transfer;
+  }
+  EXPECT_NEAR(wait, d->job.sync_wait, 1e-12);
+  EXPECT_NEAR(transfer, d->job.transfer, 1e-12);
+  // Along rank 0's path: collective 0 ended before its backward did, collective 1 moved bytes
+  // 1.40-1.45.
+  EXPECT_NEAR(d->job_collectives[0].transfer, 0.0, 1e-12);
+  EXPECT_NEAR(d->job_collectives[1].sync_wait, 0.0, 1e-12);
+  EXPECT_NEAR(d->job_collectives[1].transfer, 0.05, 1e-12);
+  // Rank 1's own split: the wait is at collective 1.
+  const std::vector<CollectiveSplit> r1 = SplitExposed(records[1], LastArrivals({&records[0], &records[1]}));
+  ASSERT_EQ(r1.size(), 2u);
+  EXPECT_NEAR(r1[0].sync_wait, 0.0, 1e-12);
+  EXPECT_NEAR(r1[1].sync_wait, 0.10, 1e-12);
+  EXPECT_NEAR(r1[1].transfer, 0.05, 1e-12);
 }
 
 TEST(Decomposition, ErrorsAreNamed) {

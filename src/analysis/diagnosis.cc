@@ -72,6 +72,14 @@ json AblationsJson(const AblationReport& a) {
           {"checks", checks}};
 }
 
+json CollectiveSplitsJson(const std::vector<CollectiveSplit>& splits) {
+  json out = json::array();
+  for (const CollectiveSplit& c : splits) {
+    out.push_back({{"index", c.index}, {"sync_wait", c.sync_wait}, {"transfer", c.transfer}});
+  }
+  return out;
+}
+
 json PointJson(const DiagnosisPoint& p) {
   const Decomposition& d = p.decomposition;
   json ranks = json::array();
@@ -94,6 +102,7 @@ json PointJson(const DiagnosisPoint& p) {
           {"samples_per_step", d.samples_per_step},
           {"step_time", {{"mean", d.job.step}, {"p50", d.step_p50}, {"p90", d.step_p90}}},
           {"components", ComponentsJson(d.job)},
+          {"collectives", CollectiveSplitsJson(d.job_collectives)},
           {"ranks", ranks},
           {"skew", SkewJson(p.skew)},
           {"ablations", AblationsJson(p.ablations)},
@@ -350,6 +359,18 @@ Status ReadPoint(const json& j, const std::string& p, int version, DiagnosisPoin
   const json* comp = nullptr;
   STEPSCOPE_RETURN_IF_ERROR(GetObject(j, p, "components", &comp));
   STEPSCOPE_RETURN_IF_ERROR(ReadComponents(*comp, Join(p, "components"), &d.job));
+  if (j.contains("collectives")) {  // absent in files written before it was added
+    const json* splits = nullptr;
+    STEPSCOPE_RETURN_IF_ERROR(GetArray(j, p, "collectives", &splits));
+    for (size_t i = 0; i < splits->size(); ++i) {
+      const std::string q = At(p, "collectives", i);
+      CollectiveSplit c;
+      STEPSCOPE_RETURN_IF_ERROR(Get((*splits)[i], q, "index", &c.index));
+      STEPSCOPE_RETURN_IF_ERROR(Get((*splits)[i], q, "sync_wait", &c.sync_wait));
+      STEPSCOPE_RETURN_IF_ERROR(Get((*splits)[i], q, "transfer", &c.transfer));
+      d.job_collectives.push_back(c);
+    }
+  }
   const json* ranks = nullptr;
   STEPSCOPE_RETURN_IF_ERROR(GetArray(j, p, "ranks", &ranks));
   for (size_t i = 0; i < ranks->size(); ++i) {
