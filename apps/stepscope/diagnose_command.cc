@@ -29,6 +29,7 @@ struct DiagnoseFlags {
   int repeats = 1;
   bool apply_levers = false;
   int64_t wire_check_steps = 200;
+  int64_t noise_scale_steps = 1000;
   bool no_ablations = false;
   bool fresh = false;
   std::optional<double> device_cost;
@@ -198,6 +199,7 @@ Result<DiagnoseRequest> BuildRequest(const DiagnoseFlags& f) {
   r.plan = std::move(p).value();
   r.apply_levers = f.apply_levers || r.default_workload;
   r.wire_check_steps = f.wire_check_steps;
+  r.noise_scale_steps = f.noise_scale_steps;
   r.fresh = f.fresh;
   r.quiet = f.train.quiet;
   r.dir = f.train.options.out.empty() ? std::string(kDefaultDiagnoseDir) : f.train.options.out;
@@ -273,6 +275,12 @@ void AddDiagnoseCommand(CLI::App& app, std::function<int()>* run) {
                   "three unpaced 2-replica runs that check its numerical cost (fp32 and the "
                   "reduced wire from one seed, fp32 from another); 0: do not check")
       ->transform(WholeNumber("--wire-check-steps 200", 0, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--noise-scale-steps", flags->noise_scale_steps,
+                  "Steps of the unpaced 2-replica run that measures the gradient noise scale over "
+                  "training (norms every step, fp32 wire); 0: pool it from the sweep's own short "
+                  "runs instead")
+      ->transform(WholeNumber("--noise-scale-steps 1000", 0, 10000000))
       ->capture_default_str();
   cmd->add_flag("--fresh", flags->fresh,
                 "Discard the runs stored in --out DIR instead of resuming");

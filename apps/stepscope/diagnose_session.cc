@@ -190,6 +190,10 @@ class Session {
     }
   }
 
+  // The gradient noise scale from the dedicated run (plan::PlanNoiseScale), for the diagnosis
+  // to use instead of the one pooled from the sweep's short runs; nothing when it was not asked
+  // for or did not finish (with a warning).
+  void MeasureNoiseScale(std::vector<std::string>* warnings);
   // The main sweep and the diagnosis made from it; nullopt (with the exit code in `exit_code`)
   // when there is nothing to diagnose.
   std::optional<analysis::Diagnosis> Diagnose(int* exit_code);
@@ -234,6 +238,7 @@ std::optional<analysis::Diagnosis> Session::Diagnose(int* exit_code) {
   const plan::RunPlan plan = plan::PlanMainRuns(request_.plan);
   const sweep::SweepResult result = Run(plan);
   std::vector<std::string> warnings;
+  if (!result.interrupted) MeasureNoiseScale(&warnings);
   std::vector<analysis::RunSet> sets =
       CollectRunSets(*store_, plan.runs, plan::VariantKind::kBaseline, &warnings);
   if (sets.empty()) {
@@ -258,6 +263,30 @@ std::optional<analysis::Diagnosis> Session::Diagnose(int* exit_code) {
     }
   }
   return std::move(d);
+}
+
+void Session::MeasureNoiseScale(std::vector<std::string>* warnings) {
+  if (request_.noise_scale_steps <= 0) return;
+  std::fprintf(stderr, "measuring the gradient noise scale over %lld steps of training\n",
+               static_cast<long long>(request_.noise_scale_steps));
+  const plan::RunPlan plan = plan::PlanNoiseScale(request_.plan, request_.noise_scale_steps);
+  Run(plan);
+  const plan::PlannedRun& run = plan.runs.front();
+  auto records = LoadRun(*store_, JobOf(run), warnings);
+  if (!records) {
+    warnings->push_back(fmt::format(
+        "the noise scale is pooled from the sweep's short runs: run {} did not finish", run.name));
+    return;
+  }
+  analysis::NoiseScale noise = analysis::NoiseScaleOfRun(*records);
+  if (!noise.known) {
+    warnings->push_back(fmt::format(
+        "the noise scale is pooled from the sweep's short runs: run {} gave none ({})", run.name,
+        noise.reason));
+    return;
+  }
+  noise.reason = fmt::format("run {}: {}", run.name, noise.reason);
+  options_.measured_noise = std::move(noise);
 }
 
 void Session::CheckWire(analysis::Diagnosis* d) {

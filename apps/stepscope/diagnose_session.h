@@ -18,6 +18,9 @@ struct DiagnoseRequest {
   bool apply_levers = false;      // re-measure the curve with the recommended free levers
   // Steps of the reduced-precision check (analysis/wire_check.h); 0: not checked.
   int64_t wire_check_steps = 200;
+  // Steps of the dedicated noise-scale run (plan::PlanNoiseScale); 0: the noise scale is pooled
+  // from the sweep's own short runs.
+  int64_t noise_scale_steps = 1000;
   bool fresh = false;   // discard the runs stored in `dir`
   bool quiet = false;   // no per-run progress lines
   std::string dir;      // the sweep directory

@@ -208,6 +208,7 @@ json NoiseJson(const NoiseScale& n) {
           {"b_noise_low", n.b_noise_low},
           {"b_noise_high", n.b_noise_high},
           {"runs", n.runs},
+          {"method", n.method},
           {"progress",
            {{"first_step", n.first_step},
             {"last_step", n.last_step},
@@ -580,6 +581,9 @@ Status ReadNoise(const json& j, const std::string& p, NoiseScale* n) {
     STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "b_noise_low", &n->b_noise_low));
     STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "b_noise_high", &n->b_noise_high));
     STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "runs", &n->runs));
+  }
+  if (j.contains("method")) {  // absent in files written before it: pooled
+    STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "method", &n->method));
   }
   if (const auto progress = j.find("progress"); progress != j.end()) {  // absent: unknown
     const std::string q = Join(p, "progress");

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <set>
 
 #include "analysis/decomposition.h"
 #include "core/statistics.h"
@@ -178,6 +180,7 @@ NoiseScale NoiseScaleOverTraining(const std::vector<double>& local_sq,
     cut = std::max(2, cut / 2);
   }
   ns.known = true;
+  ns.method = "over_training";
   ns.b_noise = Mean(stretches);
   // The band is the spread over training, not a sampling interval: the least and the most any
   // stretch saw.
@@ -187,6 +190,49 @@ NoiseScale NoiseScaleOverTraining(const std::vector<double>& local_sq,
       "mean over {} equal stretches of {} sampled steps (from {:.3g} in the least to {:.3g} in "
       "the most)",
       cut, n, ns.b_noise_low, ns.b_noise_high);
+  return ns;
+}
+
+NoiseScale NoiseScaleOfRun(const std::vector<StepRecord>& records, int windows) {
+  std::map<int64_t, std::vector<const StepRecord*>> by_step;
+  std::set<int> ranks;
+  for (const StepRecord& r : records) {
+    by_step[r.step].push_back(&r);
+    ranks.insert(r.rank);
+  }
+  std::vector<double> local_sq, global_sq;
+  double b = 0, big_b = 0;
+  NoiseScale progress;
+  for (const auto& [step, row] : by_step) {
+    if (row.size() != ranks.size() || ranks.size() < 2) continue;
+    double g = -1, local = 0, samples = 0;
+    bool all_local = true;
+    for (const StepRecord* r : row) {
+      if (r->global_grad_sq >= 0) g = r->global_grad_sq;
+      all_local = all_local && r->local_grad_sq >= 0;
+      local += r->local_grad_sq;
+      samples += static_cast<double>(r->samples);
+    }
+    if (g < 0 || !all_local || !(samples > 0)) continue;
+    local_sq.push_back(local / static_cast<double>(row.size()));
+    global_sq.push_back(g);
+    b = samples / static_cast<double>(row.size());
+    big_b = samples;
+    if (progress.first_step < 0) progress.first_step = step;
+    progress.last_step = step;
+    progress.samples_seen = static_cast<double>(step + 1) * samples;
+  }
+  if (local_sq.empty()) {
+    NoiseScale ns;
+    ns.reason = ranks.size() < 2 ? "one rank: nothing to compare the local gradient with"
+                                 : "no step recorded every rank's gradient norms";
+    return ns;
+  }
+  NoiseScale ns = NoiseScaleOverTraining(local_sq, global_sq, b, big_b, windows);
+  ns.first_step = progress.first_step;
+  ns.last_step = progress.last_step;
+  ns.samples_seen = progress.samples_seen;
+  ns.runs = 1;
   return ns;
 }
 

@@ -68,6 +68,11 @@ RunChange ChangeFor(VariantKind kind, const train::TrainOptions& options,
       change.levers.wire = kind == VariantKind::kWireReduced ? levers.wire : comm::WireDtype::kFp32;
       if (kind == VariantKind::kWireReseeded) change.seed = options.seed + 1;
       break;
+    case VariantKind::kNoiseScale:
+      change.unpaced = true;
+      change.levers.wire = comm::WireDtype::kFp32;
+      change.grad_norm_every = 1;
+      break;
   }
   return change;
 }
@@ -84,6 +89,16 @@ RunPlan PlanWireCheck(const PlanRequest& request, comm::WireDtype reduced, int64
     TrainMapping mapping = MapOntoTrain(request.workload, request.options, change);
     plan.runs.push_back({id, RunName(id), std::move(mapping.args)});
   }
+  return plan;
+}
+
+RunPlan PlanNoiseScale(const PlanRequest& request, int64_t steps) {
+  RunPlan plan;
+  const RunId id{Variant::Of(VariantKind::kNoiseScale), 2};
+  RunChange change = ChangeFor(VariantKind::kNoiseScale, request.options, LeverChange{});
+  change.steps = steps;
+  TrainMapping mapping = MapOntoTrain(request.workload, request.options, change);
+  plan.runs.push_back({id, RunName(id), std::move(mapping.args)});
   return plan;
 }
 

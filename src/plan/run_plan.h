@@ -54,6 +54,10 @@ struct RunPlan {
 // loss, not the time); the reseeded run trains with --seed one above the workload's.
 RunPlan PlanWireCheck(const PlanRequest& request, comm::WireDtype reduced, int64_t steps);
 
+// The noise-scale measurement (docs/decide.md): noise_scale-n2, `steps` steps without emulation
+// or injected faults, fp32 on the wire, the gradient norms sampled every step.
+RunPlan PlanNoiseScale(const PlanRequest& request, int64_t steps);
+
 RunPlan PlanMainRuns(const PlanRequest& request);
 
 // What a variant changes in the workload (kOneLever, kAllLevers: `levers`).

@@ -152,6 +152,10 @@ TrainMapping MapOntoTrain(const TrainArgs& workload, const train::TrainOptions& 
     o.steps = *change.steps;
     m.Set("--steps", *change.steps);
   }
+  if (change.grad_norm_every) {
+    o.grad_norm_every = *change.grad_norm_every;
+    m.Set("--grad-norm-every", *change.grad_norm_every);
+  }
   if (change.unpaced) {
     o.emulation = {};
     o.injection = {};

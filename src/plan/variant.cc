@@ -24,6 +24,8 @@ std::string VariantName(const Variant& variant) {
       return "wire_reduced";
     case VariantKind::kWireReseeded:
       return "wire_fp32_seed2";
+    case VariantKind::kNoiseScale:
+      return "noise_scale";
   }
   return "?";
 }

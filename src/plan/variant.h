@@ -4,7 +4,8 @@
 //   <variant>-n<N>-r<k>   its k-th repeat (k >= 2), e.g. baseline-n4-r2
 // Variant names: baseline; the ablations no_reduce, synthetic_input, double_batch; levers (every
 // applied lever together); lever_<lever> (one lever on its own, e.g. lever_overlap_bucketing);
-// the reduced-precision check wire_fp32, wire_reduced, wire_fp32_seed2.
+// the reduced-precision check wire_fp32, wire_reduced, wire_fp32_seed2; the noise-scale
+// measurement noise_scale.
 #pragma once
 
 #include <string>
@@ -25,6 +26,9 @@ enum class VariantKind {
   kWireFp32,
   kWireReduced,
   kWireReseeded,
+  // The gradient noise scale measured: an unpaced run at 2 replicas, fp32 on the wire, with the
+  // gradient norms sampled every step, long enough to see B_noise change over training.
+  kNoiseScale,
 };
 
 struct Variant {

@@ -30,6 +30,9 @@ def predict(args, check=True):
 
 
 def diagnose(args, check=True):
+    # A short dedicated noise-scale run (the default is 1000 steps).
+    if "--noise-scale-steps" not in args:
+        args = list(args) + ["--noise-scale-steps", "200"]
     return stepscope("diagnose", args, check, timeout=400)
 
 
@@ -178,6 +181,28 @@ class Decision(SweepTest):
         self.assertIn("Options, priced", out)
         with open(os.path.join(self.dir, "report.html")) as f:
             self.assertIn('id="options"', f.read())
+
+    def test_noise_scale_is_measured_over_training_by_its_own_run(self):
+        d, out = self.decide(["--device-cost", "2"])
+        ns = d["noise_scale"]
+        self.assertTrue(ns["known"], ns)
+        self.assertEqual(ns["method"], "over_training", ns)
+        self.assertIn("noise_scale-n2", ns["reason"])
+        self.assertEqual(ns["progress"]["first_step"], 0, ns)
+        self.assertEqual(ns["progress"]["last_step"], 199, ns)
+        self.assertEqual(ns["local_batch"], 4)
+        self.assertEqual(ns["global_batch"], 8)
+        self.assertLessEqual(ns["b_noise_low"], ns["b_noise"])
+        self.assertLessEqual(ns["b_noise"], ns["b_noise_high"])
+        with open(os.path.join(self.dir, "runs", "noise_scale-n2", "run.json")) as f:
+            run = json.load(f)
+        # The trainer's own estimate over training of the same run agrees with the analysis's.
+        self.assertAlmostEqual(run["gradient_noise"]["b_noise_over_training"], ns["b_noise"],
+                               delta=1e-6 * ns["b_noise"])
+        self.assertFalse(run["emulation"]["emulated"], run["emulation"])
+        ttq = d["verdict"]["time_to_quality"]
+        self.assertEqual(ttq["b_noise"], ns["b_noise"])
+        self.assertIn("averaged over steps 0 to 199", ttq["noise_scale_how"])
 
     def test_cost_does_not_buy_devices_for_a_communication_bound_job(self):
         d, _ = self.decide(["--device-cost", "2"])
