@@ -37,13 +37,21 @@ def diagnose(args, check=True):
 
 
 class SweepTest(unittest.TestCase):
-    """A class whose tests share one sweep of WORKLOAD at 1, 2 and 4 replicas in cls.dir."""
+    """A class whose tests share one sweep of its workload (WORKLOAD unless the class names
+    another) at 1, 2 and 4 replicas in cls.dir."""
+    workload = WORKLOAD
 
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="stepscope-predict-")
         cls.dir = os.path.join(cls.tmp, "sweep")
-        diagnose(WORKLOAD + ["--replicas", "1,2,4", "--no-ablations", "--out", cls.dir])
+        diagnose(cls.workload + ["--replicas", "1,2,4", "--no-ablations", "--out", cls.dir])
+
+    def decide(self, args):
+        proc = diagnose(self.workload + ["--replicas", "1,2,4", "--no-ablations", "--out",
+                                         self.dir] + args)
+        with open(os.path.join(self.dir, "diagnosis.json")) as f:
+            return json.load(f), proc.stdout
 
     @classmethod
     def tearDownClass(cls):
@@ -155,12 +163,6 @@ class Decision(SweepTest):
     """The priced decision on the same communication-bound sweep: the options priced on the
     model, the rule picking by currency, deadline, budget and upgrade prices. Each call after the
     first resumes the sweep (no run is measured again) and only prices anew."""
-
-    def decide(self, args):
-        proc = diagnose(WORKLOAD + ["--replicas", "1,2,4", "--no-ablations", "--out", self.dir] +
-                        args)
-        with open(os.path.join(self.dir, "diagnosis.json")) as f:
-            return json.load(f), proc.stdout
 
     def test_options_are_priced_and_the_choice_is_one_of_them(self):
         d, out = self.decide(["--device-cost", "2"])
@@ -392,3 +394,62 @@ class Decision(SweepTest):
             self.assertEqual(c["steps"], 200)
         # The step-time model never fits or checks these unpaced runs.
         self.assertFalse(any(c["run"].startswith("wire_") for c in d.get("model_checks", [])))
+
+
+class ComputeBoundDecision(SweepTest):
+    """The decision on a compute-bound sweep that scales near-linearly (a small convnet paced to
+    a tenth of a core: about 15 ms of compute per step against well under a millisecond of
+    exposed communication at 4 replicas): more devices buy time, and whether they are worth it
+    depends on the currency, the deadline and what faster devices cost."""
+    workload = ["--model", "cnn", "--channels", "8", "--batch", "16", "--steps", "10",
+                "--warmup-steps", "3", "--emulate-device-speed", "0.1"]
+
+    def chosen(self, v):
+        return [o for o in v["options"] if o["label"] == v["decision"]["option"]][0]
+
+    def test_time_buys_devices(self):
+        d, _ = self.decide(["--currency", "time", "--device-cost", "2"])
+        v = d["verdict"]
+        self.assertGreater(d["points"][-1]["efficiency"], 0.7, d["points"])
+        self.assertEqual(v["decision"]["action"], "buy_devices", v["decision"]["reason"])
+        self.assertGreater(v["decision"]["replicas"], 4)
+        self.assertEqual(v["buy_more_devices"], "yes")
+
+    def test_cost_without_a_deadline_does_not_buy_but_a_deadline_does(self):
+        d, _ = self.decide(["--device-cost", "2", "--samples-to-target", "1e7"])
+        v = d["verdict"]
+        # A bigger global batch costs samples (the noise scale is measured), so on cost alone
+        # more devices are not worth it.
+        self.assertNotEqual(v["decision"]["action"], "buy_devices", v["decision"]["reason"])
+        cheapest = min(o["cost_to_target"] for o in v["options"])
+        self.assertLessEqual(self.chosen(v)["cost_to_target"], 1.1 * cheapest)
+        # A deadline that only more devices meet: the least cost among the options that meet it,
+        # however inefficient their scaling, and the reason says why.
+        today = min(o["time_to_target_hours"] for o in v["options"] if o["replicas"] <= 4)
+        more = min(o["time_to_target_hours"] for o in v["options"]
+                   if o["kind"] == "more_devices")
+        self.assertLess(more, today)
+        deadline = (more + today) / 2
+        d, _ = self.decide(["--device-cost", "2", "--samples-to-target", "1e7",
+                            "--deadline", f"{deadline:.6f}"])
+        v = d["verdict"]
+        self.assertEqual(v["decision"]["action"], "buy_devices", v["decision"]["reason"])
+        meeting = [o for o in v["options"] if o["meets_deadline"]]
+        self.assertTrue(meeting)
+        self.assertTrue(all(o["replicas"] > 4 for o in meeting), meeting)
+        self.assertTrue(self.chosen(v)["meets_deadline"])
+        self.assertLessEqual(self.chosen(v)["cost_to_target"],
+                             1.1 * min(o["cost_to_target"] for o in meeting))
+        self.assertIn("deadline", v["decision"]["reason"])
+
+    def test_cheap_faster_devices_are_bought_on_cost(self):
+        # Four times faster devices for a quarter more per device-hour: compute is most of the
+        # step, so the same work costs far less on them.
+        d, _ = self.decide(["--device-cost", "2", "--device-upgrade", "4:0.5"])
+        v = d["verdict"]
+        self.assertEqual(v["decision"]["action"], "upgrade_devices", v["decision"]["reason"])
+        self.assertEqual(v["decision"]["device_speed"], 4)
+        # Priced at eight times the device, they are not.
+        d, _ = self.decide(["--device-cost", "2", "--device-upgrade", "4:16"])
+        self.assertNotEqual(d["verdict"]["decision"]["action"], "upgrade_devices",
+                            d["verdict"]["decision"]["reason"])
