@@ -313,8 +313,15 @@ void Session::CheckWire(analysis::Diagnosis* d) {
     }
     records.push_back(std::move(*r));
   }
-  Result<analysis::WireCheck> check =
-      analysis::CompareWire(records[0], records[1], records[2], comm::ToString(wire));
+  std::optional<analysis::WireError> error;
+  const Result<sweep::RunSummary> reduced =
+      sweep::ReadRunSummary(store_->RunDir(plan.runs[1].name));
+  if (reduced.ok() && reduced->wire_relative_error) {
+    error = analysis::WireError{*reduced->wire_relative_error, reduced->wire_relative_error_max,
+                                reduced->wire_error_steps};
+  }
+  Result<analysis::WireCheck> check = analysis::CompareWire(records[0], records[1], records[2],
+                                                            comm::ToString(wire), error);
   if (!check.ok()) {
     d->warnings.push_back(fmt::format("the {} lever was not checked: {}", comm::ToString(wire),
                                       check.status().message()));

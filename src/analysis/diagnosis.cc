@@ -142,6 +142,9 @@ json WireCheckJson(const std::optional<WireCheck>& w) {
           {"difference", w->difference},
           {"spread", w->spread},
           {"kept", w->kept},
+          {"relative_error", w->relative_error ? json(*w->relative_error) : json(nullptr)},
+          {"relative_error_max", w->relative_error_max},
+          {"error_steps", w->error_steps},
           {"sentence", w->sentence}};
 }
 
@@ -440,6 +443,15 @@ Status ReadWireCheck(const json& j, const std::string& p, Verdict* v) {
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "difference", &w.difference));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "spread", &w.spread));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "kept", &w.kept));
+  if (const auto e = j.find("relative_error"); e != j.end()) {  // absent in older files
+    if (!e->is_null()) {
+      double relative = 0;
+      STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "relative_error", &relative));
+      w.relative_error = relative;
+    }
+    STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "relative_error_max", &w.relative_error_max));
+    STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "error_steps", &w.error_steps));
+  }
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "sentence", &w.sentence));
   v->wire_check = std::move(w);
   return Status::Ok();

@@ -67,6 +67,7 @@ RunChange ChangeFor(VariantKind kind, const train::TrainOptions& options,
       change.unpaced = true;
       change.levers.wire = kind == VariantKind::kWireReduced ? levers.wire : comm::WireDtype::kFp32;
       if (kind == VariantKind::kWireReseeded) change.seed = options.seed + 1;
+      change.measure_wire_error = kind == VariantKind::kWireReduced;
       break;
     case VariantKind::kNoiseScale:
       change.unpaced = true;

@@ -160,6 +160,13 @@ Result<RunSummary> ReadRunSummary(const std::string& run_dir) {
       if (b_noise > 0) s.b_noise_over_training = b_noise;
     }
   }
+  if (const auto wire = j.find("wire_error"); wire != j.end() && !wire->is_null()) {
+    double relative = 0;
+    STEPSCOPE_RETURN_IF_ERROR(field("wire_error.relative", &relative));
+    STEPSCOPE_RETURN_IF_ERROR(field("wire_error.relative_max", &s.wire_relative_error_max));
+    STEPSCOPE_RETURN_IF_ERROR(field("wire_error.steps", &s.wire_error_steps));
+    s.wire_relative_error = relative;
+  }
   if (s.replicas < 1 || s.batch < 1 || s.accum < 1) {
     return Status::Error(path + ": replicas, config.batch and config.accum must be at least 1");
   }

@@ -51,6 +51,11 @@ struct RunSummary {
   // A multi-replica run's noise scale averaged over its training (gradient_noise.
   // b_noise_over_training); unset when it has none.
   std::optional<double> b_noise_over_training;
+  // train --measure-wire-error: the reduced gradient's relative error against fp32 (wire_error.
+  // relative, wire_error.relative_max, wire_error.steps); unset when not measured.
+  std::optional<double> wire_relative_error;
+  double wire_relative_error_max = 0;
+  int64_t wire_error_steps = 0;
 };
 Result<RunSummary> ReadRunSummary(const std::string& run_dir);
 

@@ -31,6 +31,10 @@ struct ReduceStats {
   Seconds comm_busy = 0;                      // time with a reduction in flight
   double local_grad_sq = -1;                  // |g|^2 before reduction
   double global_grad_sq = -1;                 // |G|^2 after reduction (-1 without reduction)
+  // With ReducerOptions::measure_wire_error at a norm-sampled step of a reduced-precision wire:
+  // |G_wire - G_fp32|^2 and |G_fp32|^2 summed over the buckets (-1 when not measured).
+  double wire_error_sq = -1;
+  double wire_exact_sq = -1;
 };
 
 class Reducer {
@@ -83,6 +87,9 @@ class Reducer {
   ClockFn clock_;
   size_t cap_elements_;
   bool measure_norms_ = true;
+  // The fp32 copy of the gradients reduced beside the wire's (measure_wire_error only).
+  std::vector<float> exact_;
+  bool measure_wire_error_ = false;
   // One replica or no reduction: buckets are recorded on the main thread (no hand-off).
   bool inline_;
 

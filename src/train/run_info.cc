@@ -84,7 +84,8 @@ json OptionsToJson(const TrainOptions& o) {
         {"overlap", o.reducer.overlap},
         {"reduce", o.reducer.reduce},
         {"dtype", comm::ToString(o.reducer.dtype)},
-        {"allreduce", ToString(o.reducer.algorithm)}}},
+        {"allreduce", ToString(o.reducer.algorithm)},
+        {"measure_wire_error", o.reducer.measure_wire_error}}},
       {"variable_length", o.variable_length},
       {"balance_lengths", o.balance_lengths},
       {"injection",
@@ -178,6 +179,13 @@ Status WriteRunJson(const std::string& dir, const TrainOptions& o, const RunSumm
         {"over_training_most",
          s.noise_over_training.known ? json(s.noise_over_training.b_noise_high) : json(nullptr)},
         {"over_training_how", s.noise_over_training.reason}}},
+      {"wire_error",
+       s.wire_relative_error >= 0
+           ? json{{"dtype", comm::ToString(o.reducer.dtype)},
+                  {"relative", s.wire_relative_error},
+                  {"relative_max", s.wire_relative_error_max},
+                  {"steps", s.wire_error_steps}}
+           : json(nullptr)},
       {"emulation",
        {{"emulated", emulated},
         {"device_speed", o.emulation.device_speed},

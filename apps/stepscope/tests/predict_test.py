@@ -386,6 +386,19 @@ class Decision(SweepTest):
             with open(os.path.join(self.dir, "runs", name, "run.json")) as f:
                 configs[name] = json.load(f)
         self.assertEqual(configs["wire_reduced-n2"]["config"]["reducer"]["dtype"], "bf16")
+        # The reduced gradient's relative error, measured inside the reduced-wire run against
+        # the same gradients reduced in fp32: bf16 keeps 8 significant bits, so a few tenths
+        # of a percent, not zero and not whole percents.
+        error = configs["wire_reduced-n2"]["wire_error"]
+        self.assertIsNotNone(error)
+        self.assertEqual(error["steps"], 50)  # norms sampled every 4th of 200 steps
+        self.assertEqual(w["error_steps"], 50)
+        self.assertAlmostEqual(w["relative_error"], error["relative"])
+        self.assertGreater(w["relative_error"], 1e-4, w)
+        self.assertLess(w["relative_error"], 1e-2, w)
+        self.assertGreaterEqual(w["relative_error_max"], w["relative_error"])
+        self.assertIn("reduced in fp32 by", w["sentence"])
+        self.assertIsNone(configs["wire_fp32-n2"]["wire_error"])
         self.assertEqual(configs["wire_fp32-n2"]["config"]["reducer"]["dtype"], "fp32")
         self.assertEqual(configs["wire_fp32_seed2-n2"]["config"]["seed"],
                          configs["wire_fp32-n2"]["config"]["seed"] + 1)
