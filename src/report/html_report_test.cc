@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "core/text_format.h"
 #include "report/goodput_chart.h"
 #include "report/html_escape.h"
 #include "report/report_testing.h"
@@ -144,6 +145,43 @@ TEST(HtmlReport, VerdictAfterTheLeversComesFirst) {
   EXPECT_LT(after, before);
   EXPECT_NE(html.find("id=\"after-decision\""), std::string::npos);
   EXPECT_NE(html.find("id=\"after-efficiency\""), std::string::npos);
+}
+
+// The lost devices by cause (the binding is the largest), and with an inconclusive binding the
+// candidates the noise could not tell apart, each with its interval.
+TEST(HtmlReport, LossesByCauseAndInconclusiveCandidates) {
+  auto made = MakeTestDiagnosis({});
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  analysis::Diagnosis d = std::move(made).value();
+  ASSERT_TRUE(d.attribution.has_value());
+  ASSERT_EQ(d.verdict.losses.size(), 6u);
+  std::string html = RenderHtmlReport(d, {});
+  const size_t table = html.find("id=\"losses\"");
+  ASSERT_NE(table, std::string::npos);
+  const std::string losses = html.substr(table, html.find("</table>", table) - table);
+  EXPECT_EQ(Count(losses, "<tr>"), 7u);  // the header and six causes
+  size_t at = 0;
+  for (const analysis::BindingLoss& l : d.verdict.losses) {
+    const std::string cell = "<td>" + std::string(ToString(l.binding)) + "</td>";
+    const size_t found = losses.find(cell, at);
+    ASSERT_NE(found, std::string::npos) << cell;  // in the verdict's order
+    at = found;
+    EXPECT_NE(losses.find(Fixed(l.devices, 2), found), std::string::npos) << cell;
+  }
+  EXPECT_EQ(html.find("id=\"candidates\""), std::string::npos);  // conclusive: no candidates
+
+  d.verdict.binding = Binding::kInconclusive;
+  d.verdict.candidates = {{Binding::kCommunication, {0.012, 0.010, 0.015}, {1.5, 1.25, 1.875}},
+                          {Binding::kStragglers, {0.011, 0.008, 0.013}, {1.375, 1.0, 1.625}}};
+  html = RenderHtmlReport(d, {});
+  const size_t start = html.find("id=\"candidates\"");
+  ASSERT_NE(start, std::string::npos);
+  const std::string candidates = html.substr(start, html.find("</table>", start) - start);
+  EXPECT_EQ(Count(candidates, "<tr>"), 3u);
+  EXPECT_NE(candidates.find("12.000 (10.000 to 15.000)"), std::string::npos) << candidates;
+  EXPECT_NE(candidates.find("1.38 (1.00 to 1.62)"), std::string::npos) << candidates;
+  EXPECT_LT(candidates.find("communication"), candidates.find("stragglers"));
+  EXPECT_NE(html.find("Binding constraint:</b> inconclusive"), std::string::npos);
 }
 
 // The goodput curve: the model's samples/s and goodput at every count priced in one
