@@ -55,6 +55,16 @@ Reducer::~Reducer() {
   if (thread_.joinable()) thread_.join();
 }
 
+std::vector<Seconds> Reducer::QuickestReductions() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return fastest_by_bucket_;
+}
+
+void Reducer::SetQuickestReductions(std::vector<Seconds> quickest) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fastest_by_bucket_ = std::move(quickest);
+}
+
 void Reducer::BeginStep(bool measure_norms) {
   measure_norms_ = measure_norms;
   pending_begin_ = pending_end_ = grads_.size();
@@ -172,11 +182,14 @@ Status Reducer::RunJob(const Job& job) {
     if (emulation_.link_gbps > 0) {
       // The real reduction's fastest time approximates its pure transfer cost; anything above it
       // is waiting for other ranks, which stays. Replace the transfer by the emulated link's.
-      if (fastest_by_bucket_.size() <= static_cast<size_t>(job.index)) {
-        fastest_by_bucket_.resize(job.index + 1, real);
+      Seconds fastest;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (fastest_by_bucket_.size() <= static_cast<size_t>(job.index)) {
+          fastest_by_bucket_.resize(job.index + 1, real);
+        }
+        fastest = fastest_by_bucket_[job.index] = std::min(fastest_by_bucket_[job.index], real);
       }
-      Seconds& fastest = fastest_by_bucket_[job.index];
-      fastest = std::min(fastest, real);
       const Seconds modelled = comm::RingAllreduceSeconds(
           record.bytes, world_, emulation_.link_gbps, emulation_.link_latency_us * 1e-6);
       if (fastest > modelled * 1.05 + 100e-6) ++unhonoured_links_;

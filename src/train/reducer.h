@@ -60,6 +60,14 @@ class Reducer {
   // What the last finished step measured.
   ReduceStats TakeStats();
 
+  // Emulated link: per bucket, the quickest real reduction this rank has seen, from which it
+  // paces (the emulated transfer replaces that much of the real one). A rank that always
+  // arrives early never sees the pure transfer (its real time includes its wait), so it would
+  // sleep less and end its collectives earlier than the others, every step; the trainer makes
+  // the ranks agree on the quickest over all of them between steps (SetQuickestReductions), so
+  // that every rank paces from the same value and the collectives end together.
+  std::vector<Seconds> QuickestReductions();
+  void SetQuickestReductions(std::vector<Seconds> quickest);
   // Emulated-link pacing that could not be honoured (real reduction slower than the model).
   int64_t unhonoured_links() const { return unhonoured_links_; }
   int buckets_per_step() const { return buckets_per_step_; }

@@ -131,6 +131,27 @@ TEST(Reducer, MeasuresTheReducedWiresRelativeErrorAgainstFp32) {
   EXPECT_EQ(fake.calls(), 24);
 }
 
+// Emulated link: each bucket's quickest real reduction is kept per bucket, and the value the
+// ranks agree on replaces it (the next reductions pace from it and only lower it).
+TEST(Reducer, QuickestReductionsArePerBucketAndCanBeAgreed) {
+  std::vector<float> grads(4 * 1024);
+  FakeAllreducer fake(2);
+  EmulationOptions link;
+  link.link_gbps = 1000;  // far faster than the fake: nothing to sleep
+  Reducer reducer(grads, SmallBuckets(true), link, &fake, 2, Now);
+  reducer.BeginStep(false);
+  Backward(reducer, grads, 4, 1.0f);
+  ASSERT_TRUE(reducer.FinishStep().ok());
+  std::vector<Seconds> quickest = reducer.QuickestReductions();
+  ASSERT_EQ(quickest.size(), 4u);
+  for (Seconds q : quickest) EXPECT_GE(q, 0);
+  reducer.SetQuickestReductions({-1, -1, -1, -1});  // below any real time: stays
+  reducer.BeginStep(false);
+  Backward(reducer, grads, 4, 1.0f);
+  ASSERT_TRUE(reducer.FinishStep().ok());
+  EXPECT_EQ(reducer.QuickestReductions(), (std::vector<Seconds>{-1, -1, -1, -1}));
+}
+
 TEST(Reducer, WithoutOverlapEverythingLaunchesAfterBackward) {
   std::vector<float> grads(8 * 1024);
   FakeAllreducer fake(4);

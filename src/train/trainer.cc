@@ -352,6 +352,18 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     if (!exposed.ok()) return exposed.status().WithContext("step " + std::to_string(step));
     tl.exposed_wait.end = comm.Now();
     ReduceStats rs = reducer.TakeStats();
+    if (o.emulation.link_gbps > 0 && world > 1 && o.reducer.reduce) {
+      // Every rank paces its emulated link from the quickest reduction any rank has seen, so
+      // that the collectives end together (Reducer::QuickestReductions). Every rank has the
+      // same buckets; after the step's own reductions the ranks are together here anyway.
+      std::vector<Seconds> quickest = reducer.QuickestReductions();
+      if (MPI_Allreduce(MPI_IN_PLACE, quickest.data(), static_cast<int>(quickest.size()),
+                        MPI_DOUBLE, MPI_MIN, comm.world()) != MPI_SUCCESS) {
+        return Status::Error("step " + std::to_string(step) +
+                             ": emulation: MPI_Allreduce of the quickest reductions failed");
+      }
+      reducer.SetQuickestReductions(std::move(quickest));
+    }
     if (rs.wire_exact_sq > 0) {
       wire_error_sq += rs.wire_error_sq;
       wire_exact_sq += rs.wire_exact_sq;
