@@ -164,6 +164,40 @@ bool HasNegativeDuration(const StepRecord& r) {
 
 }  // namespace
 
+namespace {
+
+// One step's contribution to RankDecomposition::work_lead: when every rank took part in this
+// step's collectives and (`consecutive`) ended one in the previous step, each rank's work since
+// then up to its last arrival, and its lead on the rank with the most. Then records where each
+// rank's last collective of this step ended, for the next step.
+void AddWorkLeads(const std::vector<const StepRecord*>& row, const std::map<int, Seconds>& last,
+                  bool consecutive, std::vector<Seconds>* previous_end,
+                  std::vector<Seconds>* lead_sum, int64_t* lead_steps) {
+  const size_t n = row.size();
+  std::vector<Seconds> arrival(n, -1), end(n, -1);
+  for (size_t r = 0; r < n; ++r) {
+    for (const CollectiveRecord& c : row[r]->collectives) {
+      if (last.find(c.index) == last.end()) continue;
+      arrival[r] = std::max(arrival[r], c.ready);
+      end[r] = std::max(end[r], c.end);
+    }
+  }
+  const bool complete = consecutive && !last.empty() &&
+                        std::none_of(arrival.begin(), arrival.end(), [](Seconds a) { return a < 0; }) &&
+                        std::none_of(previous_end->begin(), previous_end->end(),
+                                     [](Seconds e) { return e < 0; });
+  if (complete) {
+    std::vector<Seconds> work(n);
+    for (size_t r = 0; r < n; ++r) work[r] = arrival[r] - (*previous_end)[r];
+    const Seconds most = *std::max_element(work.begin(), work.end());
+    for (size_t r = 0; r < n; ++r) (*lead_sum)[r] += most - work[r];
+    ++*lead_steps;
+  }
+  *previous_end = end;
+}
+
+}  // namespace
+
 Result<MatchedSteps> MatchSteps(const std::vector<StepRecord>& records) {
   if (records.empty()) return Status::Error("no step records to analyse (is the run empty?)");
   std::map<int, std::map<int64_t, const StepRecord*>> by_rank;
@@ -306,9 +340,18 @@ Result<Decomposition> Decompose(const std::vector<StepRecord>& records) {
   Components job_sum;
   std::map<int, CollectiveSplit> collective_sum;
   d.ranks_per_step.assign(nranks, {});
+  // RankDecomposition::work_lead: per rank, the end of its last collective in the previous
+  // matched step (-1: none), the leads summed, and the steps they cover.
+  std::vector<Seconds> previous_end(nranks, -1), lead_sum(nranks, 0), queued(nranks, 0);
+  int64_t lead_steps = 0;
+  int64_t previous_step = -2;
   double samples_sum = 0;
-  for (const auto& row : m.steps) {
+  for (size_t i = 0; i < nsteps; ++i) {
+    const auto& row = m.steps[i];
     const std::map<int, Seconds> last = LastArrivals(row);
+    AddWorkLeads(row, last, m.step_numbers[i] == previous_step + 1, &previous_end, &lead_sum,
+                 &lead_steps);
+    previous_step = m.step_numbers[i];
     const size_t critical = CriticalRank(row, last);
     Components critical_c;
     Seconds job_step = 0;
@@ -321,6 +364,8 @@ Result<Decomposition> Decompose(const std::vector<StepRecord>& records) {
       d.ranks_per_step[r].push_back(c);
       if (r == critical) critical_c = c;
       job_step = r == 0 ? c.step : std::max(job_step, c.step);
+      const std::vector<CollectiveSplit> splits = SplitExposed(*row[r], last);
+      for (size_t k = 0; k + 1 < splits.size(); ++k) queued[r] += splits[k].transfer;
     }
     for (const CollectiveSplit& split : SplitExposed(*row[critical], last)) {
       collective_sum[split.index].sync_wait += split.sync_wait;
@@ -354,6 +399,8 @@ Result<Decomposition> Decompose(const std::vector<StepRecord>& records) {
     rd.step_p50 = Percentile(rank_steps[r], 50);
     rd.step_p90 = Percentile(rank_steps[r], 90);
     rd.samples_per_step = rank_samples[r] * inv;
+    if (lead_steps > 0) rd.work_lead = lead_sum[r] / static_cast<double>(lead_steps);
+    rd.queued_transfer = queued[r] * inv;
     d.ranks.push_back(rd);
   }
   return d;

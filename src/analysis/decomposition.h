@@ -92,6 +92,15 @@ struct RankDecomposition {
   Seconds step_p50 = 0;  // of this rank's own step time
   Seconds step_p90 = 0;
   double samples_per_step = 0;
+  // How far this rank is ahead of each step's last-arriving rank, from the work since the last
+  // point the ranks were together: per step, W = its last arrival at this step's collectives
+  // minus the end of its last collective of the previous step; lead = max over ranks of W - its
+  // own W. Mean over the steps whose previous step was matched too; -1 without collectives (or
+  // fewer than two consecutive matched steps).
+  Seconds work_lead = -1;
+  // Mean transfer of the collectives before its last one along its exposed window: reductions
+  // still moving when a later bucket's last rank arrived, which hide that much of a wait.
+  Seconds queued_transfer = 0;
 };
 
 struct Decomposition {

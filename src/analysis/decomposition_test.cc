@@ -180,6 +180,41 @@ TEST(Decomposition, JobSplitsSyncWaitAndTransferPerCollectiveAlongTheCriticalPat
   EXPECT_NEAR(r1[1].transfer, 0.05, 1e-12);
 }
 
+// Work lead: rank 1 leaves each step's collective 50 ms after rank 0 and arrives 100 ms after it
+// at the next one; 50 ms of that is work it did more since the ranks were together, 50 ms its
+// later exit. Rank 0's sync wait (100 ms) is then twice the lead its work explains.
+TEST(Decomposition, WorkLeadCountsTheWorkSinceTheRanksWereLastTogether) {
+  std::vector<StepRecord> records;
+  for (int64_t step = 1; step <= 3; ++step) {
+    const double t = static_cast<double>(step);
+    for (int rank : {0, 1}) {
+      StepRecord r;
+      r.rank = rank;
+      r.step = step;
+      r.samples = 8;
+      r.start = t;
+      const double ready = t + (rank == 0 ? 0.20 : 0.30);
+      const double end = t + (rank == 0 ? 0.50 : 0.55);
+      r.compute = ready - t;
+      r.exposed_comm = end - ready;
+      r.end = end + 0.01;
+      r.collectives.push_back({0, 100, ready, ready, end, 1});
+      records.push_back(r);
+    }
+  }
+  Result<Decomposition> d = Decompose(records);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  ASSERT_EQ(d->ranks.size(), 2u);
+  EXPECT_NEAR(d->ranks[0].work_lead, 0.05, 1e-9);
+  EXPECT_NEAR(d->ranks[1].work_lead, 0.0, 1e-9);
+  EXPECT_NEAR(d->ranks[0].mean.sync_wait, 0.10, 1e-9);
+  // One step alone has nothing before it to measure from.
+  records.resize(2);
+  Result<Decomposition> one = Decompose(records);
+  ASSERT_TRUE(one.ok());
+  EXPECT_LT(one->ranks[0].work_lead, 0);
+}
+
 TEST(Decomposition, ErrorsAreNamed) {
   EXPECT_FALSE(Decompose({}).ok());
   std::vector<StepRecord> dup = {Rank(0, 1, 1, 1.2, 0.1), Rank(0, 1, 1, 1.2, 0.1)};

@@ -88,6 +88,7 @@ json PointJson(const DiagnosisPoint& p) {
                      {"samples_per_step", r.samples_per_step},
                      {"step_p50", r.step_p50},
                      {"step_p90", r.step_p90},
+                     {"work_lead", r.work_lead},
                      {"components", ComponentsJson(r.mean)}});
   }
   return {{"replicas", p.scaling.replicas},
@@ -385,6 +386,9 @@ Status ReadPoint(const json& j, const std::string& p, int version, DiagnosisPoin
     STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "samples_per_step", &r.samples_per_step));
     STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "step_p50", &r.step_p50));
     STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "step_p90", &r.step_p90));
+    if (e.contains("work_lead")) {  // absent in files written before it: unknown
+      STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "work_lead", &r.work_lead));
+    }
     const json* rc = nullptr;
     STEPSCOPE_RETURN_IF_ERROR(GetObject(e, q, "components", &rc));
     STEPSCOPE_RETURN_IF_ERROR(ReadComponents(*rc, Join(q, "components"), &r.mean));
