@@ -280,9 +280,9 @@ void Session::MeasureNoiseScale(std::vector<std::string>* warnings) {
   }
   analysis::NoiseScale noise = analysis::NoiseScaleOfRun(*records);
   if (!noise.known) {
-    warnings->push_back(fmt::format(
-        "the noise scale is pooled from the sweep's short runs: run {} gave none ({})", run.name,
-        noise.reason));
+    warnings->push_back(
+        fmt::format("the noise scale is pooled from the sweep's short runs: run {} gave none ({})",
+                    run.name, noise.reason));
     return;
   }
   noise.reason = fmt::format("run {}: {}", run.name, noise.reason);
@@ -320,8 +320,8 @@ void Session::CheckWire(analysis::Diagnosis* d) {
     error = analysis::WireError{*reduced->wire_relative_error, reduced->wire_relative_error_max,
                                 reduced->wire_error_steps};
   }
-  Result<analysis::WireCheck> check = analysis::CompareWire(records[0], records[1], records[2],
-                                                            comm::ToString(wire), error);
+  Result<analysis::WireCheck> check =
+      analysis::CompareWire(records[0], records[1], records[2], comm::ToString(wire), error);
   if (!check.ok()) {
     d->warnings.push_back(fmt::format("the {} lever was not checked: {}", comm::ToString(wire),
                                       check.status().message()));

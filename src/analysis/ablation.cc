@@ -151,9 +151,9 @@ AblationReport CompareAblations(const Decomposition& baseline, const AblationRun
       }
       lead = *std::max_element(rank_lead.begin(), rank_lead.end()) / static_cast<double>(steps);
     }
-    AblationCheck c = Check(AblationCheckKind::kRankSpread, "s/step", max_sync,
-                            std::max(0.0, lead - hidden), lead, HalfWidth(baseline.step_estimate),
-                            options);
+    AblationCheck c =
+        Check(AblationCheckKind::kRankSpread, "s/step", max_sync, std::max(0.0, lead - hidden),
+              lead, HalfWidth(baseline.step_estimate), options);
     c.sentence = fmt::format(
         "the longest mean sync wait of any rank is {} against the {} of work it is ahead of "
         "each step's last-arriving rank{} (accepted {} with noise {})",

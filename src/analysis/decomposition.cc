@@ -117,18 +117,29 @@ Seconds SyncWait(const StepRecord& record, const std::map<int, Seconds>& last_ar
   return wait;
 }
 
-Components StepComponents(const StepRecord& record, const std::map<int, Seconds>& last_arrival) {
+namespace {
+
+// One rank's step split into components, given its exposed communication split per collective.
+Components ComponentsOf(const StepRecord& record, const std::vector<CollectiveSplit>& splits) {
+  Seconds sync_wait = 0;
+  for (const CollectiveSplit& s : splits) sync_wait += s.sync_wait;
   Components c;
   c.step = record.step_time();
   c.compute = record.compute;
   c.input_wait = record.input_wait;
   c.exposed_comm = record.exposed_comm;
-  c.sync_wait = SyncWait(record, last_arrival);
+  c.sync_wait = sync_wait;
   c.transfer = record.exposed_comm - c.sync_wait;
   c.overhead = record.overhead();
   c.backward = record.backward;
   c.comm_busy = record.comm_busy;
   return c;
+}
+
+}  // namespace
+
+Components StepComponents(const StepRecord& record, const std::map<int, Seconds>& last_arrival) {
+  return ComponentsOf(record, SplitExposed(record, last_arrival));
 }
 
 namespace {
@@ -182,10 +193,10 @@ void AddWorkLeads(const std::vector<const StepRecord*>& row, const std::map<int,
       end[r] = std::max(end[r], c.end);
     }
   }
-  const bool complete = consecutive && !last.empty() &&
-                        std::none_of(arrival.begin(), arrival.end(), [](Seconds a) { return a < 0; }) &&
-                        std::none_of(previous_end->begin(), previous_end->end(),
-                                     [](Seconds e) { return e < 0; });
+  const bool complete =
+      consecutive && !last.empty() &&
+      std::none_of(arrival.begin(), arrival.end(), [](Seconds a) { return a < 0; }) &&
+      std::none_of(previous_end->begin(), previous_end->end(), [](Seconds e) { return e < 0; });
   if (complete) {
     std::vector<Seconds> work(n);
     for (size_t r = 0; r < n; ++r) work[r] = arrival[r] - (*previous_end)[r];
@@ -353,10 +364,12 @@ Result<Decomposition> Decompose(const std::vector<StepRecord>& records) {
                  &lead_steps);
     previous_step = m.step_numbers[i];
     const size_t critical = CriticalRank(row, last);
+    std::vector<std::vector<CollectiveSplit>> splits(nranks);
     Components critical_c;
     Seconds job_step = 0;
     for (size_t r = 0; r < nranks; ++r) {
-      const Components c = StepComponents(*row[r], last);
+      splits[r] = SplitExposed(*row[r], last);
+      const Components c = ComponentsOf(*row[r], splits[r]);
       rank_sum[r] = rank_sum[r] + c;
       rank_steps[r].push_back(c.step);
       rank_samples[r] += static_cast<double>(row[r]->samples);
@@ -364,10 +377,9 @@ Result<Decomposition> Decompose(const std::vector<StepRecord>& records) {
       d.ranks_per_step[r].push_back(c);
       if (r == critical) critical_c = c;
       job_step = r == 0 ? c.step : std::max(job_step, c.step);
-      const std::vector<CollectiveSplit> splits = SplitExposed(*row[r], last);
-      for (size_t k = 0; k + 1 < splits.size(); ++k) queued[r] += splits[k].transfer;
+      for (size_t k = 0; k + 1 < splits[r].size(); ++k) queued[r] += splits[r][k].transfer;
     }
-    for (const CollectiveSplit& split : SplitExposed(*row[critical], last)) {
+    for (const CollectiveSplit& split : splits[critical]) {
       collective_sum[split.index].sync_wait += split.sync_wait;
       collective_sum[split.index].transfer += split.transfer;
     }

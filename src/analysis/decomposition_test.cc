@@ -173,7 +173,8 @@ TEST(Decomposition, JobSplitsSyncWaitAndTransferPerCollectiveAlongTheCriticalPat
   EXPECT_NEAR(d->job_collectives[1].sync_wait, 0.0, 1e-12);
   EXPECT_NEAR(d->job_collectives[1].transfer, 0.05, 1e-12);
   // Rank 1's own split: the wait is at collective 1.
-  const std::vector<CollectiveSplit> r1 = SplitExposed(records[1], LastArrivals({&records[0], &records[1]}));
+  const std::vector<CollectiveSplit> r1 =
+      SplitExposed(records[1], LastArrivals({&records[0], &records[1]}));
   ASSERT_EQ(r1.size(), 2u);
   EXPECT_NEAR(r1[0].sync_wait, 0.0, 1e-12);
   EXPECT_NEAR(r1[1].sync_wait, 0.10, 1e-12);

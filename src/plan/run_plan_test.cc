@@ -169,8 +169,8 @@ TEST(PlanWireCheck, ThreeUnpacedRunsAtTwoReplicas) {
 
 TEST(PlanNoiseScale, OneUnpacedFp32RunWithNormsEveryStep) {
   PlanRequest r = Request({1, 4}, {});
-  r.workload = {{"--model", "mlp"},       {"--batch", "8"},
-                {"--steps", "30"},        {"--emulate-device-speed", "0.1"},
+  r.workload = {{"--model", "mlp"},         {"--batch", "8"},
+                {"--steps", "30"},          {"--emulate-device-speed", "0.1"},
                 {"--reduce-dtype", "bf16"}, {"--inject-straggler", "1:2"}};
   r.options.reducer.dtype = comm::WireDtype::kBf16;
   const RunPlan plan = PlanNoiseScale(r, 1000);

@@ -59,8 +59,7 @@ class FakeAllreducer final : public comm::Allreducer {
 };
 
 Seconds Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // One step of "backward": layers report their gradients from the last to the first, with the

@@ -367,8 +367,8 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     if (rs.wire_exact_sq > 0) {
       wire_error_sq += rs.wire_error_sq;
       wire_exact_sq += rs.wire_exact_sq;
-      summary.wire_relative_error_max = std::max(summary.wire_relative_error_max,
-                                                 std::sqrt(rs.wire_error_sq / rs.wire_exact_sq));
+      summary.wire_relative_error_max =
+          std::max(summary.wire_relative_error_max, std::sqrt(rs.wire_error_sq / rs.wire_exact_sq));
       ++summary.wire_error_steps;
     }
 
