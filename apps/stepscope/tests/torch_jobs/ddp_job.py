@@ -104,6 +104,7 @@ def main():
         optimizer.zero_grad()
         loss_fn(model(x), y).backward()
         optimizer.step()
+    dist.barrier()
     dist.destroy_process_group()
 
 
