@@ -32,7 +32,10 @@ def write_run_json(session):
             "accum": 1,
             "steps": rec.steps_written,
             "warmup_steps": settings.warmup_steps,
-            "loader_workers": session.loader_workers,
+            # stepscope's loaders have at least one worker; a DataLoader's 0 (loading in the
+            # main process) is one loader, waited for synchronously. The raw value beside it.
+            "loader_workers": max(1, session.loader_workers),
+            "dataloader_num_workers": session.loader_workers,
             "synthetic_input": settings.variant == "synthetic_input",
             "variant": settings.variant,
             "reducer": {"bucket_mb": session.bucket_mb, "overlap": True,

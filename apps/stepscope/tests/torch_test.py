@@ -7,10 +7,11 @@ import json
 import os
 import re
 import subprocess
-import sys
 import unittest
 
-from harness import STEPSCOPE, TempDirTest, read_json, read_jsonl
+from analyze_test import torch_python
+from diagnose_test import diagnose
+from harness import TempDirTest, read_json, read_jsonl
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOB = os.path.join(HERE, "torch_jobs", "ddp_job.py")
@@ -18,27 +19,6 @@ DOCS = os.path.join(HERE, "..", "..", "..", "docs", "torch.md")
 # Runs last a few seconds of steps against about ten of start-up (PyTorch's launcher and the
 # interpreters importing torch): 30 steps, 5 of them warm-up, cost little and steady the medians.
 STEPS = ["--steps", "30", "--warmup-steps", "5"]
-
-
-def torch_python():
-    """Debian's python3 with python3-torch (the first python3 on PATH may lack it)."""
-    for exe in ("/usr/bin/python3", sys.executable):
-        try:
-            if subprocess.run([exe, "-c", "import torch.distributed"], capture_output=True,
-                              timeout=120).returncode == 0:
-                return exe
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-    return None
-
-
-def diagnose(args, timeout=300, check=True):
-    proc = subprocess.run([STEPSCOPE, "diagnose"] + list(args), capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"diagnose {' '.join(args)} exited {proc.returncode}\n"
-                             f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
-    return proc
 
 
 class TorchTest(TempDirTest):
@@ -63,6 +43,19 @@ class TorchTest(TempDirTest):
         return proc, read_json(os.path.join(out, "diagnosis.json")), out
 
 
+def once_more_on_failure(test):
+    """A timing test that a shared host may plausibly have disturbed (a co-tenant slowing one
+    rank or one run) is repeated once, in a fresh directory, before it fails."""
+    def run(self):
+        try:
+            test(self, "d")
+        except AssertionError:
+            test(self, "d-again")
+    run.__name__ = test.__name__
+    run.__doc__ = test.__doc__
+    return run
+
+
 class Shapes(TorchTest):
     """Each shape named right; where a lever applies, the first one recommended helps."""
 
@@ -81,9 +74,11 @@ class Shapes(TorchTest):
         self.assertGreater(after, 1.1 * before, f"{first}: {before} -> {after}")
         return first
 
-    def test_comm_heavy_small_batch(self):
+    @once_more_on_failure
+    def test_comm_heavy_small_batch(self, name):
         # 3.2 M parameters (12.8 MB of gradient) against 4 samples per step.
-        _, d, out = self.diagnose_job("comm_heavy", "--batch", "4", "--ablate-at", "2")
+        _, d, out = self.diagnose_job("comm_heavy", "--batch", "4", "--ablate-at", "2",
+                                      name=name)
         v = d["verdict"]
         self.assertEqual(v["binding"], "communication", v["explanation"])
         # The first lever is the bigger micro-batch, and the double-batch ablation is exactly
@@ -113,10 +108,12 @@ class Shapes(TorchTest):
         self.assertTrue(read_json(os.path.join(out, "runs", "synthetic_input-n2", "run.json"))
                         ["config"]["synthetic_input"])
 
-    def test_slow_loader(self):
+    @once_more_on_failure
+    def test_slow_loader(self, name):
         # 3 ms per sample in the Dataset, no workers: every device waits for its input (a cost
         # already there at one replica, so not a scaling loss); more workers fix it.
-        _, d, out = self.diagnose_job("slow_loader", "--no-ablations", "--apply-levers")
+        _, d, out = self.diagnose_job("slow_loader", "--no-ablations", "--apply-levers",
+                                      name=name)
         v = d["verdict"]
         self.assertEqual(v["throughput_constraint"], "input", v["explanation"])
         self.assertIn(v["binding"], ("none", "input"), v["explanation"])
@@ -124,17 +121,20 @@ class Shapes(TorchTest):
         self.assertEqual(self.first_lever_helps(d), "loader_workers_prefetch")
         run = read_json(os.path.join(out, "runs", "levers-n2", "run.json"))
         self.assertEqual(run["config"]["loader_workers"], 2)
+        self.assertEqual(run["config"]["dataloader_num_workers"], 2)
 
-    def test_slow_rank(self):
+    @once_more_on_failure
+    def test_slow_rank(self, name):
         # Rank 1 computes 3 times as long: named by rank from its arrivals (one run, at 2).
-        _, d, _ = self.diagnose_job("slow_rank", "--no-ablations", replicas="2")
+        _, d, _ = self.diagnose_job("slow_rank", "--no-ablations", replicas="2", name=name)
         v = d["verdict"]
         self.assertEqual(v["binding"], "stragglers", v["explanation"])
         self.assertEqual(v["straggler_ranks"], [1])
 
-    def test_healthy(self):
+    @once_more_on_failure
+    def test_healthy(self, name):
         # A small model with 16 paced samples per step: it scales.
-        _, d, _ = self.diagnose_job("healthy", "--no-ablations")
+        _, d, _ = self.diagnose_job("healthy", "--no-ablations", name=name)
         v = d["verdict"]
         self.assertGreater(d["points"][-1]["efficiency"], 0.8, v["explanation"])
         self.assertIn(v["binding"], ("none", "compute"), v["explanation"])

@@ -6,8 +6,11 @@ the host): every sample costs --fwd-ms-per-sample in forward and twice that in b
   --shape comm_heavy    a large model (--width) at a small batch: gradient bytes dominate
   --shape slow_loader   every sample takes --item-sleep-ms to load in the Dataset
   --shape slow_rank     rank --slow-rank does --slow-factor times the work
+--profile DIR also records the steps with PyTorch's autograd profiler (DIR/rank-R.pt.trace.json),
+to compare the helper's records with the profiler's view of the same run.
 Usage (under torch.distributed.run): python3 ddp_job.py --shape S --batch B [--workers W]
 """
+import contextlib
 import argparse
 import os
 import time
@@ -73,12 +76,13 @@ def main():
                    default="healthy")
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--workers", type=int, default=0)
-    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--steps", type=int, default=40)
     p.add_argument("--fwd-ms-per-sample", type=float, default=1.0)
     p.add_argument("--item-sleep-ms", type=float, default=3.0)
     p.add_argument("--slow-rank", type=int, default=1)
     p.add_argument("--slow-factor", type=float, default=3.0)
     p.add_argument("--fail", choices=["none", "start", "no_helper"], default="none")
+    p.add_argument("--profile", default="")
     args = p.parse_args()
     if args.fail == "start":
         raise SystemExit("ddp_job: failing at start as asked (--fail start)")
@@ -98,12 +102,17 @@ def main():
     if args.fail != "no_helper":
         model, optimizer, loader = stepscope_torch.wrap(model, optimizer, loader)
     loss_fn = nn.CrossEntropyLoss()
-    for step, (x, y) in enumerate(loader):
-        if step >= args.steps:
-            break
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
+    profiler = torch.autograd.profiler.profile() if args.profile else contextlib.nullcontext()
+    with profiler:
+        for step, (x, y) in enumerate(loader):
+            if step >= args.steps:
+                break
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+    if args.profile:
+        os.makedirs(args.profile, exist_ok=True)
+        profiler.export_chrome_trace(os.path.join(args.profile, f"rank-{rank}.pt.trace.json"))
     dist.barrier()
     dist.destroy_process_group()
 
