@@ -10,7 +10,9 @@ Usage: /usr/bin/python3 bench/torch_helper_overhead.py [--rounds 10] [--steps 60
                                                         [--batch 64]
 """
 import argparse
+import atexit
 import os
+import shutil
 import socket
 import statistics
 import sys
@@ -70,15 +72,17 @@ def main():
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0,
                             world_size=1)
     ratios = []
-    with tempfile.TemporaryDirectory(prefix="stepscope-overhead-") as tmp:
-        for r in range(args.rounds):
-            order = (False, True) if r % 2 == 0 else (True, False)
-            t = {}
-            for helper in order:
-                t[helper] = one_round(args, helper, os.path.join(tmp, f"round-{r}"))
-            ratios.append(t[True] / t[False])
-            print(f"round {r + 1:2d}: without {t[False] * 1e3:7.3f} ms/step, with "
-                  f"{t[True] * 1e3:7.3f} ms/step, ratio {ratios[-1]:.4f}")
+    tmp = tempfile.mkdtemp(prefix="stepscope-overhead-")
+    # Removed last: the helper writes each round's run.json at exit (atexit runs in reverse).
+    atexit.register(shutil.rmtree, tmp, True)
+    for r in range(args.rounds):
+        order = (False, True) if r % 2 == 0 else (True, False)
+        t = {}
+        for helper in order:
+            t[helper] = one_round(args, helper, os.path.join(tmp, f"round-{r}"))
+        ratios.append(t[True] / t[False])
+        print(f"round {r + 1:2d}: without {t[False] * 1e3:7.3f} ms/step, with "
+              f"{t[True] * 1e3:7.3f} ms/step, ratio {ratios[-1]:.4f}")
     median = statistics.median(ratios)
     print(f"median ratio with/without over {args.rounds} rounds: {median:.4f} "
           f"(overhead {100 * (median - 1):+.2f} % of the step; goal under 2 %): "
