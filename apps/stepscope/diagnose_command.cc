@@ -29,6 +29,7 @@ struct DiagnoseFlags {
   std::string launcher = sweep::kDefaultLauncher;
   CLI::Option* launcher_option = nullptr;  // given or not
   std::string torch;                       // --torch: the user's script, with placeholders
+  bool torch_traces = false;               // --torch-traces: it writes profiler traces instead
   int nproc_per_node = 0;                  // --nproc-per-node for {nproc_per_node}, {nnodes}
   std::string ablate_at;  // empty: all (largest for the built-in default)
   int repeats = 1;
@@ -189,6 +190,9 @@ Result<plan::PlanRequest> BuildPlanRequest(const DiagnoseFlags& f, bool default_
     Result<plan::TorchCommand> torch = TorchCommandOf(f, given);
     if (!torch.ok()) return torch.status();
     p.torch = std::move(torch).value();
+    p.torch->helper = !f.torch_traces;
+  } else if (f.torch_traces) {
+    return Status::Error("option --torch-traces: needs --torch \"python3 train.py ...\"");
   }
   p.workload.insert(p.workload.end(), given.begin(), given.end());
   plan::AddMissing(&p.workload, plan::SweepDefaults());
@@ -313,6 +317,10 @@ void AddDiagnoseCommand(CLI::App& app, std::function<int()>* run) {
                   "\"python3 train.py --batch {batch}\" ({batch}, {accum}, {bucket_mb}, "
                   "{workers} are filled per run); the script imports stepscope_torch "
                   "(docs/torch.md)");
+  cmd->add_flag("--torch-traces", flags->torch_traces,
+                "With --torch: the script does not import stepscope_torch but writes a PyTorch "
+                "profiler trace per rank into $STEPSCOPE_RUN_DIR, read through analyze's "
+                "importers; only the ablations and levers that need no helper run");
   cmd->add_option("--nproc-per-node", flags->nproc_per_node,
                   "Processes per host for a launcher's {nproc_per_node} and {nnodes} (default: "
                   "every process on one host)")

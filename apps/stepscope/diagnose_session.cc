@@ -16,6 +16,7 @@
 #include "analysis/wire_check.h"
 #include "apps/stepscope/decision_section.h"
 #include "apps/stepscope/predict_command.h"
+#include "apps/stepscope/torch_traces.h"
 #include "comm/wire_dtype.h"
 #include "core/units.h"
 #include "plan/train_mapping.h"
@@ -217,6 +218,16 @@ class Session {
           "no rank-R.steps.jsonl in the run's folder: the script does not call "
           "stepscope_torch.wrap (docs/torch.md); step records but no run.json: it never "
           "completed a step with the returned optimizer (the log says which)";
+      if (!request.plan.torch->helper) {
+        // --torch-traces: the run is completed from the profiler traces the script wrote.
+        run_options_.complete_run = [this](const std::string& run_dir, const sweep::Job& job) {
+          TraceRunInfo info;
+          info.replicas = job.replicas;
+          info.micro_batch = micro_batch_[job.name];
+          info.warmup_steps = request_.plan.options.warmup_steps;
+          return CompleteRunFromTraces(run_dir, info);
+        };
+      }
     }
     // Every run of the sweep emulates the same device: the first run of each compute shape
     // calibrates it, later runs pace to it (train/device_file.h).
@@ -260,10 +271,12 @@ class Session {
   sweep::SweepRunOptions run_options_;
   sweep::InterruptGuard guard_;
   std::vector<sweep::SweepResult> results_;
+  std::map<std::string, int> micro_batch_;  // each planned run's, by name
   bool partial_ = false;
 };
 
 sweep::SweepResult Session::Run(const plan::RunPlan& plan) {
+  for (const plan::PlannedRun& run : plan.runs) micro_batch_[run.name] = run.micro_batch;
   for (const std::string& note : plan.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
   sweep::SweepResult result = RunSweep(Jobs(plan.runs), run_options_, store_, &guard_);
   if (result.interrupted) partial_ = true;

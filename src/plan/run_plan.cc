@@ -34,7 +34,8 @@ void AddRun(const PlanRequest& request, const RunId& id, const LeverChange& leve
   change.dropped = InjectionsBeyond(request.options, id.replicas, &notes);
   change.stragglers = StragglersWithin(request.options, id.replicas, &notes);
   MappedRun mapped = Map(request, change);
-  plan->runs.push_back({id, RunName(id), std::move(mapped.args), std::move(mapped.env)});
+  plan->runs.push_back({id, RunName(id), std::move(mapped.args), std::move(mapped.env),
+                        change.levers.micro_batch.value_or(request.options.batch)});
   AddNotes(std::move(notes), plan);
 }
 
@@ -97,7 +98,8 @@ RunPlan PlanWireCheck(const PlanRequest& request, comm::WireDtype reduced, int64
     RunChange change = ChangeFor(kind, request.options, wire);
     change.steps = steps;
     MappedRun mapped = Map(request, change);
-    plan.runs.push_back({id, RunName(id), std::move(mapped.args), std::move(mapped.env)});
+    plan.runs.push_back({id, RunName(id), std::move(mapped.args), std::move(mapped.env),
+                         change.levers.micro_batch.value_or(request.options.batch)});
   }
   return plan;
 }
@@ -114,6 +116,12 @@ RunPlan PlanMainRuns(const PlanRequest& request) {
     for (VariantKind kind :
          {VariantKind::kNoReduce, VariantKind::kSyntheticInput, VariantKind::kDoubleBatch}) {
       if (kind == VariantKind::kNoReduce && n == 1) continue;  // nothing to reduce
+      if (request.torch && !request.torch->helper && kind != VariantKind::kDoubleBatch) {
+        AddNotes({"the no_reduce and synthetic_input ablations need the stepscope_torch helper: "
+                  "not run for a script that writes profiler traces"},
+                 &plan);
+        continue;
+      }
       AddRun(request, {Variant::Of(kind), n}, none, &plan);
     }
   }

@@ -41,6 +41,7 @@ struct PlannedRun {
   std::string name;               // RunName(id), also the run's folder under DIR/runs/
   std::vector<std::string> args;  // its train arguments, or with --torch the script's
   std::vector<std::string> env = {};  // with --torch: NAME=VALUE for the helper
+  int micro_batch = 0;  // the run's micro-batch (a profiler trace does not say)
 };
 
 struct RunPlan {

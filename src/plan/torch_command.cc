@@ -63,7 +63,7 @@ TorchMapping MapOntoTorch(const TorchCommand& command, const train::TrainOptions
                    const std::string& value, const std::string& what) {
     if (command.Has(placeholder)) {
       if (changed) m.flags.push_back(fmt::format("{} {}", placeholder, value));
-    } else if (changed && variable != nullptr) {
+    } else if (changed && variable != nullptr && command.helper) {
       m.env.push_back(fmt::format("{}={}", variable, value));
       m.flags.push_back(fmt::format("{}={}", variable, value));
     } else if (changed) {
@@ -82,7 +82,7 @@ TorchMapping MapOntoTorch(const TorchCommand& command, const train::TrainOptions
         fmt::format("{}", bucket), "bucket size");
   route("{workers}", "STEPSCOPE_LOADER_WORKERS", c.loader_workers.has_value(),
         std::to_string(workers), "loader workers");
-  if (c.prefetch) {
+  if (c.prefetch && command.helper) {
     m.env.push_back(fmt::format("STEPSCOPE_PREFETCH={}", *c.prefetch));
     m.flags.push_back(fmt::format("STEPSCOPE_PREFETCH={}", *c.prefetch));
   }
@@ -92,7 +92,9 @@ TorchMapping MapOntoTorch(const TorchCommand& command, const train::TrainOptions
   if (c.balance_lengths) {
     m.not_applicable.push_back("length balancing: the helper cannot regroup the script's batches");
   }
-  if (c.wire && *c.wire != comm::WireDtype::kFp32 && !change.no_reduce) {
+  if (c.wire && *c.wire != comm::WireDtype::kFp32 && !change.no_reduce && !command.helper) {
+    m.not_applicable.push_back("reduced precision: needs the stepscope_torch helper");
+  } else if (c.wire && *c.wire != comm::WireDtype::kFp32 && !change.no_reduce) {
     const std::string dtype = comm::ToString(*c.wire);
     m.env.push_back("STEPSCOPE_REDUCE_DTYPE=" + dtype);
     m.flags.push_back("STEPSCOPE_REDUCE_DTYPE=" + dtype);

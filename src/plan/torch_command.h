@@ -29,6 +29,10 @@ struct TorchCommand {
   std::string interpreter;        // the first word: the Python that runs the script
   std::string script;             // the second word
   std::vector<std::string> args;  // the rest, placeholders unfilled
+  // false (diagnose --torch-traces): the script does not import the helper but writes PyTorch
+  // profiler traces into $STEPSCOPE_RUN_DIR; only placeholders reach it, and the ablations that
+  // need the helper (no reduction, synthetic input) are not run.
+  bool helper = true;
 
   // From the command's words (split like a shell would). Errors say what the command must
   // look like.

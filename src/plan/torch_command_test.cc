@@ -101,5 +101,23 @@ TEST(PlanMainRuns, TorchRunsCarryTheScriptsArgumentsAndTheHelpersEnvironment) {
   EXPECT_TRUE(Contains(plan.runs[2].env, "STEPSCOPE_VARIANT=no_reduce"));
 }
 
+TEST(PlanMainRuns, WithoutTheHelperOnlyTheDoubleBatchAblationRuns) {
+  PlanRequest r;
+  r.options = Options();
+  r.torch = Command({"python3", "t.py", "--batch", "{batch}"});
+  r.torch->helper = false;
+  r.replicas = {1, 2};
+  r.ablate_at = {2};
+  const RunPlan plan = PlanMainRuns(r);
+  ASSERT_EQ(plan.runs.size(), 3u);
+  EXPECT_EQ(plan.runs[2].name, "double_batch-n2");
+  EXPECT_EQ(plan.notes.size(), 1u);
+  RunChange change;
+  change.levers.loader_workers = 2;
+  change.levers.wire = comm::WireDtype::kBf16;
+  const TorchMapping m = MapOntoTorch(*r.torch, Options(), change);
+  EXPECT_EQ(m.not_applicable.size(), 2u);
+}
+
 }  // namespace
 }  // namespace stepscope::plan

@@ -119,7 +119,13 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
         const ChildResult r = child->Wait(guard);
         out.seconds = r.seconds;
         out.exit_code = r.exit_code;
-        const bool marker = std::filesystem::exists(out.run_dir + "/run.json");
+        bool marker = std::filesystem::exists(out.run_dir + "/run.json");
+        if (!r.interrupted && r.exit_code == 0 && !marker && options.complete_run) {
+          if (Status st = options.complete_run(out.run_dir, jobs[i]); !st.ok()) {
+            out.message = st.message();
+          }
+          marker = std::filesystem::exists(out.run_dir + "/run.json");
+        }
         if (r.interrupted) {
           // run.json is written last: a run that got that far is kept even if stopped on exit.
           out.state = marker ? JobState::kFinished : JobState::kInterrupted;
@@ -128,7 +134,7 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
           out.state = JobState::kFinished;
         } else {
           out.state = JobState::kFailed;
-          if (r.exit_code == 0) {
+          if (r.exit_code == 0 && out.message.empty()) {
             out.message = "exited 0 but wrote no run.json" +
                           (options.no_marker_hint.empty() ? "" : "; " + options.no_marker_hint);
           }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,10 @@ struct SweepRunOptions {
   std::string out_env;
   // Said after "exited 0 but wrote no run.json" (what the program must do to write one).
   std::string no_marker_hint;
+  // Called when a job exits 0 without run.json: may complete the run directory (e.g. step
+  // records and run.json from the profiler traces a script wrote there). An error fails the run
+  // with its message.
+  std::function<Status(const std::string& run_dir, const Job& job)> complete_run;
   int log_tail_lines = 15;
   std::FILE* progress = stderr;  // progress lines; nullptr: silent
 };

@@ -200,6 +200,31 @@ class BadInput(TorchTest):
         self.assertIn("DataParallel, which the helper does not measure", out.stdout, out.stderr)
 
 
+class TraceFallback(TorchTest):
+    """--torch-traces: a script without the helper that writes profiler traces per rank; the runs
+    are completed through analyze's importers, and only the double-batch ablation runs."""
+
+    def test_runs_from_profiler_traces(self):
+        out = self.path("d")
+        proc = diagnose(["--torch", self.command("--shape", "comm_heavy", "--batch", "{batch}",
+                                                 "--fail", "no_helper", "--profile-into-run-dir",
+                                                 "--steps", "20"),
+                         "--torch-traces", "--batch", "4", "--replicas", "1,2", "--ablate-at",
+                         "2", "--out", out] + STEPS)
+        self.assertIn("ablations need the stepscope_torch helper", proc.stderr)
+        d = read_json(os.path.join(out, "diagnosis.json"))
+        self.assertEqual([p["replicas"] for p in d["points"]], [1, 2])
+        self.assertEqual(sorted(os.listdir(os.path.join(out, "runs"))),
+                         ["baseline-n1", "baseline-n2", "double_batch-n2"])
+        run = read_json(os.path.join(out, "runs", "double_batch-n2", "run.json"))
+        self.assertEqual(run["config"]["batch"], 8)
+        self.assertIn("profiler traces", run["source"])
+        recs = read_jsonl(os.path.join(out, "runs", "baseline-n2", "rank-1.steps.jsonl"))
+        self.assertGreaterEqual(len(recs), 15)
+        self.assertTrue(all(r["samples"] == 4 for r in recs))
+        self.assertGreater(run["model"]["gradient_bytes"], 12_000_000)
+
+
 class DocsExample(TorchTest):
     """The first python block of docs/torch.md runs as is under diagnose --torch."""
 

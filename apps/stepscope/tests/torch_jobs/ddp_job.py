@@ -7,7 +7,8 @@ the host): every sample costs --fwd-ms-per-sample in forward and twice that in b
   --shape slow_loader   every sample takes --item-sleep-ms to load in the Dataset
   --shape slow_rank     rank --slow-rank does --slow-factor times the work
 --profile DIR also records the steps with PyTorch's autograd profiler (DIR/rank-R.pt.trace.json),
-to compare the helper's records with the profiler's view of the same run.
+to compare the helper's records with the profiler's view of the same run;
+--profile-into-run-dir --fail no_helper is a script for diagnose --torch-traces.
 Usage (under torch.distributed.run): python3 ddp_job.py --shape S --batch B [--workers W]
 """
 import contextlib
@@ -83,7 +84,11 @@ def main():
     p.add_argument("--slow-factor", type=float, default=3.0)
     p.add_argument("--fail", choices=["none", "start", "no_helper"], default="none")
     p.add_argument("--profile", default="")
+    p.add_argument("--profile-into-run-dir", action="store_true",
+                   help="--profile $STEPSCOPE_RUN_DIR (diagnose --torch-traces)")
     args = p.parse_args()
+    if args.profile_into_run_dir:
+        args.profile = os.environ["STEPSCOPE_RUN_DIR"]
     if args.fail == "start":
         raise SystemExit("ddp_job: failing at start as asked (--fail start)")
     torch.set_num_threads(1)
