@@ -200,8 +200,8 @@ def wrap(model, optimizer, loader):
     """Returns (model, optimizer, loader) to use instead of the script's own: the same objects,
     timed, with the ablation or lever diagnose asks for. Untouched without STEPSCOPE_RUN_DIR."""
     settings = read_settings()
-    _check_supported(model, optimizer)
     if not settings.active:
         return model, optimizer, loader
+    _check_supported(model, optimizer)
     s = _Session(settings, model, optimizer, loader)
     return s.model, s.optimizer, s.loader

@@ -222,7 +222,7 @@ class TraceFallback(TorchTest):
         recs = read_jsonl(os.path.join(out, "runs", "baseline-n2", "rank-1.steps.jsonl"))
         self.assertGreaterEqual(len(recs), 15)
         self.assertTrue(all(r["samples"] == 4 for r in recs))
-        self.assertGreater(run["model"]["gradient_bytes"], 12_000_000)
+        self.assertTrue(all(r["collectives"] for r in recs if not r["warmup"]))
 
 
 class DocsExample(TorchTest):
