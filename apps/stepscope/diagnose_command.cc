@@ -31,7 +31,7 @@ struct DiagnoseFlags {
   std::string torch;                       // --torch: the user's script, with placeholders
   bool torch_traces = false;               // --torch-traces: it writes profiler traces instead
   int nproc_per_node = 0;                  // --nproc-per-node for {nproc_per_node}, {nnodes}
-  std::string ablate_at;  // empty: all (largest for the built-in default)
+  std::string ablate_at;                   // empty: all (largest for the built-in default)
   int repeats = 1;
   bool apply_levers = false;
   int64_t wire_check_steps = 200;
@@ -247,10 +247,8 @@ Result<DiagnoseRequest> BuildRequest(const DiagnoseFlags& f) {
   r.quiet = f.train.quiet;
   r.dir = f.train.options.out.empty() ? std::string(kDefaultDiagnoseDir) : f.train.options.out;
   const bool launcher_given = f.launcher_option != nullptr && f.launcher_option->count() > 0;
-  Result<sweep::Launcher> launcher =
-      sweep::Launcher::Parse(r.plan.torch && !launcher_given
-                                 ? plan::DefaultTorchLauncher(*r.plan.torch)
-                                 : f.launcher);
+  Result<sweep::Launcher> launcher = sweep::Launcher::Parse(
+      r.plan.torch && !launcher_given ? plan::DefaultTorchLauncher(*r.plan.torch) : f.launcher);
   if (!launcher.ok()) return launcher.status();
   r.launcher = std::move(launcher).value();
   r.launcher.per_node = f.nproc_per_node;

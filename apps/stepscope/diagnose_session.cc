@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <csignal>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -335,8 +335,7 @@ void Session::CheckWire(analysis::Diagnosis* d) {
     return l.lever == Lever::kLowPrecisionReduction;
   });
   if (request_.wire_check_steps <= 0 || lever == v.levers.end()) return;
-  const plan::LeverPlan planned =
-      plan::PlanLevers({Lever::kLowPrecisionReduction}, Basis());
+  const plan::LeverPlan planned = plan::PlanLevers({Lever::kLowPrecisionReduction}, Basis());
   if (planned.planned.empty() || !planned.planned.front().change.wire) return;
   const comm::WireDtype wire = *planned.planned.front().change.wire;
   std::fprintf(stderr, "checking the %s reduction's numerical cost (%lld steps, 3 runs)\n",
@@ -373,8 +372,8 @@ void Session::ApplyLevers(analysis::Diagnosis* d) {
     recommended.push_back(advice.lever);
     actions[advice.lever] = advice.action;
   }
-  const plan::LeverRuns levers = plan::PlanLeverRuns(
-      request_.plan, plan::PlanLevers(recommended, Basis()));
+  const plan::LeverRuns levers =
+      plan::PlanLeverRuns(request_.plan, plan::PlanLevers(recommended, Basis()));
   for (const plan::SkippedLever& s : levers.skipped) {
     std::fprintf(stderr, "lever %s (%s): %s\n", std::string(ToString(s.lever)).c_str(),
                  actions[s.lever].c_str(), s.reason.c_str());
@@ -489,12 +488,12 @@ int Session::Finish(analysis::Diagnosis* d) {
 
 void PrintHeader(const DiagnoseRequest& request) {
   const bool emulated = request.plan.options.emulation.active();
-  std::fprintf(
-      stderr, "stepscope diagnose: %s%s\n  workload: %s\n  replicas: %s; runs in %s\n",
-      request.default_workload ? "built-in default workload" : "your workload",
-      emulated ? " [EMULATED devices/links: real compute and communication, paced]" : "",
-      WorkloadText(request).c_str(),
-      fmt::format("{}", fmt::join(request.plan.replicas, ",")).c_str(), request.dir.c_str());
+  std::fprintf(stderr, "stepscope diagnose: %s%s\n  workload: %s\n  replicas: %s; runs in %s\n",
+               request.default_workload ? "built-in default workload" : "your workload",
+               emulated ? " [EMULATED devices/links: real compute and communication, paced]" : "",
+               WorkloadText(request).c_str(),
+               fmt::format("{}", fmt::join(request.plan.replicas, ",")).c_str(),
+               request.dir.c_str());
 }
 
 }  // namespace

@@ -28,9 +28,10 @@ Status CompleteRunFromTraces(const std::string& run_dir, const TraceRunInfo& inf
   Result<trace::TraceSet> set = trace::LoadTraceSet(*files, options);
   if (!set.ok()) return Status::Error("the run's profiler traces: " + set.status().message());
   if (static_cast<int>(set->traces.size()) != info.replicas) {
-    return Status::Error(fmt::format("{} holds traces of {} rank(s) for a run of {}; every rank "
-                                     "must write its own trace",
-                                     run_dir, set->traces.size(), info.replicas));
+    return Status::Error(
+        fmt::format("{} holds traces of {} rank(s) for a run of {}; every rank "
+                    "must write its own trace",
+                    run_dir, set->traces.size(), info.replicas));
   }
   std::map<int, std::vector<StepRecord>> by_rank;
   for (const StepRecord& r : set->records) by_rank[r.rank].push_back(r);
@@ -56,10 +57,11 @@ Status CompleteRunFromTraces(const std::string& run_dir, const TraceRunInfo& inf
     ++steady;
   }
   const int64_t gradient_bytes =
-      step_bytes.empty() ? 0 : std::max_element(step_bytes.begin(), step_bytes.end(),
-                                                [](const auto& a, const auto& b) {
-                                                  return a.second < b.second;
-                                                })->second;
+      step_bytes.empty()
+          ? 0
+          : std::max_element(step_bytes.begin(), step_bytes.end(),
+                             [](const auto& a, const auto& b) { return a.second < b.second; })
+                ->second;
   const double samples_per_step = static_cast<double>(info.replicas) * info.micro_batch;
   const double mean = steady > 0 ? total / steady : 0;
   nlohmann::json run = {
@@ -72,8 +74,7 @@ Status CompleteRunFromTraces(const std::string& run_dir, const TraceRunInfo& inf
         {"accum", 1},
         {"loader_workers", 1},
         {"synthetic_input", false},
-        {"reducer",
-         {{"bucket_mb", 25}, {"overlap", true}, {"reduce", true}, {"dtype", "fp32"}}}}},
+        {"reducer", {{"bucket_mb", 25}, {"overlap", true}, {"reduce", true}, {"dtype", "fp32"}}}}},
       {"model",
        {{"parameters", gradient_bytes / 4},
         {"gradient_bytes", gradient_bytes},

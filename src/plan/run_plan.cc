@@ -21,8 +21,7 @@ struct MappedRun {
 MappedRun Map(const PlanRequest& request, const RunChange& change) {
   if (request.torch) {
     TorchMapping m = MapOntoTorch(*request.torch, request.options, change);
-    return {std::move(m.args), std::move(m.env), std::move(m.flags),
-            std::move(m.not_applicable)};
+    return {std::move(m.args), std::move(m.env), std::move(m.flags), std::move(m.not_applicable)};
   }
   TrainMapping m = MapOntoTrain(request.workload, request.options, change);
   return {std::move(m.args), {}, std::move(m.flags), std::move(m.not_applicable)};

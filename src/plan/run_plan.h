@@ -38,10 +38,10 @@ struct PlanRequest {
 
 struct PlannedRun {
   RunId id;
-  std::string name;               // RunName(id), also the run's folder under DIR/runs/
-  std::vector<std::string> args;  // its train arguments, or with --torch the script's
+  std::string name;                   // RunName(id), also the run's folder under DIR/runs/
+  std::vector<std::string> args;      // its train arguments, or with --torch the script's
   std::vector<std::string> env = {};  // with --torch: NAME=VALUE for the helper
-  int micro_batch = 0;  // the run's micro-batch (a profiler trace does not say)
+  int micro_batch = 0;                // the run's micro-batch (a profiler trace does not say)
 };
 
 struct RunPlan {

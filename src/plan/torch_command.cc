@@ -49,8 +49,7 @@ std::vector<std::string> TorchCommand::Words() const {
 }
 
 std::string DefaultTorchLauncher(const TorchCommand& command) {
-  return fmt::format("{} -m stepscope_torch.run --nproc_per_node {{n}}",
-                     command.interpreter);
+  return fmt::format("{} -m stepscope_torch.run --nproc_per_node {{n}}", command.interpreter);
 }
 
 TorchMapping MapOntoTorch(const TorchCommand& command, const train::TrainOptions& options,
@@ -78,8 +77,8 @@ TorchMapping MapOntoTorch(const TorchCommand& command, const train::TrainOptions
   route("{batch}", nullptr, c.micro_batch.has_value(), std::to_string(batch), "micro-batch");
   route("{accum}", nullptr, c.accumulation.has_value(), std::to_string(accum),
         "gradient accumulation");
-  route("{bucket_mb}", "STEPSCOPE_BUCKET_MB", c.bucket_mib.has_value(),
-        fmt::format("{}", bucket), "bucket size");
+  route("{bucket_mb}", "STEPSCOPE_BUCKET_MB", c.bucket_mib.has_value(), fmt::format("{}", bucket),
+        "bucket size");
   route("{workers}", "STEPSCOPE_LOADER_WORKERS", c.loader_workers.has_value(),
         std::to_string(workers), "loader workers");
   if (c.prefetch && command.helper) {

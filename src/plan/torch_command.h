@@ -22,8 +22,8 @@ inline constexpr std::string_view kTorchPlaceholders[] = {"{batch}", "{accum}", 
 
 // The train options that mean something to a torch workload; others are refused.
 inline constexpr std::string_view kTorchWorkloadFlags[] = {
-    "--batch",    "--accum",        "--bucket-mb",       "--loader-workers", "--prefetch",
-    "--steps",    "--warmup-steps", "--grad-norm-every", "--no-eval"};
+    "--batch", "--accum",        "--bucket-mb",       "--loader-workers", "--prefetch",
+    "--steps", "--warmup-steps", "--grad-norm-every", "--no-eval"};
 
 struct TorchCommand {
   std::string interpreter;        // the first word: the Python that runs the script

@@ -42,16 +42,16 @@ TEST(TorchCommand, DefaultLauncherIsTorchRunByTheCommandsInterpreter) {
 }
 
 TEST(MapOntoTorch, BaselineFillsPlaceholdersFromTheWorkload) {
-  const TorchMapping m =
-      MapOntoTorch(Command({"python3", "t.py", "--batch={batch}", "--w", "{workers}"}), Options(),
-                   RunChange{});
+  const TorchMapping m = MapOntoTorch(
+      Command({"python3", "t.py", "--batch={batch}", "--w", "{workers}"}), Options(), RunChange{});
   EXPECT_EQ(m.args, (Words{"--batch=8", "--w", "1"}));
   EXPECT_TRUE(m.flags.empty());
   EXPECT_TRUE(m.not_applicable.empty());
   EXPECT_TRUE(Contains(m.env, "STEPSCOPE_STEPS=20"));
   EXPECT_TRUE(Contains(m.env, "STEPSCOPE_WARMUP_STEPS=3"));
-  EXPECT_FALSE(std::any_of(m.env.begin(), m.env.end(),
-                           [](const std::string& e) { return e.rfind("STEPSCOPE_VARIANT", 0) == 0; }));
+  EXPECT_FALSE(std::any_of(m.env.begin(), m.env.end(), [](const std::string& e) {
+    return e.rfind("STEPSCOPE_VARIANT", 0) == 0;
+  }));
 }
 
 TEST(MapOntoTorch, AblationsGoToTheHelper) {

@@ -67,10 +67,9 @@ std::vector<std::string> Launcher::Argv(int replicas, const std::string& program
                                         const std::vector<std::string>& args) const {
   const int procs = per_node > 0 ? std::min(per_node, replicas) : replicas;
   const int nodes = (replicas + procs - 1) / procs;
-  const std::pair<std::string, std::string> values[] = {
-      {"{n}", std::to_string(replicas)},
-      {"{nproc_per_node}", std::to_string(procs)},
-      {"{nnodes}", std::to_string(nodes)}};
+  const std::pair<std::string, std::string> values[] = {{"{n}", std::to_string(replicas)},
+                                                        {"{nproc_per_node}", std::to_string(procs)},
+                                                        {"{nnodes}", std::to_string(nodes)}};
   std::vector<std::string> argv;
   for (std::string w : words) {
     for (const auto& [key, value] : values) {

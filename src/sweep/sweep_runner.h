@@ -19,7 +19,7 @@ namespace stepscope::sweep {
 struct Job {
   std::string name;  // also its directory under DIR/runs/, e.g. "baseline-n4"
   int replicas = 1;
-  std::vector<std::string> args;  // the program's arguments; the runner appends --out RUNDIR
+  std::vector<std::string> args;      // the program's arguments; the runner appends --out RUNDIR
   std::vector<std::string> env = {};  // NAME=VALUE added to this job's environment
 
   // What makes a finished run the same run on resume: its environment, then its arguments.
