@@ -36,7 +36,7 @@ class TimedHook:
         buffer = bucket.buffer()
         rec = self.recorder
         if rec.sampling_norms:
-            rec.local_grad_sq += float(buffer.pow(2).sum())
+            rec.local_grad_sq += float(torch.dot(buffer, buffer))  # flat: no temporary
             rec.local_sampled = True
         if not self.reduce:
             # The ablation: every replica keeps its own gradient; nothing is on the wire.

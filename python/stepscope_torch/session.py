@@ -158,8 +158,9 @@ class _Session:
             if rec.backward_start is not None and rec.backward_end is None:
                 rec.mark_backward_end(now())  # no engine callback ran (should not happen)
             if rec.sampling_norms and session.reduce:
-                rec.global_grad_sq = float(sum(float(p.grad.pow(2).sum())
-                                               for p in session.params if p.grad is not None))
+                rec.global_grad_sq = float(sum(
+                    float(torch.dot(p.grad.reshape(-1), p.grad.reshape(-1)))
+                    for p in session.params if p.grad is not None))
             if session.t_startup_end is None:
                 session.t_startup_end = time.time()
             t0 = now()

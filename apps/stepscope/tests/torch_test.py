@@ -209,13 +209,13 @@ class TraceFallback(TorchTest):
         proc = diagnose(["--torch", self.command("--shape", "comm_heavy", "--batch", "{batch}",
                                                  "--fail", "no_helper", "--profile-into-run-dir",
                                                  "--steps", "20"),
-                         "--torch-traces", "--batch", "4", "--replicas", "1,2", "--ablate-at",
-                         "2", "--out", out] + STEPS)
+                         "--torch-traces", "--batch", "4", "--replicas", "2", "--out", out]
+                        + STEPS)
         self.assertIn("ablations need the stepscope_torch helper", proc.stderr)
         d = read_json(os.path.join(out, "diagnosis.json"))
-        self.assertEqual([p["replicas"] for p in d["points"]], [1, 2])
+        self.assertEqual([p["replicas"] for p in d["points"]], [2])
         self.assertEqual(sorted(os.listdir(os.path.join(out, "runs"))),
-                         ["baseline-n1", "baseline-n2", "double_batch-n2"])
+                         ["baseline-n2", "double_batch-n2"])
         run = read_json(os.path.join(out, "runs", "double_batch-n2", "run.json"))
         self.assertEqual(run["config"]["batch"], 8)
         self.assertIn("profiler traces", run["source"])
