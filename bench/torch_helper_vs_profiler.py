@@ -1,6 +1,7 @@
 """The same PyTorch DDP run measured two ways: the stepscope_torch helper's step records and
 PyTorch's autograd profiler trace of the same steps (read by `stepscope analyze`). Prints the
-steady-state means of compute and exposed communication from both and their difference.
+steady-state means of compute and exposed communication from both, rank by rank, and their
+difference.
 
 The job is apps/stepscope/tests/torch_jobs/ddp_job.py (2 ranks over gloo, communication-heavy at
 a small batch by default), started by PyTorch's launcher with both the helper and the profiler.
@@ -21,16 +22,18 @@ JOB = os.path.join(ROOT, "apps", "stepscope", "tests", "torch_jobs", "ddp_job.py
 
 
 def helper_means(run_dir, warmup):
-    """Mean over ranks of each rank's steady-state mean compute and exposed communication."""
-    compute, exposed = [], []
+    """Per rank: the steady-state means of step, compute and exposed communication."""
+    out = {}
     for name in sorted(os.listdir(run_dir)):
         if not name.endswith(".steps.jsonl"):
             continue
         with open(os.path.join(run_dir, name)) as f:
             recs = [json.loads(line) for line in f if line.strip()][warmup:]
-        compute.append(statistics.mean(r["compute"] for r in recs))
-        exposed.append(statistics.mean(r["exposed_comm"] for r in recs))
-    return statistics.mean(compute), statistics.mean(exposed)
+        out[recs[0]["rank"]] = {
+            "step": statistics.mean(r["end"] - r["start"] for r in recs),
+            "compute": statistics.mean(r["compute"] for r in recs),
+            "exposed_comm": statistics.mean(r["exposed_comm"] for r in recs)}
+    return out
 
 
 def main():
@@ -54,16 +57,19 @@ def main():
         subprocess.run([args.stepscope, "analyze", traces, "--out", out, "--warmup-steps",
                         str(args.warmup_steps)], check=True, capture_output=True)
         with open(os.path.join(out, "diagnosis.json")) as f:
-            c = json.load(f)["points"][-1]["components"]
-        h_compute, h_exposed = helper_means(run_dir, args.warmup_steps)
-        step = c["step"]
+            ranks = {r["rank"]: r["components"] for r in json.load(f)["points"][-1]["ranks"]}
+        helper = helper_means(run_dir, args.warmup_steps)
         print(f"{args.shape} at batch {args.batch}, 2 ranks, {args.steps} steps "
-              f"({args.warmup_steps} warm-up), means over steady steps and ranks:")
-        print(f"  {'':18s} {'helper ms':>10s} {'profiler ms':>12s} {'difference':>12s}")
-        for name, h, t in (("compute", h_compute, c["compute"]),
-                           ("exposed comm", h_exposed, c["exposed_comm"])):
-            print(f"  {name:18s} {h * 1e3:10.2f} {t * 1e3:12.2f} {(h - t) * 1e3:+9.2f} ms "
-                  f"({100 * (h - t) / step:+.1f} % of the {step * 1e3:.1f} ms step)")
+              f"({args.warmup_steps} warm-up): each rank's means over its steady steps")
+        print(f"  {'rank':>4s} {'':14s} {'helper ms':>10s} {'profiler ms':>12s} "
+              f"{'difference':>12s}")
+        for rank in sorted(helper):
+            h, t = helper[rank], ranks[rank]
+            for name in ("compute", "exposed_comm"):
+                d = h[name] - t[name]
+                print(f"  {rank:4d} {name:14s} {h[name] * 1e3:10.2f} {t[name] * 1e3:12.2f} "
+                      f"{d * 1e3:+9.2f} ms ({100 * d / t['step']:+.1f} % of the "
+                      f"{t['step'] * 1e3:.1f} ms step)")
 
 
 if __name__ == "__main__":
