@@ -107,16 +107,21 @@ class StepRecorder:
         return c
 
     def mark_backward_end(self, t):
-        """The backward call is over: gradients reduced and copied back by DDP."""
+        """The backward call is over: gradients reduced and copied back by DDP. Backward
+        computes until the last bucket is ready; from then the main thread waits for the
+        reductions still in flight (exposed communication) until the last one ends; what
+        follows (DDP copying the reduced buckets back into the gradients) is backward again."""
         if self.backward_start is None:
             return
         self.backward_end = t
         last_ready = max((c.ready for c in self.collectives), default=None)
         if last_ready is None:
             self.backward += t - self.backward_start
-        else:
-            self.backward += last_ready - self.backward_start
-            self.exposed += max(0.0, t - last_ready)
+            return
+        last_end = max((c.end for c in self.collectives if c.end is not None), default=t)
+        waited_until = min(t, max(last_ready, last_end))
+        self.backward += (last_ready - self.backward_start) + (t - waited_until)
+        self.exposed += waited_until - last_ready
 
     def end_step(self, optimizer_seconds, end):
         """Writes the step's record; `end` is the end of the optimizer update."""

@@ -32,10 +32,11 @@ class Recorder(unittest.TestCase):
         self.assertEqual((r["version"], r["rank"], r["step"], r["warmup"], r["samples"]),
                          (2, 1, 0, True, 8))
         self.assertEqual((r["start"], r["end"], r["backward_start"]), (10.0, 15.25, 12.0))
-        # backward up to the last bucket's arrival; the wait after it is exposed communication
-        self.assertAlmostEqual(r["backward"], 1.0)
-        self.assertAlmostEqual(r["exposed_comm"], 2.0)
-        self.assertAlmostEqual(r["compute"], 1.0 + 1.0 + 0.25)
+        # backward up to the last bucket's arrival (1 s), the wait for its reduction (to 14.5)
+        # exposed communication, DDP's work after it (0.5 s) backward again
+        self.assertAlmostEqual(r["backward"], 1.5)
+        self.assertAlmostEqual(r["exposed_comm"], 1.5)
+        self.assertAlmostEqual(r["compute"], 1.0 + 1.5 + 0.25)
         self.assertAlmostEqual(r["comm_busy"], 1.5)
         self.assertEqual(r["collectives"][0]["bytes"], 400)
         # 400 B in 1.5 s at N = 2: bus bandwidth 400 / 1.5 * 2 (N-1)/N / 1e9
