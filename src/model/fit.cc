@@ -192,6 +192,7 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
     }
   }
   if (m.compute_jitter.empty()) m.compute_jitter.push_back(1.0);
+  std::sort(m.compute_jitter.begin(), m.compute_jitter.end());  // order statistics read it sorted
   {
     const RankSteps largest = SteadyByRank(baselines.back()->records);
     std::map<int, double> means;

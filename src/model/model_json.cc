@@ -41,7 +41,7 @@ nlohmann::json ToJson(const StepModel& m) {
   for (const ReadinessPoint& p : m.readiness) {
     readiness.push_back({{"backward_share", p.backward_share}, {"bytes_share", p.bytes_share}});
   }
-  return {{"reference",
+  nlohmann::json j = {{"reference",
            {{"replicas", m.reference.replicas},
             {"batch", m.reference.batch},
             {"accum", m.reference.accum},
@@ -62,6 +62,14 @@ nlohmann::json ToJson(const StepModel& m) {
           {"memory_fixed_bytes", m.memory_fixed},
           {"memory_per_sample_bytes", m.memory_per_sample},
           {"notes", m.notes}};
+  if (m.hosts) {
+    j["hosts"] = {{"devices_per_host", m.hosts->devices_per_host},
+                  {"algorithm", Name(m.hosts->algorithm)},
+                  {"intra_host", m.hosts->intra ? AlphaBetaJson(*m.hosts->intra) : nullptr},
+                  {"inter_host", m.hosts->inter ? AlphaBetaJson(*m.hosts->inter) : nullptr}};
+  }
+  if (m.device_memory_gb) j["device_memory_gb"] = *m.device_memory_gb;
+  return j;
 }
 
 nlohmann::json ToJson(const Prediction& p) {
