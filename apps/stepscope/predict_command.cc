@@ -73,6 +73,7 @@ Result<std::vector<model::RunObservation>> ReadRuns(const std::string& dir) {
     o.parameters = s->parameters;
     o.activation_bytes_per_sample = s->activation_bytes_per_sample;
     o.optimizer_state_floats = s->optimizer == "adamw" ? 2 : 1;
+    o.peak_memory_bytes = s->peak_memory_bytes;
     o.samples_per_s = s->samples_per_s;
     o.records = std::move(*records);
     out.push_back(std::move(o));

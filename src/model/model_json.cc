@@ -61,6 +61,7 @@ nlohmann::json ToJson(const StepModel& m) {
           {"stragglers", stragglers},
           {"memory_fixed_bytes", m.memory_fixed},
           {"memory_per_sample_bytes", m.memory_per_sample},
+          {"memory_how", m.memory_how},
           {"notes", m.notes}};
   if (m.hosts) {
     j["hosts"] = {{"devices_per_host", m.hosts->devices_per_host},

@@ -259,6 +259,8 @@ Result<StepModel> ModelFromSpec(std::string_view text, const std::string& file) 
   m.readiness_assumed = true;
   m.memory_fixed = static_cast<Bytes>(parameters * (2.0 * width + 4.0 * static_cast<double>(*state)));
   m.memory_per_sample = static_cast<Bytes>(*activations);
+  m.memory_how = given + ": parameters x (2 x the gradient width + 4 x optimizer_state_floats), "
+                 "activation_bytes_per_sample";
   HostLayout hosts;
   hosts.devices_per_host = static_cast<int>(*per_host);
   hosts.intra = *intra ? *intra : AlphaBeta{};  // one device per host: never used

@@ -80,6 +80,7 @@ struct StepModel {
   // Memory per replica (bytes): what does not scale with the micro-batch, and what does.
   Bytes memory_fixed = 0;
   Bytes memory_per_sample = 0;
+  std::string memory_how;  // how both were obtained, in words
 
   // Set by a spec (spec.h): the devices laid out across hosts, and the device memory that
   // holds a replica. A scenario may override both.
