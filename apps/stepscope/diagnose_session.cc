@@ -17,6 +17,7 @@
 #include "apps/stepscope/lever_predictions.h"
 #include "apps/stepscope/predict_command.h"
 #include "comm/wire_dtype.h"
+#include "model/model_json.h"
 #include "plan/train_mapping.h"
 #include "report/html_report.h"
 #include "report/terminal_report.h"
@@ -416,13 +417,27 @@ int Session::Finish(analysis::Diagnosis* d) {
   }
   nlohmann::json j = analysis::ToJson(*d);
   j.update(model_section);
-  if (fitted) j["lever_predictions"] = ToJson(lever_predictions);
+  if (fitted) {
+    j["lever_predictions"] = ToJson(lever_predictions);
+    std::vector<Lever> recommended;
+    for (const analysis::LeverAdvice& l : d->verdict.levers) recommended.push_back(l.lever);
+    nlohmann::json curve = nlohmann::json::array();
+    for (const model::Prediction& p :
+         LeverCurve(*fitted, LeverOptions(recommended, plan::TrainBasis(request_.plan.options)),
+                    replicas)) {
+      curve.push_back(model::ToJson(p));
+    }
+    j["lever_curve"] = std::move(curve);
+  }
   if (Status st = WriteFileAtomically(json_path, j.dump(2) + "\n\n"); !st.ok()) {
     return Fail(st);
   }
   const std::string html_path = request_.dir + "/report.html";
   report::HtmlReportOptions html;
   html.input_path = json_path;
+  if (Result<std::optional<report::ModelCurve>> curve = report::ModelCurveFromJson(j); curve.ok()) {
+    html.model = *curve;
+  }
   if (Status st = report::WriteHtmlReport(*d, html_path, html); !st.ok()) {
     d->warnings.push_back(st.message());  // the diagnosis itself is safe on disk
   }

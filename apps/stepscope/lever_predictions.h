@@ -38,6 +38,13 @@ std::vector<LeverPrediction> PredictLevers(const model::StepModel& model,
 void UseModelGains(const std::vector<LeverPrediction>& predictions, analysis::Verdict* verdict,
                    double one_replica_samples_per_s);
 
+// The model's curve with every lever of `levers` applied together, at each of `replicas`
+// (diagnosis.json `lever_curve[]`, the report's what-if curve); empty without levers or when
+// the model cannot simulate them.
+std::vector<model::Prediction> LeverCurve(const model::StepModel& model,
+                                          const std::vector<decide::LeverOption>& levers,
+                                          const std::vector<int>& replicas);
+
 // diagnosis.json `lever_predictions[]`.
 nlohmann::json ToJson(const std::vector<LeverPrediction>& predictions);
 // The terminal's table: predicted against measured, one line a lever.

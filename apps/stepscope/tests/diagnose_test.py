@@ -179,6 +179,10 @@ class GroundTruth(TempDirTest):
             self.assertLessEqual(gain["low"], gain["value"])
             self.assertLessEqual(gain["value"], gain["high"])
             self.assertIn("step-time model", lever["basis"])
+        # The report draws the model's curve, its band and the levers' what-if curve.
+        self.assertIn("<h2>Step-time model</h2>", html)
+        self.assertIn('id="chart-model"', html)
+        self.assertEqual(len(d["lever_curve"]), len(d["predictions"]))
         for lever in applied:
             if lever["lever"] in predicted:
                 self.assertIsNotNone(predicted[lever["lever"]]["measured_gain_samples_per_s"],
