@@ -77,17 +77,7 @@ std::vector<model::Prediction> LeverCurve(const model::StepModel& model,
                                           const std::vector<decide::LeverOption>& levers,
                                           const std::vector<int>& replicas) {
   if (levers.empty()) return {};
-  model::Scenario all;
-  for (const decide::LeverOption& option : levers) {
-    const model::Scenario& c = option.change;
-    if (c.batch) all.batch = c.batch;
-    if (c.accum) all.accum = c.accum;
-    if (c.bucket_mb) all.bucket_mb = c.bucket_mb;
-    if (c.overlap) all.overlap = c.overlap;
-    if (c.dtype) all.dtype = c.dtype;
-    if (c.loader_workers) all.loader_workers = c.loader_workers;
-    all.without_stragglers |= c.without_stragglers;
-  }
+  model::Scenario all = decide::WithLevers(model::Scenario{}, levers);
   std::vector<model::Prediction> out;
   for (int n : replicas) {
     all.replicas = n;
