@@ -45,9 +45,13 @@ struct CollectiveCost {
   int per_host = 0;
   CrossHostAlgorithm algorithm = CrossHostAlgorithm::kHierarchical;
 
-  bool known() const { return flat != nullptr || intra != nullptr; }
+  bool known() const {
+    return flat != nullptr || intra != nullptr || (inter != nullptr && per_host == 1);
+  }
   double Cost(int replicas, Bytes bytes, Side side) const {
     if (flat) return AllreduceSeconds(*flat, replicas, bytes, side);
+    // One device per host: a ring of hosts, whichever the algorithm.
+    if (!intra) return AllreduceSeconds(*inter, replicas, bytes, side);
     if (!inter || replicas <= per_host) return AllreduceSeconds(*intra, replicas, bytes, side);
     return CrossHostAllreduceSeconds(*intra, *inter, algorithm, per_host, replicas, bytes, side);
   }
@@ -84,9 +88,9 @@ Result<CollectiveCost> ResolveCost(const StepModel& m, const Scenario& s,
       return Status::Error(
           "devices across hosts need an inter-host link (e.g. --inter-link 25,10)");
     }
-    if (!c.intra) {
+    if (!c.intra && c.per_host > 1) {
       return Status::Error(
-          "no intra-host all-reduce was measured: give one (e.g. --intra-link 100,2)");
+          "no intra-host link was measured or given: give one (e.g. --intra-link 100,2)");
     }
   }
   return c;

@@ -263,7 +263,7 @@ Result<StepModel> ModelFromSpec(std::string_view text, const std::string& file) 
                  "activation_bytes_per_sample";
   HostLayout hosts;
   hosts.devices_per_host = static_cast<int>(*per_host);
-  hosts.intra = *intra ? *intra : AlphaBeta{};  // one device per host: never used
+  hosts.intra = *intra;  // unset: one device per host, none needed
   hosts.inter = *inter;
   hosts.algorithm = *algorithm;
   m.hosts = hosts;

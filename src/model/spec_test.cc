@@ -172,6 +172,24 @@ TEST(ModelFromSpec, AcrossHostsWithoutAnInterHostLinkIsRefusedAtThatReplicaCount
   EXPECT_NE(p.status().message().find("inter-host"), std::string::npos);
 }
 
+TEST(ModelFromSpec, OneDevicePerHostIsARingOfHostsAndMoreNeedAnIntraHostLink) {
+  const StepModel m = Must(ModelFromSpec(R"({"gradient_bytes": 8000000, "micro_batch": 8,
+      "compute_s": 0.1, "inter_host": {"gbps": 10, "latency_us": 20}, "overlap": false})",
+                                         "hosts.json"));
+  Scenario s;
+  s.replicas = 4;
+  Result<Prediction> p = Predict(m, s);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_NEAR(p->parts.exposed_comm, 6 * 20e-6 + 6.0 / 4 * 8e6 / 10e9, 1e-12);
+  // Several devices per host asked on the command line, without a link between them.
+  s.devices_per_host = 2;
+  p = Predict(m, s);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("--intra-link"), std::string::npos);
+  s.intra_link = LinkAlphaBeta(100, 0);
+  EXPECT_TRUE(Predict(m, s).ok());
+}
+
 // The fuzz target's seed corpus, replayed in the normal build: the seeds that are specs are
 // read and predicted at one host and across many; the others are refused with a message.
 TEST(ModelFromSpec, ReplaysTheFuzzSeedCorpus) {
