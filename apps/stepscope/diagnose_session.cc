@@ -355,9 +355,8 @@ std::vector<LeverPrediction> Session::ModelLeverGains(const model::StepModel& mo
                                                       analysis::Diagnosis* d) const {
   std::vector<Lever> recommended;
   for (const analysis::LeverAdvice& l : d->verdict.levers) recommended.push_back(l.lever);
-  std::vector<LeverPrediction> out =
-      PredictLevers(model, LeverOptions(recommended, plan::TrainBasis(request_.plan.options)), *d,
-                    &d->warnings);
+  std::vector<LeverPrediction> out = PredictLevers(
+      model, LeverOptions(recommended, plan::TrainBasis(request_.plan.options)), *d, &d->warnings);
   double x1 = 0;  // one replica's samples/s, as the curve has it
   if (!d->points.empty() && d->points.front().scaling.speedup > 0) {
     x1 = d->points.front().scaling.samples_per_s / d->points.front().scaling.speedup;

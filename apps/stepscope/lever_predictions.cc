@@ -101,15 +101,15 @@ void UseModelGains(const std::vector<LeverPrediction>& predictions, analysis::Ve
       if (p.lever != l.lever) continue;
       l.expected_gain_samples_per_s = p.predicted_gain_samples_per_s.value;
       l.expected_samples_per_s = measured_x + l.expected_gain_samples_per_s;
-      l.expected_efficiency = one_replica_samples_per_s > 0
-                                  ? l.expected_samples_per_s /
-                                        (p.replicas * one_replica_samples_per_s)
-                                  : 0;
-      l.basis = fmt::format("step-time model re-simulated with {} at N={}: {:+.1f} samples/s "
-                            "(90% band {:+.1f} to {:+.1f})",
-                            p.change, p.replicas, p.predicted_gain_samples_per_s.value,
-                            p.predicted_gain_samples_per_s.low,
-                            p.predicted_gain_samples_per_s.high);
+      l.expected_efficiency =
+          one_replica_samples_per_s > 0
+              ? l.expected_samples_per_s / (p.replicas * one_replica_samples_per_s)
+              : 0;
+      l.basis = fmt::format(
+          "step-time model re-simulated with {} at N={}: {:+.1f} samples/s "
+          "(90% band {:+.1f} to {:+.1f})",
+          p.change, p.replicas, p.predicted_gain_samples_per_s.value,
+          p.predicted_gain_samples_per_s.low, p.predicted_gain_samples_per_s.high);
       changed = true;
     }
   }
@@ -134,8 +134,7 @@ nlohmann::json ToJson(const std::vector<LeverPrediction>& predictions) {
         {"measured_samples_per_s",
          p.measured_samples_per_s ? nlohmann::json(*p.measured_samples_per_s) : nullptr},
         {"measured_gain_samples_per_s",
-         p.measured_gain_samples_per_s ? nlohmann::json(*p.measured_gain_samples_per_s)
-                                       : nullptr}};
+         p.measured_gain_samples_per_s ? nlohmann::json(*p.measured_gain_samples_per_s) : nullptr}};
     if (!p.memory_note.empty()) j["memory_note"] = p.memory_note;
     out.push_back(std::move(j));
   }

@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "apps/stepscope/numeric_option.h"
 #include "core/text_format.h"
@@ -290,7 +290,8 @@ int RunPredict(const PredictFlags& f) {
         "runs/default --replicas 16..4096)"));
   }
   if (!f.spec.empty()) {
-    if (!f.fit_on.empty()) return bad(Status::Error("--fit-on needs a diagnose directory, not --spec"));
+    if (!f.fit_on.empty())
+      return bad(Status::Error("--fit-on needs a diagnose directory, not --spec"));
     Result<model::StepModel> described = ReadSpec(f.spec);
     if (!described.ok()) return bad(described.status());
     return PrintPredictions(f, *described, *replicas, *scenario, {}, f.spec);
@@ -336,8 +337,9 @@ void AddPredictCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--fit-on", f->fit_on,
                   "Fit only on the baselines at these replica counts (the others are checks)");
   cmd->add_option("--link", f->link, "What-if: a link of GBPS[,LATENCY_US] for every all-reduce");
-  cmd->add_option("--intra-link", f->intra_link,
-                  "What-if: GBPS[,LATENCY_US] between the devices of a host (default: as measured)");
+  cmd->add_option(
+      "--intra-link", f->intra_link,
+      "What-if: GBPS[,LATENCY_US] between the devices of a host (default: as measured)");
   cmd->add_option("--inter-link", f->inter_link,
                   "What-if: GBPS[,LATENCY_US] between hosts (hierarchical all-reduce)");
   cmd->add_option("--devices-per-host", f->devices_per_host,

@@ -154,8 +154,8 @@ std::vector<ReadinessPoint> Readiness(const std::vector<const RunObservation*>& 
 // (weights, gradients, optimizer state; 4 bytes each per parameter) and those activations.
 void FitMemory(const RunObservation& reference, const RunObservation* paired,
                const RunObservation* doubled, StepModel* m) {
-  const Bytes buffers = static_cast<Bytes>(reference.parameters) * 4 *
-                        (2 + reference.optimizer_state_floats);
+  const Bytes buffers =
+      static_cast<Bytes>(reference.parameters) * 4 * (2 + reference.optimizer_state_floats);
   const Bytes shapes = reference.activation_bytes_per_sample;
   const RunObservation* base = paired && paired->peak_memory_bytes ? paired : &reference;
   if (!base->peak_memory_bytes) {
@@ -168,8 +168,8 @@ void FitMemory(const RunObservation& reference, const RunObservation* paired,
   const int b = base->config.batch;
   const Bytes peak = *base->peak_memory_bytes;
   m->memory_per_sample = shapes;
-  m->memory_how = "the peak resident memory of " + base->name +
-                  " at micro-batch " + std::to_string(b) + "; per sample from the layer shapes";
+  m->memory_how = "the peak resident memory of " + base->name + " at micro-batch " +
+                  std::to_string(b) + "; per sample from the layer shapes";
   if (doubled && doubled->peak_memory_bytes && base == paired) {
     const double slope =
         static_cast<double>(*doubled->peak_memory_bytes - peak) / static_cast<double>(b);

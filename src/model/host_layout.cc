@@ -23,8 +23,8 @@ std::string Name(CrossHostAlgorithm algorithm) {
 }
 
 Seconds CrossHostAllreduceSeconds(const AlphaBeta& intra, const AlphaBeta& inter,
-                                  CrossHostAlgorithm algorithm, int devices_per_host,
-                                  int replicas, Bytes bytes, Side side) {
+                                  CrossHostAlgorithm algorithm, int devices_per_host, int replicas,
+                                  Bytes bytes, Side side) {
   if (replicas <= 1) return 0.0;
   const int per_host = std::max(1, devices_per_host);
   if (replicas <= per_host) return AllreduceSeconds(intra, replicas, bytes, side);

@@ -43,7 +43,7 @@ struct HostLayout {
 //   ring: N <= D: intra(N, S); otherwise a ring of N whose every step pays the slower link's
 //     latency and bandwidth (and the larger fixed cost).
 Seconds CrossHostAllreduceSeconds(const AlphaBeta& intra, const AlphaBeta& inter,
-                                  CrossHostAlgorithm algorithm, int devices_per_host,
-                                  int replicas, Bytes bytes, Side side = Side::kValue);
+                                  CrossHostAlgorithm algorithm, int devices_per_host, int replicas,
+                                  Bytes bytes, Side side = Side::kValue);
 
 }  // namespace stepscope::model

@@ -76,9 +76,7 @@ Result<CollectiveCost> ResolveCost(const StepModel& m, const Scenario& s,
   if (*per_host < 1) return Status::Error("devices per host must be at least 1");
   c.per_host = *per_host;
   if (m.hosts) c.algorithm = m.hosts->algorithm;
-  c.intra = s.intra_link ? &*s.intra_link
-            : (m.hosts && m.hosts->intra) ? &*m.hosts->intra
-                                          : fitted;
+  c.intra = s.intra_link ? &*s.intra_link : (m.hosts && m.hosts->intra) ? &*m.hosts->intra : fitted;
   c.inter = s.inter_link                  ? &*s.inter_link
             : (m.hosts && m.hosts->inter) ? &*m.hosts->inter
             : s.link                      ? &*s.link

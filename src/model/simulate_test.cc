@@ -91,8 +91,8 @@ TEST(SimulateStep, AcrossHostsHandComputed) {
   // Inside a host: 14 steps of 2 us and 14/8 of 4 MiB at 100 GB/s; between the 4 hosts: each
   // host's 512 KiB shard, 6 steps of 20 us and 6/4 of it at 10 GB/s. All of it exposed.
   const double bytes = 4 << 20;
-  const double expected = 14 * 2e-6 + 14.0 / 8 * bytes / 100e9 + 6 * 20e-6 +
-                          6.0 / 4 * (bytes / 8) / 10e9;
+  const double expected =
+      14 * 2e-6 + 14.0 / 8 * bytes / 100e9 + 6 * 20e-6 + 6.0 / 4 * (bytes / 8) / 10e9;
   EXPECT_NEAR(Must(SimulateStep(m, s)).exposed_comm, expected, 1e-9);
   // Without an intra-host link given, the cost fitted on the measured host is used inside one.
   Scenario fitted_intra = s;
@@ -104,8 +104,8 @@ TEST(SimulateStep, AcrossHostsHandComputed) {
   Scenario one_host = s;
   one_host.replicas = 8;
   one_host.inter_link.reset();
-  EXPECT_NEAR(Must(SimulateStep(m, one_host)).exposed_comm,
-              14 * 2e-6 + 14.0 / 8 * bytes / 100e9, 1e-9);
+  EXPECT_NEAR(Must(SimulateStep(m, one_host)).exposed_comm, 14 * 2e-6 + 14.0 / 8 * bytes / 100e9,
+              1e-9);
   // Beyond one host without an inter-host link: refused, saying what to give.
   Scenario no_inter = one_host;
   no_inter.replicas = 16;

@@ -47,8 +47,8 @@ class Fields {
     const double x = v->get<double>();
     if (!std::isfinite(x) || (positive ? x <= min : x < min) || x > max) {
       return Error(field, "must be " + std::string(positive ? "> " : ">= ") + Number(min) +
-                              " and at most " + Number(max) + ", not " + Number(x) +
-                              " (e.g. " + example + ")");
+                              " and at most " + Number(max) + ", not " + Number(x) + " (e.g. " +
+                              example + ")");
     }
     return x;
   }
@@ -123,8 +123,7 @@ Result<std::optional<AlphaBeta>> Link(Fields& spec, const std::string& file,
   return std::optional<AlphaBeta>(ab);
 }
 
-Result<std::string> Precision(Fields& spec, const std::string& field,
-                              const std::string& fallback) {
+Result<std::string> Precision(Fields& spec, const std::string& field, const std::string& fallback) {
   Result<std::string> dtype = spec.Text(field, fallback);
   if (!dtype.ok()) return dtype.status();
   if (WireWidth(*dtype) == 0) {
@@ -162,8 +161,8 @@ Result<StepModel> ModelFromSpec(std::string_view text, const std::string& file) 
     if (!bytes.ok()) return bytes.status();
     parameters = std::ceil(*bytes / width);
   } else {
-    Result<int64_t> n = spec.Integer("parameters", std::nullopt, 1, kMaxBytes / 4,
-                                     "\"parameters\": 25690112");
+    Result<int64_t> n =
+        spec.Integer("parameters", std::nullopt, 1, kMaxBytes / 4, "\"parameters\": 25690112");
     if (!n.ok()) return n.status();
     parameters = static_cast<double>(*n);
   }
@@ -179,7 +178,8 @@ Result<StepModel> ModelFromSpec(std::string_view text, const std::string& file) 
   Result<double> share =
       spec.Number("backward_share", 2.0 / 3, 0, true, 1, "\"backward_share\": 0.667");
   if (!share.ok()) return share.status();
-  Result<double> optimizer = spec.Number("optimizer_s", 0.0, 0, false, 1e6, "\"optimizer_s\": 0.004");
+  Result<double> optimizer =
+      spec.Number("optimizer_s", 0.0, 0, false, 1e6, "\"optimizer_s\": 0.004");
   if (!optimizer.ok()) return optimizer.status();
   Result<double> input = spec.Number("input_wait_s", 0.0, 0, false, 1e6, "\"input_wait_s\": 0");
   if (!input.ok()) return input.status();
@@ -195,12 +195,14 @@ Result<StepModel> ModelFromSpec(std::string_view text, const std::string& file) 
   Result<std::optional<AlphaBeta>> inter = Link(spec, file, "inter_host");
   if (!inter.ok()) return inter.status();
   if (*per_host > 1 && !*intra) {
-    return spec.Error("intra_host", "required with more than one device per host (e.g. "
-                                    "\"intra_host\": {\"gbps\": 100, \"latency_us\": 2})");
+    return spec.Error("intra_host",
+                      "required with more than one device per host (e.g. "
+                      "\"intra_host\": {\"gbps\": 100, \"latency_us\": 2})");
   }
   if (!*inter && !*intra) {
-    return spec.Error("inter_host", "required: a link between hosts (e.g. \"inter_host\": "
-                                    "{\"gbps\": 25, \"latency_us\": 10})");
+    return spec.Error("inter_host",
+                      "required: a link between hosts (e.g. \"inter_host\": "
+                      "{\"gbps\": 25, \"latency_us\": 10})");
   }
   Result<std::string> algorithm_name = spec.Text("algorithm", "hierarchical");
   if (!algorithm_name.ok()) return algorithm_name.status();
@@ -218,8 +220,8 @@ Result<StepModel> ModelFromSpec(std::string_view text, const std::string& file) 
   // Memory.
   std::optional<double> memory_gb;
   if (spec.Has("device_memory_gb")) {
-    Result<double> gb = spec.Number("device_memory_gb", std::nullopt, 0, true, 1e9,
-                                    "\"device_memory_gb\": 80");
+    Result<double> gb =
+        spec.Number("device_memory_gb", std::nullopt, 0, true, 1e9, "\"device_memory_gb\": 80");
     if (!gb.ok()) return gb.status();
     memory_gb = *gb;
   } else {
@@ -228,8 +230,8 @@ Result<StepModel> ModelFromSpec(std::string_view text, const std::string& file) 
   Result<double> activations = spec.Number("activation_bytes_per_sample", 0.0, 0, false, kMaxBytes,
                                            "\"activation_bytes_per_sample\": 4194304");
   if (!activations.ok()) return activations.status();
-  Result<int64_t> state = spec.Integer("optimizer_state_floats", 2, 0, 16,
-                                       "\"optimizer_state_floats\": 2");
+  Result<int64_t> state =
+      spec.Integer("optimizer_state_floats", 2, 0, 16, "\"optimizer_state_floats\": 2");
   if (!state.ok()) return state.status();
   STEPSCOPE_RETURN_IF_ERROR(spec.Unknown());
 
@@ -257,9 +259,11 @@ Result<StepModel> ModelFromSpec(std::string_view text, const std::string& file) 
   m.gradient_bytes = static_cast<Bytes>(parameters * 4);  // the model counts fp32 bytes
   m.readiness = {{0, 0}, {1, 1}};
   m.readiness_assumed = true;
-  m.memory_fixed = static_cast<Bytes>(parameters * (2.0 * width + 4.0 * static_cast<double>(*state)));
+  m.memory_fixed =
+      static_cast<Bytes>(parameters * (2.0 * width + 4.0 * static_cast<double>(*state)));
   m.memory_per_sample = static_cast<Bytes>(*activations);
-  m.memory_how = given + ": parameters x (2 x the gradient width + 4 x optimizer_state_floats), "
+  m.memory_how = given +
+                 ": parameters x (2 x the gradient width + 4 x optimizer_state_floats), "
                  "activation_bytes_per_sample";
   HostLayout hosts;
   hosts.devices_per_host = static_cast<int>(*per_host);
@@ -273,10 +277,10 @@ Result<StepModel> ModelFromSpec(std::string_view text, const std::string& file) 
       "no step-to-step variation given: no rank waits for a slower one (a lower bound)");
   m.notes.push_back("gradient readiness assumed uniform over backward");
   if (!memory_gb || *activations == 0) {
-    m.notes.push_back(
-        "memory: " + std::string(memory_gb ? "no activation_bytes_per_sample given, only "
-                                             "parameters, gradients and optimizer state counted"
-                                           : "no device_memory_gb given, not checked"));
+    m.notes.push_back("memory: " +
+                      std::string(memory_gb ? "no activation_bytes_per_sample given, only "
+                                              "parameters, gradients and optimizer state counted"
+                                            : "no device_memory_gb given, not checked"));
   }
   return m;
 }

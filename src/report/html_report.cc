@@ -494,12 +494,14 @@ std::string ModelSectionHtml(const ModelCurve& model, const std::string& chart) 
   std::string h = "<h2>Step-time model</h2>\n<div class=\"row\">" + chart + "</div>\n<p>";
   const int half = HalfDeviceReplicas(model.predicted);
   const int largest = model.predicted.back().replicas;
-  h += half > 0 ? fmt::format("The model predicts the marginal device falls below half a device "
-                              "at N={} (as measured; out to N={}).",
-                              half, largest)
-                : fmt::format("The marginal device stays above half a device out to N={} (as "
-                              "measured), by the model.",
-                              largest);
+  h += half > 0 ? fmt::format(
+                      "The model predicts the marginal device falls below half a device "
+                      "at N={} (as measured; out to N={}).",
+                      half, largest)
+                : fmt::format(
+                      "The marginal device stays above half a device out to N={} (as "
+                      "measured), by the model.",
+                      largest);
   if (!model.with_levers.empty()) {
     const int levered = HalfDeviceReplicas(model.with_levers);
     h += levered > 0

@@ -149,7 +149,8 @@ TEST(ModelChart, ReadFromTheDiagnosisJson) {
   EXPECT_EQ((*c)->predicted.size(), 2u);
   EXPECT_EQ((*c)->predicted[1].samples_per_s.low, 18);
   EXPECT_EQ((*c)->with_levers.size(), 1u);
-  Result<std::optional<ModelCurve>> none = ModelCurveFromJson({{"points", nlohmann::json::array()}});
+  Result<std::optional<ModelCurve>> none =
+      ModelCurveFromJson({{"points", nlohmann::json::array()}});
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->has_value());
   Result<std::optional<ModelCurve>> bad =

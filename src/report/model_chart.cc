@@ -73,7 +73,8 @@ json ModelChart(const analysis::Diagnosis& d, const ModelCurve& curve, const std
     add("measured", p.scaling.replicas, Estimate::Exact(p.scaling.samples_per_s));
   }
   for (const ModelPoint& p : curve.predicted) add("model", p.replicas, p.samples_per_s);
-  for (const ModelPoint& p : curve.with_levers) add("model, free levers", p.replicas, p.samples_per_s);
+  for (const ModelPoint& p : curve.with_levers)
+    add("model, free levers", p.replicas, p.samples_per_s);
   const int half = HalfDeviceReplicas(curve.predicted);
   const json x = {{"field", "replicas"},
                   {"type", "quantitative"},
@@ -97,17 +98,16 @@ json ModelChart(const analysis::Diagnosis& d, const ModelCurve& curve, const std
                       {"y", {{"field", "low"}, {"type", "quantitative"}}},
                       {"y2", {{"field", "high"}}},
                       {"color", colour}}}});
-  layers.push_back(
-      {{"mark", {{"type", "line"}, {"point", true}}},
-       {"encoding",
-        {{"x", x},
-         {"y", y},
-         {"color", colour},
-         {"tooltip", json::array({{{"field", "series"}},
-                                  {{"field", "replicas"}},
-                                  {{"field", "samples_per_s"}, {"format", ".1f"}},
-                                  {{"field", "low"}, {"format", ".1f"}},
-                                  {{"field", "high"}, {"format", ".1f"}}})}}}});
+  layers.push_back({{"mark", {{"type", "line"}, {"point", true}}},
+                    {"encoding",
+                     {{"x", x},
+                      {"y", y},
+                      {"color", colour},
+                      {"tooltip", json::array({{{"field", "series"}},
+                                               {{"field", "replicas"}},
+                                               {{"field", "samples_per_s"}, {"format", ".1f"}},
+                                               {{"field", "low"}, {"format", ".1f"}},
+                                               {{"field", "high"}, {"format", ".1f"}}})}}}});
   json spec = {{"$schema", schema},
                {"title", "Measured and predicted throughput (band: the model's 90 % interval)"},
                {"width", 380},
@@ -116,14 +116,18 @@ json ModelChart(const analysis::Diagnosis& d, const ModelCurve& curve, const std
                {"data", {{"name", "model"}}}};
   if (half > 0) {
     spec["datasets"]["model_half_device"] = json::array(
-        {{{"replicas", half},
-          {"label", fmt::format("N={}: marginal device < 0.5", half)}}});
+        {{{"replicas", half}, {"label", fmt::format("N={}: marginal device < 0.5", half)}}});
     layers.push_back({{"data", {{"name", "model_half_device"}}},
                       {"mark", {{"type", "rule"}, {"strokeDash", {4, 3}}, {"color", "#e45756"}}},
                       {"encoding", {{"x", x}}}});
     layers.push_back({{"data", {{"name", "model_half_device"}}},
-                      {"mark", {{"type", "text"}, {"align", "left"}, {"dx", 4}, {"y", 8},
-                                {"color", "#e45756"}, {"fontSize", 10}}},
+                      {"mark",
+                       {{"type", "text"},
+                        {"align", "left"},
+                        {"dx", 4},
+                        {"y", 8},
+                        {"color", "#e45756"},
+                        {"fontSize", 10}}},
                       {"encoding", {{"x", x}, {"text", {{"field", "label"}}}}}});
   }
   spec["layer"] = std::move(layers);

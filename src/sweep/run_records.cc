@@ -145,7 +145,8 @@ Result<RunSummary> ReadRunSummary(const std::string& run_dir) {
     STEPSCOPE_RETURN_IF_ERROR(field("memory.model_bytes", &model));
     STEPSCOPE_RETURN_IF_ERROR(field("memory.peak_resident_bytes", &peak));
     if (model < 0 || peak < 0) {
-      return Status::Error(path + ": memory.model_bytes and memory.peak_resident_bytes must be >= 0");
+      return Status::Error(path +
+                           ": memory.model_bytes and memory.peak_resident_bytes must be >= 0");
     }
     s.model_memory_bytes = model, s.peak_memory_bytes = peak;
   }
