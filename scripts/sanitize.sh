@@ -3,7 +3,8 @@
 #   build-asan: AddressSanitizer + UndefinedBehaviorSanitizer. Every unit test, one short real
 #     2-rank training run that uses every helper thread (overlapped reduction on a communication
 #     thread, bf16 on the wire, two loader workers, gradient accumulation, the record writer),
-#     and the trace reader's bounded fuzz run (its fuzz target lives in the same build).
+#     and the bounded fuzz runs of the trace reader and the predict spec reader (their fuzz
+#     targets live in the same build).
 #   build-tsan: ThreadSanitizer. The thread-heavy unit tests (reducer, loader, recorder,
 #     watchdog) and the shared-memory all-reduce and heartbeat tests at 2 ranks (as processes:
 #     an MPI shared-memory window cannot be shared by threads of one process).
@@ -53,7 +54,7 @@ if [[ $which == asan || $which == all ]]; then
   test -s "$run/mlp2/rank-1.steps.jsonl"
   echo "sanitize: ASan+UBSan: unit tests and a 2-rank run (overlap, bf16, 2 workers, accum 2) clean"
   (cd build-asan && ctest -R '^fuzz_' --output-on-failure)
-  echo "sanitize: the trace reader fuzzed for 30 s under ASan+UBSan, no finding"
+  echo "sanitize: the trace reader (30 s) and the predict spec reader (5 s) fuzzed under ASan+UBSan, no finding"
   echo "sanitize: ASan+UBSan step took ${SECONDS} s (build, tests, run and fuzz)"
 fi
 

@@ -15,10 +15,12 @@
 #include "analysis/diagnosis.h"
 #include "analysis/wire_check.h"
 #include "apps/stepscope/decision_section.h"
+#include "apps/stepscope/lever_predictions.h"
 #include "apps/stepscope/predict_command.h"
 #include "apps/stepscope/torch_traces.h"
 #include "comm/wire_dtype.h"
 #include "core/units.h"
+#include "model/model_json.h"
 #include "plan/train_mapping.h"
 #include "report/html_report.h"
 #include "report/terminal_report.h"
@@ -266,8 +268,11 @@ class Session {
 
  private:
   sweep::SweepResult Run(const plan::RunPlan& plan);
+  // The step-time model's gain for each recommended lever, written into the verdict's levers.
+  std::vector<LeverPrediction> ModelLeverGains(const model::StepModel& model,
+                                               analysis::Diagnosis* d) const;
   void PrintSummary(const analysis::Diagnosis& d, const std::string& json_path,
-                    const std::string& html_path) const;
+                    const std::string& html_path, const std::string& levers_text) const;
 
   const DiagnoseRequest& request_;
   sweep::SweepStore* store_;
@@ -451,8 +456,22 @@ void Session::ApplyLevers(analysis::Diagnosis* d) {
   }
 }
 
+std::vector<LeverPrediction> Session::ModelLeverGains(const model::StepModel& model,
+                                                      analysis::Diagnosis* d) const {
+  std::vector<Lever> recommended;
+  for (const analysis::LeverAdvice& l : d->verdict.levers) recommended.push_back(l.lever);
+  std::vector<LeverPrediction> out = PredictLevers(
+      model, LeverOptions(recommended, plan::TrainBasis(request_.plan.options)), *d, &d->warnings);
+  double x1 = 0;  // one replica's samples/s, as the curve has it
+  if (!d->points.empty() && d->points.front().scaling.speedup > 0) {
+    x1 = d->points.front().scaling.samples_per_s / d->points.front().scaling.speedup;
+  }
+  UseModelGains(out, &d->verdict, x1);
+  return out;
+}
+
 void Session::PrintSummary(const analysis::Diagnosis& d, const std::string& json_path,
-                           const std::string& html_path) const {
+                           const std::string& html_path, const std::string& levers_text) const {
   std::fputs(report::TerminalReport(d).c_str(), stdout);  // warnings included
   if (d.after && !d.after->points.empty() && !d.points.empty()) {
     const auto& before = d.points.back().scaling;
@@ -461,6 +480,7 @@ void Session::PrintSummary(const analysis::Diagnosis& d, const std::string& json
                 after.replicas, before.efficiency, after.efficiency, before.samples_per_s,
                 after.samples_per_s);
   }
+  std::fputs(levers_text.c_str(), stdout);
   if (options_.emulation.emulated) {
     std::printf(
         "\n(EMULATED devices/links: every number above is paced emulation, "
@@ -488,10 +508,12 @@ int Session::Finish(analysis::Diagnosis* d) {
   for (long long n = 1; n <= 16LL * largest; n *= 2) replicas.push_back(static_cast<int>(n));
   std::optional<model::StepModel> fitted;
   const nlohmann::json model_section = DiagnosisModelSection(request_.dir, replicas, &fitted);
+  std::vector<LeverPrediction> lever_predictions;
   if (fitted) {
     decide::DecisionInputs inputs = request_.decision;
     AddMeasuredStartup(*store_, &inputs);
     ApplyPricedDecision(*fitted, inputs, Basis(), d);
+    lever_predictions = ModelLeverGains(*fitted, d);
   } else {
     d->warnings.push_back(
         "the options were not priced (the step-time model could not be "
@@ -499,16 +521,31 @@ int Session::Finish(analysis::Diagnosis* d) {
   }
   nlohmann::json j = analysis::ToJson(*d);
   j.update(model_section);
+  if (fitted) {
+    j["lever_predictions"] = ToJson(lever_predictions);
+    std::vector<Lever> recommended;
+    for (const analysis::LeverAdvice& l : d->verdict.levers) recommended.push_back(l.lever);
+    nlohmann::json curve = nlohmann::json::array();
+    for (const model::Prediction& p :
+         LeverCurve(*fitted, LeverOptions(recommended, plan::TrainBasis(request_.plan.options)),
+                    replicas)) {
+      curve.push_back(model::ToJson(p));
+    }
+    j["lever_curve"] = std::move(curve);
+  }
   if (Status st = WriteFileAtomically(json_path, j.dump(2) + "\n\n"); !st.ok()) {
     return Fail(st);
   }
   const std::string html_path = request_.dir + "/report.html";
   report::HtmlReportOptions html;
   html.input_path = json_path;
+  if (Result<std::optional<report::ModelCurve>> curve = report::ModelCurveFromJson(j); curve.ok()) {
+    html.model = *curve;
+  }
   if (Status st = report::WriteHtmlReport(*d, html_path, html); !st.ok()) {
     d->warnings.push_back(st.message());  // the diagnosis itself is safe on disk
   }
-  PrintSummary(*d, json_path, html_path);
+  PrintSummary(*d, json_path, html_path, LeverPredictionsText(lever_predictions));
   if (interrupted()) {
     std::fprintf(stderr,
                  "stepscope diagnose: interrupted; finished runs are kept in %s/runs, "

@@ -36,6 +36,15 @@ std::string RunName(const RunId& run) {
   return name;
 }
 
+bool IsNumericsRun(const std::string& run_name) {
+  for (VariantKind kind : {VariantKind::kWireFp32, VariantKind::kWireReduced,
+                           VariantKind::kWireReseeded, VariantKind::kNoiseScale}) {
+    const std::string prefix = VariantName(Variant::Of(kind)) + "-n";
+    if (run_name.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
 bool IsAblation(VariantKind kind) {
   return kind == VariantKind::kNoReduce || kind == VariantKind::kSyntheticInput ||
          kind == VariantKind::kDoubleBatch;

@@ -59,4 +59,9 @@ std::string RunName(const RunId& run);
 // True for the three ablations.
 bool IsAblation(VariantKind kind);
 
+// True for a run folder of a variant that measures numerics unpaced, not the step time (the
+// reduced-precision check's runs and the noise-scale run): the step-time model neither fits
+// nor checks them.
+bool IsNumericsRun(const std::string& run_name);
+
 }  // namespace stepscope::plan

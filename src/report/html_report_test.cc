@@ -126,6 +126,69 @@ TEST(HtmlReport, LeversTableShowsEachLeversOwnMeasuredGain) {
   EXPECT_NE(table.find(fmt::format(" at N={}", base.scaling.replicas)), std::string::npos) << table;
 }
 
+TEST(ModelChart, HalfADeviceIsWhereTheMarginalDeviceDropsBelowHalf) {
+  // X(1) = 100; 1 -> 2 adds 90 (0.9 device), 2 -> 4 adds 120 (0.6 each), 4 -> 8 adds 160 (0.4).
+  const std::vector<ModelPoint> points = {{1, Estimate::Exact(100)},
+                                          {2, Estimate::Exact(190)},
+                                          {4, Estimate::Exact(310)},
+                                          {8, Estimate::Exact(470)}};
+  EXPECT_EQ(HalfDeviceReplicas(points), 8);
+  EXPECT_EQ(HalfDeviceReplicas({points.begin(), points.begin() + 3}), 0);
+  EXPECT_EQ(HalfDeviceReplicas({points.begin() + 1, points.end()}), 0);  // no one-replica point
+}
+
+TEST(ModelChart, ReadFromTheDiagnosisJson) {
+  const nlohmann::json doc = {
+      {"predictions",
+       {{{"replicas", 1}, {"samples_per_s", {{"value", 10}, {"low", 9}, {"high", 11}}}},
+        {{"replicas", 2}, {"samples_per_s", {{"value", 19}, {"low", 18}, {"high", 20}}}}}},
+      {"lever_curve",
+       {{{"replicas", 1}, {"samples_per_s", {{"value", 12}, {"low", 12}, {"high", 12}}}}}}};
+  Result<std::optional<ModelCurve>> c = ModelCurveFromJson(doc);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_TRUE(c->has_value());
+  EXPECT_EQ((*c)->predicted.size(), 2u);
+  EXPECT_EQ((*c)->predicted[1].samples_per_s.low, 18);
+  EXPECT_EQ((*c)->with_levers.size(), 1u);
+  Result<std::optional<ModelCurve>> none =
+      ModelCurveFromJson({{"points", nlohmann::json::array()}});
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  Result<std::optional<ModelCurve>> bad =
+      ModelCurveFromJson({{"predictions", {{{"replicas", "two"}}}}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("predictions[0].replicas"), std::string::npos);
+}
+
+TEST(HtmlReport, ModelSectionShowsTheBandTheHalfDeviceCountAndTheLeverCurve) {
+  auto d = MakeTestDiagnosis();
+  ASSERT_TRUE(d.ok());
+  const analysis::Diagnosis& diag = d.value();
+  EXPECT_EQ(RenderHtmlReport(diag).find("chart-model"), std::string::npos);  // no model, no chart
+  HtmlReportOptions options;
+  ModelCurve curve;
+  for (int n = 1; n <= 64; n *= 2) {
+    const double x = 100.0 * n / (1 + 0.2 * (n - 1));  // marginal below half from N = 4
+    curve.predicted.push_back({n, {x, 0.9 * x, 1.1 * x}});
+    curve.with_levers.push_back({n, Estimate::Exact(100.0 * n)});
+  }
+  options.model = curve;
+  const std::string page = RenderHtmlReport(diag, options);
+  EXPECT_NE(page.find("<h2>Step-time model</h2>"), std::string::npos);
+  EXPECT_NE(page.find("id=\"chart-model\""), std::string::npos);
+  EXPECT_NE(page.find("falls below half a device at N=4 (as measured; out to N=64)"),
+            std::string::npos);
+  EXPECT_NE(page.find("With the free levers it stays above half a device out to N=64"),
+            std::string::npos);
+  const nlohmann::json chart = ModelChart(diag, curve, "schema");
+  const nlohmann::json& rows = chart["datasets"]["model"];
+  EXPECT_EQ(rows.size(), diag.points.size() + 2 * curve.predicted.size());
+  EXPECT_EQ(SeriesCount(rows), 3u);  // measured, model, model with the free levers
+  EXPECT_EQ(chart["layer"][0]["mark"]["type"], "area");  // the band
+  EXPECT_EQ(chart["layer"][1]["encoding"]["x"]["scale"]["type"], "log");
+  EXPECT_EQ(chart["datasets"]["model_half_device"][0]["replicas"], 4);
+}
+
 TEST(HtmlReport, WriteNamesTheFileOnError) {
   auto d = MakeTestDiagnosis();
   ASSERT_TRUE(d.ok());

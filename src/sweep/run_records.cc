@@ -140,6 +140,16 @@ Result<RunSummary> ReadRunSummary(const std::string& run_dir) {
   STEPSCOPE_RETURN_IF_ERROR(
       field("model.activation_bytes_per_sample", &s.activation_bytes_per_sample));
   STEPSCOPE_RETURN_IF_ERROR(field("samples_per_s", &s.samples_per_s));
+  if (j.contains("memory")) {
+    int64_t model = 0, peak = 0;
+    STEPSCOPE_RETURN_IF_ERROR(field("memory.model_bytes", &model));
+    STEPSCOPE_RETURN_IF_ERROR(field("memory.peak_resident_bytes", &peak));
+    if (model < 0 || peak < 0) {
+      return Status::Error(path +
+                           ": memory.model_bytes and memory.peak_resident_bytes must be >= 0");
+    }
+    s.model_memory_bytes = model, s.peak_memory_bytes = peak;
+  }
   if (const auto target = j.find("target");
       target != j.end() && target->is_object() && target->value("reached", false)) {
     double samples = 0;

@@ -40,6 +40,10 @@ struct RunSummary {
   std::string allreduce;  // the algorithm that ran (shm, ring, mpi)
   int64_t gradient_bytes = 0, parameters = 0, activation_bytes_per_sample = 0;
   std::string optimizer;  // sgd, adamw
+  // memory (docs/train-output.md): the model's buffers per replica (weights, gradients, optimizer
+  // state, one micro-batch's activations) and the peak resident memory of the highest rank;
+  // unset in run.json files written before memory was recorded.
+  std::optional<int64_t> model_memory_bytes, peak_memory_bytes;
   double samples_per_s = 0;
   // train --target-loss or --target-accuracy: the samples (all ranks) it took to reach the target;
   // unset when the run had no target or did not reach it (and in run.json files written before
