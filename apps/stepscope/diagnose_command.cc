@@ -326,7 +326,7 @@ void AddDiagnoseCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--nproc-per-node", flags->nproc_per_node,
                   "Processes per host for a launcher's {nproc_per_node} and {nnodes} (default: "
                   "every process on one host)")
-      ->check(CLI::Range(1, 1 << 20));
+      ->transform(WholeNumber("--nproc-per-node 4", 1, 1 << 20));
   cmd->add_option("--ablate-at", flags->ablate_at,
                   "Replica counts that get the ablations: all, largest, or a list (default: all; "
                   "largest for the built-in default)");
