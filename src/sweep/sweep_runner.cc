@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <map>
 
+#include "sweep/failure_cause.h"
+
 namespace stepscope::sweep {
 
 const char* ToString(JobState state) {
@@ -95,15 +97,17 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
     if (Status st = store->PrepareRun(jobs[i].name); !st.ok()) {
       out.state = JobState::kFailed;
       out.message = st.message();
+      out.cause = out.message;
     } else {
       const std::string log = out.run_dir + "/log.txt";
       Result<ChildProcess> child = ChildProcess::Start(argv, options.extra_env, log);
       if (!child.ok()) {
         out.state = JobState::kFailed;
         out.message = child.status().message();
+        out.cause = out.message;
         out.exit_code = 127;
       } else {
-        const ChildResult r = child->Wait(guard);
+        const ChildResult r = child->Wait(guard, 5.0, options.run_timeout_s);
         out.seconds = r.seconds;
         out.exit_code = r.exit_code;
         const bool marker = std::filesystem::exists(out.run_dir + "/run.json");
@@ -111,14 +115,17 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
           // run.json is written last: a run that got that far is kept even if stopped on exit.
           out.state = marker ? JobState::kFinished : JobState::kInterrupted;
           result.interrupted = true;
-        } else if (r.exit_code == 0 && marker) {
+        } else if (r.exit_code == 0 && marker && !r.timed_out) {
           out.state = JobState::kFinished;
         } else {
           out.state = JobState::kFailed;
-          if (r.exit_code == 0) out.message = "exited 0 but wrote no run.json";
+          if (r.exit_code == 0 && !r.timed_out) out.message = "exited 0 but wrote no run.json";
         }
         if (out.state == JobState::kFailed) {
           out.log_tail = TailOfFile(log, options.log_tail_lines);
+          out.cause = out.message.empty()
+                          ? FailureCause(r, options.run_timeout_s, TailOfFile(log, 400))
+                          : out.message;
         }
       }
     }
@@ -131,12 +138,11 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
     if (out.state == JobState::kFinished) {
       say(fmt::format("{}: finished in {}\n", head, FormatDuration(out.seconds)));
     } else if (out.state == JobState::kFailed) {
-      say(fmt::format(
-          "{}: FAILED (exit {}){}; the sweep goes on. Command:\n  {}\n{}", head, out.exit_code,
-          out.message.empty() ? "" : ": " + out.message, QuoteCommand(argv),
-          out.log_tail.empty()
-              ? std::string()
-              : fmt::format("last lines of {}/log.txt:\n{}", out.run_dir, out.log_tail)));
+      say(fmt::format("{}: FAILED (exit {}): {}; the sweep goes on. Command:\n  {}\n{}", head,
+                      out.exit_code, out.cause, QuoteCommand(argv),
+                      out.log_tail.empty() ? std::string()
+                                           : fmt::format("last lines of {}/log.txt:\n{}",
+                                                         out.run_dir, out.log_tail)));
     } else if (out.state == JobState::kInterrupted) {
       say(fmt::format("{}: interrupted; its process group was stopped\n", head));
     }

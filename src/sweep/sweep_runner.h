@@ -32,6 +32,7 @@ struct JobOutcome {
   int exit_code = 0;
   std::string log_tail;  // failed runs: the last lines of log.txt
   std::string message;   // why a run failed to start, if it did
+  std::string cause;     // failed runs: why, in words (sweep/failure_cause.h)
 };
 
 struct SweepRunOptions {
@@ -42,6 +43,9 @@ struct SweepRunOptions {
   // finished run the same run on resume (e.g. the sweep's emulated device file).
   std::vector<std::string> extra_args;
   int log_tail_lines = 15;
+  // A run still going after this many seconds is ended (its process group killed) and counts as
+  // failed; 0: no limit (diagnose --run-timeout).
+  double run_timeout_s = 0;
   std::FILE* progress = stderr;  // progress lines; nullptr: silent
 };
 
