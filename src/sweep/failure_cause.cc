@@ -1,6 +1,7 @@
 #include "sweep/failure_cause.h"
 
 #include <fmt/format.h>
+#include <sys/statvfs.h>
 
 #include <csignal>
 #include <cstring>
@@ -78,6 +79,18 @@ std::string FailureCause(const ChildResult& result, double run_timeout_s,
     }
   }
   return fmt::format("exit {} with an empty log", result.exit_code);
+}
+
+std::string FullDiskCause(const std::string& dir) {
+  struct statvfs fs;
+  if (statvfs(dir.c_str(), &fs) != 0) return "";
+  const unsigned long long free_bytes =
+      static_cast<unsigned long long>(fs.f_bavail) * static_cast<unsigned long long>(fs.f_frsize);
+  if (free_bytes >= (1ULL << 20)) return "";
+  return fmt::format(
+      "no space left on the filesystem of {} ({} KiB free): the run could not write its "
+      "records or its log; free space and run the same command again",
+      dir, free_bytes / 1024);
 }
 
 }  // namespace stepscope::sweep

@@ -14,4 +14,9 @@ namespace stepscope::sweep {
 std::string FailureCause(const ChildResult& result, double run_timeout_s,
                          const std::string& log_text);
 
+// When the filesystem holding `dir` is full (under 1 MiB free to this user), a cause that says so
+// and names `dir`: a run that cannot write its log fails silently otherwise. "" when there is
+// room, or when `dir` cannot be examined.
+std::string FullDiskCause(const std::string& dir);
+
 }  // namespace stepscope::sweep

@@ -123,9 +123,13 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
         }
         if (out.state == JobState::kFailed) {
           out.log_tail = TailOfFile(log, options.log_tail_lines);
-          out.cause = out.message.empty()
-                          ? FailureCause(r, options.run_timeout_s, TailOfFile(log, 400))
-                          : out.message;
+          const std::string log_text = TailOfFile(log, 400);
+          out.cause =
+              !out.message.empty() ? out.message : FailureCause(r, options.run_timeout_s, log_text);
+          // A full disk leaves nothing in the log to tell it: say so when it is the case.
+          if (const std::string full = FullDiskCause(out.run_dir); !full.empty()) {
+            out.cause = log_text.empty() ? full : out.cause + "; " + full;
+          }
         }
       }
     }
