@@ -48,6 +48,15 @@ def rank_pids(run_dir, rank):
     return pids
 
 
+def alive(pid):
+    """True when the process exists and is not a zombie (a zombie waits only for its parent)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def first_steps_written(run_dir, rank, deadline):
     path = os.path.join(run_dir, f"rank-{rank}.steps.jsonl")
     while time.monotonic() < deadline:
@@ -254,7 +263,12 @@ class LinkDown(TempDirTest):
                     proc.kill()
                 thread.join()
         finally:
+            inside = subprocess.run(["ip", "netns", "pids", "stepscope-h1"], capture_output=True,
+                                    text=True).stdout.split()
             subprocess.run([script, "destroy", "--dir", state], check=True, timeout=60)
+        # Nothing of the cut-off host outlives the namespaces (its orted lost its mpirun).
+        time.sleep(0.5)
+        self.assertEqual([p for p in inside if alive(p)], [])
         self.assertEqual(error, [])
         self.assertEqual(proc.returncode, 1, stderr)
         d = read_json(os.path.join(out, "diagnosis.json"))
