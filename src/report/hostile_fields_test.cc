@@ -51,25 +51,6 @@ void CollectSites(const json& j, const json::json_pointer& at, std::vector<Site>
   }
 }
 
-// The page's markup outside its script elements, and whether the data block holds no '<'.
-std::string MarkupOutsideScripts(const std::string& page, bool* data_block_clean) {
-  std::string markup;
-  size_t at = 0;
-  *data_block_clean = true;
-  for (size_t open = page.find("<script"); open != std::string::npos;
-       open = page.find("<script", at)) {
-    const size_t body = page.find('>', open) + 1;
-    markup += page.substr(at, body - at);
-    at = page.find("</script>", body);
-    if (at == std::string::npos) return markup;
-    if (page.compare(open, 36, "<script type=\"application/json\" id=\"") == 0 &&
-        page.substr(body, at - body).find('<') != std::string::npos) {
-      *data_block_clean = false;
-    }
-  }
-  return markup + page.substr(at);
-}
-
 TEST(HostileFields, EveryStringOfTheDiagnosisReachesThePageAsText) {
   auto d = MakeTestDiagnosis({.after = true, .emulated = true, .priced = true});
   ASSERT_TRUE(d.ok()) << d.status().message();

@@ -25,4 +25,8 @@ struct TestDiagnosisOptions {
 
 Result<analysis::Diagnosis> MakeTestDiagnosis(const TestDiagnosisOptions& options = {});
 
+// A page's markup outside its script elements (where an injected element would show); sets
+// *data_block_clean to whether the JSON data block holds no '<'.
+std::string MarkupOutsideScripts(const std::string& page, bool* data_block_clean);
+
 }  // namespace stepscope::report

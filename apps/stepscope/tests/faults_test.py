@@ -17,7 +17,7 @@ import threading
 import time
 import unittest
 
-from harness import MPIRUN_LOCAL, STEPSCOPE, TempDirTest, read_json
+from harness import MPIRUN_LOCAL, STEPSCOPE, TempDirTest, read_json, skip_without_namespaces
 
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "scripts")
 # Runs of about 2 s (40 ms of input delay per batch): long enough to be hit mid-run.
@@ -46,6 +46,17 @@ def rank_pids(run_dir, rank):
         if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
             pids.append(int(pid))
     return pids
+
+
+def signal_rank(rank, sig):
+    """A fault: `sig` to the processes of that rank of the run."""
+    def fault(run_dir):
+        pids = rank_pids(run_dir, rank)
+        if not pids:
+            raise AssertionError(f"rank {rank} of {run_dir} not found")
+        for pid in pids:
+            os.kill(pid, sig)
+    return fault
 
 
 def alive(pid):
@@ -134,24 +145,13 @@ class Faults(TempDirTest):
         return f
 
     def test_rank_killed(self):
-        def kill(run_dir):
-            pids = rank_pids(run_dir, 1)
-            if not pids:
-                raise AssertionError("rank 1 of the target run not found")
-            for pid in pids:
-                os.kill(pid, signal.SIGKILL)
-        code, stdout, stderr = self.diagnose([], kill)
+        code, stdout, stderr = self.diagnose([], signal_rank(1, signal.SIGKILL))
         self.check_failed_target(code, stdout, stderr, ["rank 1", "signal 9"])
 
     def test_rank_stopped(self):
         # A stopped rank (SIGSTOP) is silent: rank 0's watchdog names it and ends the job.
-        def stop(run_dir):
-            pids = rank_pids(run_dir, 1)
-            if not pids:
-                raise AssertionError("rank 1 of the target run not found")
-            for pid in pids:
-                os.kill(pid, signal.SIGSTOP)
-        code, stdout, stderr = self.diagnose(["--stall-timeout", "4"], stop)
+        code, stdout, stderr = self.diagnose(["--stall-timeout", "4"],
+                                             signal_rank(1, signal.SIGSTOP))
         self.check_failed_target(code, stdout, stderr, ["rank 1 stopped", "--stall-timeout"])
 
     def launcher_for_target(self, script):
@@ -208,12 +208,7 @@ class LinkDown(TempDirTest):
 
     def setUp(self):
         super().setUp()
-        probe = subprocess.run(["ip", "netns", "add", "stepscope-hprobe"], capture_output=True,
-                               text=True)
-        if probe.returncode != 0:
-            self.skipTest("cannot create network namespaces here (needs root and "
-                          f"CAP_SYS_ADMIN): {probe.stderr.strip()}")
-        subprocess.run(["ip", "netns", "del", "stepscope-hprobe"], check=True)
+        skip_without_namespaces(self)
 
     def test_link_down_mid_run(self):
         state = self.path("hosts")
