@@ -23,15 +23,6 @@ const std::string kPayload =
     "<script>alert(1)</script><img src=x onerror=alert(2)> \"dq\" 'sq' & &amp; \x01\x07\x1b[31m"
     "\x7f<!--";
 
-size_t Count(const std::string& haystack, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos;
-       at = haystack.find(needle, at + 1)) {
-    ++n;
-  }
-  return n;
-}
-
 // Every place a string sits in `j`: a string value (key empty) or an object's key.
 struct Site {
   json::json_pointer pointer;

@@ -12,15 +12,6 @@
 namespace stepscope::report {
 namespace {
 
-size_t Count(const std::string& haystack, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos;
-       at = haystack.find(needle, at + 1)) {
-    ++n;
-  }
-  return n;
-}
-
 size_t SeriesCount(const nlohmann::json& rows) {
   std::set<std::string> series;
   for (const auto& r : rows) series.insert(r["series"].get<std::string>());

@@ -105,6 +105,15 @@ Result<analysis::Diagnosis> MakeTestDiagnosis(const TestDiagnosisOptions& option
   return d;
 }
 
+size_t Count(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
 std::string MarkupOutsideScripts(const std::string& page, bool* data_block_clean) {
   std::string markup;
   size_t at = 0;
