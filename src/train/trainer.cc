@@ -449,8 +449,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   // rank 0's own counts.
   long long honour[3] = {summary.paced_segments, summary.unhonoured_segments,
                          summary.unhonoured_links};
-  if (MPI_Allreduce(MPI_IN_PLACE, honour, 3, MPI_LONG_LONG, MPI_MAX, comm.world()) !=
-      MPI_SUCCESS) {
+  if (MPI_Allreduce(MPI_IN_PLACE, honour, 3, MPI_LONG_LONG, MPI_MAX, comm.world()) != MPI_SUCCESS) {
     return Status::Error("summary: MPI_Allreduce of the emulation counts failed");
   }
   summary.paced_segments = honour[0];
