@@ -87,8 +87,10 @@ def run_once(name, stepscope):
     cause, _, magnitude, args = CASES[name]
     rec = {"case": name, "cause": cause, "magnitude": magnitude}
     with tempfile.TemporaryDirectory(prefix="gt-diagnose-") as out:
+        # The verdict's truth only: no noise-scale or wire-check runs.
         proc = subprocess.run([stepscope, "diagnose", *args, "--replicas", "1,4",
-                               "--no-ablations", "--out", out],
+                               "--no-ablations", "--noise-scale-steps", "0",
+                               "--wire-check-steps", "0", "--out", out],
                               capture_output=True, text=True, timeout=900,
                               stdin=subprocess.DEVNULL)
         if proc.returncode != 0:

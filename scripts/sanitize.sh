@@ -7,9 +7,10 @@
 #   build-tsan: ThreadSanitizer. The thread-heavy unit tests (reducer, loader, recorder,
 #     watchdog) and the shared-memory all-reduce and heartbeat tests at 2 ranks (as processes:
 #     an MPI shared-memory window cannot be shared by threads of one process).
-# Both build at -O1 with debug information and without the benchmarks, as unity builds (each
-# target's sources compiled as one file: the test headers are parsed once per target, not once
-# per test file); the TSan build compiles only the targets it runs.
+# Both build at -O1 with line tables (file and line in every report) and without the
+# benchmarks, as unity builds (each target's sources compiled as one file: the test headers are
+# parsed once per target, not once per test file); the TSan build compiles only the targets it
+# runs.
 # Suppressions (scripts/sanitizers/) cover OpenMPI's own internals only, each with its reason.
 #   scripts/sanitize.sh [asan|tsan|all]   (default all)
 set -euo pipefail
@@ -33,6 +34,7 @@ configure() {  # DIR SANITIZER [extra cmake args]
 }
 
 if [[ $which == asan || $which == all ]]; then
+  SECONDS=0
   # OpenMPI is built without frame pointers and unloads its components at MPI_Finalize: the
   # slow unwinder and keeping components loaded let a leak's stack name the library that
   # suppressions match.
@@ -50,12 +52,14 @@ if [[ $which == asan || $which == all ]]; then
     --reduce-dtype bf16 --bucket-mb 0.05 --no-eval --quiet --out "$run/mlp2" >/dev/null
   test -s "$run/mlp2/rank-1.steps.jsonl"
   echo "sanitize: ASan+UBSan: unit tests and a 2-rank run (overlap, bf16, 2 workers, accum 2) clean"
-  # Every reader's fuzz target (fuzz/CMakeLists.txt), 12 s each, side by side.
+  # Every reader's fuzz target (fuzz/CMakeLists.txt), 10 s each, side by side.
   (cd build-asan && ctest -R '^fuzz_' --output-on-failure -j"$jobs")
-  echo "sanitize: every reader (trace, step records, run.json, sweep.json, diagnosis.json) fuzzed under ASan+UBSan, no finding"
+  echo "sanitize: every reader (trace, step records, run.json, sweep.json, diagnosis.json, predict spec) fuzzed under ASan+UBSan, no finding"
+  echo "sanitize: ASan+UBSan step took ${SECONDS} s (build, tests, run and fuzz)"
 fi
 
 if [[ $which == tsan || $which == all ]]; then
+  SECONDS=0
   # ignore_noninstrumented_modules: calls into the allocator and pthreads made from OpenMPI's
   # own (uninstrumented) libraries are not tracked. Without it, a report TSan raised on PMIx's
   # event thread while MPI_Finalize unloaded components deadlocked (the reporter symbolizes
@@ -70,4 +74,5 @@ if [[ $which == tsan || $which == all ]]; then
   # The 2-rank MPI test alone, after the thread tests (about 5 s).
   (cd build-tsan && ctest -R '^comm_mpi_test_np2$' --output-on-failure)
   echo "sanitize: TSan: reducer, loader, recorder, watchdog, shared-memory all-reduce and heartbeat clean"
+  echo "sanitize: TSan step took ${SECONDS} s (build and tests)"
 fi

@@ -55,6 +55,28 @@ void AddMeasuredStartup(const sweep::SweepStore& store, decide::DecisionInputs* 
 
 namespace {
 
+// The noise scale the pricing used, in words: where it was measured, at what progress of
+// training, and that it grows as training proceeds.
+std::string NoiseScaleHow(const analysis::NoiseScale& noise) {
+  if (!noise.known) {
+    return fmt::format("unknown ({}): every global batch taken as equally efficient",
+                       noise.reason.empty() ? "no gradient norms" : noise.reason);
+  }
+  if (noise.method == "over_training") {
+    return fmt::format(
+        "B_noise {:.3g} averaged over steps {} to {} of training ({:.0f} samples) at a global "
+        "batch of {:g} ({}); it grows as training proceeds, so a longer job is likely to see more "
+        "and to lose less to a bigger batch",
+        noise.b_noise, noise.first_step, noise.last_step, noise.samples_seen, noise.global_batch,
+        noise.reason);
+  }
+  return fmt::format(
+      "B_noise {:.3g} (90% band {:.3g} to {:.3g}) from {} steps of {} runs, up to a global batch "
+      "of {:g}, at steps {} to {} of training (it grows as training proceeds)",
+      noise.b_noise, noise.b_noise_low, noise.b_noise_high, noise.steps, noise.runs,
+      noise.global_batch, noise.first_step, noise.last_step);
+}
+
 // Prices the options of one verdict from `base` (its "stay"), with `levers` priced on top, and
 // sets the verdict's priced decision; false (with a warning) when the model cannot price them.
 bool PriceVerdict(const model::StepModel& model, const decide::DecisionInputs& inputs,
@@ -74,15 +96,7 @@ bool PriceVerdict(const model::StepModel& model, const decide::DecisionInputs& i
   request.scale.b_noise = noise.b_noise;
   request.scale.reference_batch =
       static_cast<double>(model.reference.batch) * model.reference.accum;
-  request.scale.how =
-      noise.known ? fmt::format(
-                        "B_noise {:.3g} (90% band {:.3g} to {:.3g}) from {} steps of {} "
-                        "runs, up to a global batch of {:g}, at steps {} to {} of training (it "
-                        "grows as training proceeds)",
-                        noise.b_noise, noise.b_noise_low, noise.b_noise_high, noise.steps,
-                        noise.runs, noise.global_batch, noise.first_step, noise.last_step)
-                  : fmt::format("unknown ({}): every global batch taken as equally efficient",
-                                noise.reason.empty() ? "no gradient norms" : noise.reason);
+  request.scale.how = NoiseScaleHow(noise);
   if (inputs.b_noise_to_target) {
     request.scale.known = true;
     request.scale.b_noise = *inputs.b_noise_to_target;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "apps/stepscope/train_command.h"
 #include "plan/replica_counts.h"
 #include "plan/run_plan.h"
+#include "plan/torch_command.h"
 #include "sweep/launcher.h"
 #include "sweep/run_records.h"
 
@@ -25,10 +27,15 @@ struct DiagnoseFlags {
   std::vector<CLI::Option*> train_options;  // the options AddTrainOptions declared
   std::string replicas = kDefaultDiagnoseReplicas;
   std::string launcher = sweep::kDefaultLauncher;
-  std::string ablate_at;  // empty: all (largest for the built-in default)
+  CLI::Option* launcher_option = nullptr;  // given or not
+  std::string torch;                       // --torch: the user's script, with placeholders
+  bool torch_traces = false;               // --torch-traces: it writes profiler traces instead
+  int nproc_per_node = 0;                  // --nproc-per-node for {nproc_per_node}, {nnodes}
+  std::string ablate_at;                   // empty: all (largest for the built-in default)
   int repeats = 1;
   bool apply_levers = false;
   int64_t wire_check_steps = 200;
+  int64_t noise_scale_steps = 1000;
   bool no_ablations = false;
   bool fresh = false;
   double run_timeout_s = 0;
@@ -158,12 +165,37 @@ Result<train::TrainOptions> ParseTrainArgs(const std::vector<std::string>& args)
   return flags.options;
 }
 
+// --torch: the command, split, and the train options a script's runs can use (the rest refused).
+Result<plan::TorchCommand> TorchCommandOf(const DiagnoseFlags& f, const plan::TrainArgs& given) {
+  for (const plan::TrainArg& arg : given) {
+    if (std::find(std::begin(plan::kTorchWorkloadFlags), std::end(plan::kTorchWorkloadFlags),
+                  arg.flag) == std::end(plan::kTorchWorkloadFlags)) {
+      return Status::Error("option " + arg.flag +
+                           ": not used with --torch (the script defines the job); diagnose "
+                           "--torch takes --batch, --accum, --bucket-mb, --loader-workers (the "
+                           "values of {batch}, {accum}, {bucket_mb}, {workers}), --prefetch, "
+                           "--steps, --warmup-steps, --grad-norm-every");
+    }
+  }
+  Result<std::vector<std::string>> words = sweep::SplitWords(f.torch);
+  if (!words.ok()) return Status::Error("option --torch: " + words.status().message());
+  return plan::TorchCommand::FromWords(std::move(words).value());
+}
+
 // The plan's request: the workload (the built-in default without --model, the sweep's
 // defaults for what it leaves out), its options, the replica counts, ablations and repeats.
 Result<plan::PlanRequest> BuildPlanRequest(const DiagnoseFlags& f, bool default_workload) {
   plan::PlanRequest p;
   if (default_workload) p.workload = plan::DefaultWorkload();
   const plan::TrainArgs given = GivenTrainArgs(f);
+  if (!f.torch.empty()) {
+    Result<plan::TorchCommand> torch = TorchCommandOf(f, given);
+    if (!torch.ok()) return torch.status();
+    p.torch = std::move(torch).value();
+    p.torch->helper = !f.torch_traces;
+  } else if (f.torch_traces) {
+    return Status::Error("option --torch-traces: needs --torch \"python3 train.py ...\"");
+  }
   p.workload.insert(p.workload.end(), given.begin(), given.end());
   plan::AddMissing(&p.workload, plan::SweepDefaults());
   Result<train::TrainOptions> options = ParseTrainArgs(plan::Flatten(p.workload));
@@ -178,7 +210,13 @@ Result<plan::PlanRequest> BuildPlanRequest(const DiagnoseFlags& f, bool default_
   Result<std::vector<int>> replicas = plan::ParseReplicaCounts(f.replicas, "--replicas");
   if (!replicas.ok()) return replicas.status();
   p.replicas = std::move(replicas).value();
-  STEPSCOPE_RETURN_IF_ERROR(train::Validate(p.options, p.replicas.back()));
+  if (!p.torch) {
+    STEPSCOPE_RETURN_IF_ERROR(train::Validate(p.options, p.replicas.back()));
+  } else if (p.options.batch < 1 || p.options.accum < 1 || p.options.loader_workers < 0) {
+    // A script's DataLoader may have no workers (0): train's own checks do not apply.
+    return Status::Error(
+        "options --batch and --accum must be at least 1, --loader-workers at least 0");
+  }
   if (!f.no_ablations) {
     const std::string at = !f.ablate_at.empty() ? f.ablate_at
                            : default_workload   ? "largest"
@@ -187,18 +225,29 @@ Result<plan::PlanRequest> BuildPlanRequest(const DiagnoseFlags& f, bool default_
     if (!ablate_at.ok()) return ablate_at.status();
     p.ablate_at = std::move(ablate_at).value();
   }
+  if (p.torch && !p.ablate_at.empty() && !p.torch->Has("{batch}")) {
+    return Status::Error(
+        "option --torch: the command has no {batch} placeholder, and the double-batch ablation "
+        "runs the script at twice its micro-batch; put it where the script takes its batch size "
+        "(--torch \"python3 train.py --batch {batch}\", with diagnose --batch B for the "
+        "baseline's), or pass --no-ablations");
+  }
   p.repeats = f.repeats;
   return p;
 }
 
 Result<DiagnoseRequest> BuildRequest(const DiagnoseFlags& f) {
   DiagnoseRequest r;
-  r.default_workload = !plan::Has(GivenTrainArgs(f), "--model");
+  r.default_workload = f.torch.empty() && !plan::Has(GivenTrainArgs(f), "--model");
   Result<plan::PlanRequest> p = BuildPlanRequest(f, r.default_workload);
   if (!p.ok()) return p.status();
   r.plan = std::move(p).value();
   r.apply_levers = f.apply_levers || r.default_workload;
-  r.wire_check_steps = f.wire_check_steps;
+  // The wire check trains the job to compare losses (analysis/wire_check.h) and the noise-scale
+  // run is a train run of its own: neither is made for a user's script, whose noise scale is
+  // pooled from the sweep's runs.
+  r.wire_check_steps = r.plan.torch ? 0 : f.wire_check_steps;
+  r.noise_scale_steps = r.plan.torch ? 0 : f.noise_scale_steps;
   r.fresh = f.fresh;
   if (!(f.run_timeout_s >= 0)) {
     return Status::Error("--run-timeout must be 0 (no limit) or a number of seconds, e.g. 600");
@@ -206,12 +255,19 @@ Result<DiagnoseRequest> BuildRequest(const DiagnoseFlags& f) {
   r.run_timeout_s = f.run_timeout_s;
   r.quiet = f.train.quiet;
   r.dir = f.train.options.out.empty() ? std::string(kDefaultDiagnoseDir) : f.train.options.out;
-  Result<sweep::Launcher> launcher = sweep::Launcher::Parse(f.launcher);
+  const bool launcher_given = f.launcher_option != nullptr && f.launcher_option->count() > 0;
+  Result<sweep::Launcher> launcher = sweep::Launcher::Parse(
+      r.plan.torch && !launcher_given ? plan::DefaultTorchLauncher(*r.plan.torch) : f.launcher);
   if (!launcher.ok()) return launcher.status();
   r.launcher = std::move(launcher).value();
-  std::error_code ec;
-  r.program = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  if (ec) return Status::Error("cannot find this program's path: " + ec.message());
+  r.launcher.per_node = f.nproc_per_node;
+  if (r.plan.torch) {
+    r.program = r.plan.torch->script;
+  } else {
+    std::error_code ec;
+    r.program = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    if (ec) return Status::Error("cannot find this program's path: " + ec.message());
+  }
   Result<decide::DecisionInputs> decision = BuildDecisionInputs(f);
   if (!decision.ok()) return decision.status();
   r.decision = std::move(decision).value();
@@ -255,11 +311,27 @@ void AddDiagnoseCommand(CLI::App& app, std::function<int()>* run) {
       "Model: mlp, cnn or gpt; without it, the built-in default workload (a gpt) runs");
   cmd->add_option("--replicas", flags->replicas, "Replica counts to measure, comma separated")
       ->capture_default_str();
-  cmd->add_option("--launcher", flags->launcher,
-                  "Launcher template; {n} becomes the replica count, the stepscope binary and "
-                  "its train arguments are appended (e.g. 'srun -n {n}', or the line "
-                  "scripts/emulated-hosts.sh prints)")
-      ->capture_default_str();
+  flags->launcher_option =
+      cmd->add_option("--launcher", flags->launcher,
+                      "Launcher template; {n} becomes the replica count, {nnodes} and "
+                      "{nproc_per_node} the hosts and processes per host (--nproc-per-node), "
+                      "the stepscope binary and its train arguments (with --torch: the script "
+                      "and its arguments) are appended (e.g. 'srun -n {n}', or the line "
+                      "scripts/emulated-hosts.sh prints)")
+          ->capture_default_str();
+  cmd->add_option("--torch", flags->torch,
+                  "Diagnose your own PyTorch DDP script instead of stepscope train: "
+                  "\"python3 train.py --batch {batch}\" ({batch}, {accum}, {bucket_mb}, "
+                  "{workers} are filled per run); the script imports stepscope_torch "
+                  "(docs/torch.md)");
+  cmd->add_flag("--torch-traces", flags->torch_traces,
+                "With --torch: the script does not import stepscope_torch but writes a PyTorch "
+                "profiler trace per rank into $STEPSCOPE_RUN_DIR, read through analyze's "
+                "importers; only the ablations and levers that need no helper run");
+  cmd->add_option("--nproc-per-node", flags->nproc_per_node,
+                  "Processes per host for a launcher's {nproc_per_node} and {nnodes} (default: "
+                  "every process on one host)")
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--ablate-at", flags->ablate_at,
                   "Replica counts that get the ablations: all, largest, or a list (default: all; "
                   "largest for the built-in default)");
@@ -278,6 +350,12 @@ void AddDiagnoseCommand(CLI::App& app, std::function<int()>* run) {
                   "three unpaced 2-replica runs that check its numerical cost (fp32 and the "
                   "reduced wire from one seed, fp32 from another); 0: do not check")
       ->transform(WholeNumber("--wire-check-steps 200", 0, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--noise-scale-steps", flags->noise_scale_steps,
+                  "Steps of the unpaced 2-replica run that measures the gradient noise scale over "
+                  "training (norms every step, fp32 wire); 0: pool it from the sweep's own short "
+                  "runs instead")
+      ->transform(WholeNumber("--noise-scale-steps 1000", 0, 10000000))
       ->capture_default_str();
   cmd->add_flag("--fresh", flags->fresh,
                 "Discard the runs stored in --out DIR instead of resuming");

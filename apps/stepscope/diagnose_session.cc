@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -15,8 +16,12 @@
 #include "analysis/diagnosis.h"
 #include "analysis/wire_check.h"
 #include "apps/stepscope/decision_section.h"
+#include "apps/stepscope/lever_predictions.h"
 #include "apps/stepscope/predict_command.h"
+#include "apps/stepscope/torch_traces.h"
 #include "comm/wire_dtype.h"
+#include "core/units.h"
+#include "model/model_json.h"
 #include "plan/train_mapping.h"
 #include "report/html_report.h"
 #include "report/terminal_report.h"
@@ -45,11 +50,40 @@ analysis::Emulation EmulationOf(const train::TrainOptions& o) {
   return e;
 }
 
-// A planned run as the sweep launches it: `program train ARGS`.
+// A planned run as the sweep launches it: `program train ARGS`, or with --torch (runs with the
+// helper's environment) `script ARGS` under that environment.
 sweep::Job JobOf(const plan::PlannedRun& run) {
+  if (!run.env.empty()) return {run.name, run.id.replicas, run.args, run.env};
   std::vector<std::string> args = {"train"};
   args.insert(args.end(), run.args.begin(), run.args.end());
   return {run.name, run.id.replicas, std::move(args)};
+}
+
+// What the runs measure, in words: "train ARGS" or "torch COMMAND".
+std::string WorkloadText(const DiagnoseRequest& request) {
+  if (request.plan.torch) return "torch " + sweep::QuoteCommand(request.plan.torch->Words());
+  return "train " + sweep::QuoteCommand(plan::Flatten(request.plan.workload));
+}
+
+// What identifies the sweep's workload in DIR/sweep.json.
+std::vector<std::string> WorkloadIdentity(const DiagnoseRequest& request) {
+  std::vector<std::string> words;
+  if (request.plan.torch) {
+    words = request.plan.torch->Words();
+    words.insert(words.begin(), "--torch");
+  }
+  const std::vector<std::string> args = plan::Flatten(request.plan.workload);
+  words.insert(words.end(), args.begin(), args.end());
+  return words;
+}
+
+// The helper's folder (python/stepscope_torch's parent), first on the runs' PYTHONPATH.
+std::string TorchPythonPath() {
+  std::string path = STEPSCOPE_PYTHON_DIR;
+  if (const char* own = std::getenv("PYTHONPATH"); own != nullptr && *own != '\0') {
+    path += std::string(":") + own;
+  }
+  return "PYTHONPATH=" + path;
 }
 
 std::vector<sweep::Job> Jobs(const std::vector<plan::PlannedRun>& runs) {
@@ -62,7 +96,7 @@ std::vector<sweep::Job> Jobs(const std::vector<plan::PlannedRun>& runs) {
 std::optional<std::vector<StepRecord>> LoadRun(const sweep::SweepStore& store,
                                                const sweep::Job& job,
                                                std::vector<std::string>* warnings) {
-  if (!store.Finished(job.name, job.args)) return std::nullopt;
+  if (!store.Finished(job.name, job.Identity())) return std::nullopt;
   Result<std::vector<StepRecord>> records = sweep::ReadRunRecords(store.RunDir(job.name));
   if (!records.ok()) {
     warnings->push_back(fmt::format("run {} left out: {}", job.name, records.status().message()));
@@ -188,9 +222,7 @@ class Session {
  public:
   Session(const DiagnoseRequest& request, sweep::SweepStore* store)
       : request_(request), store_(store) {
-    options_.source = {"diagnose",
-                       "train " + sweep::QuoteCommand(plan::Flatten(request.plan.workload)),
-                       STEPSCOPE_VERSION};
+    options_.source = {"diagnose", WorkloadText(request), STEPSCOPE_VERSION};
     options_.emulation = EmulationOf(request.plan.options);
     // The curve's own decision (used when the options cannot be priced) sees the same prices.
     options_.cost = {request.decision.device_cost_per_hour, request.decision.deadline_hours,
@@ -199,6 +231,24 @@ class Session {
     run_options_.launcher = request.launcher;
     run_options_.progress = request.quiet ? nullptr : stderr;
     run_options_.run_timeout_s = request.run_timeout_s;
+    if (request.plan.torch) {
+      run_options_.out_env = "STEPSCOPE_RUN_DIR";
+      run_options_.extra_env.push_back(TorchPythonPath());
+      run_options_.no_marker_hint =
+          "no rank-R.steps.jsonl in the run's folder: the script does not call "
+          "stepscope_torch.wrap (docs/torch.md); step records but no run.json: it never "
+          "completed a step with the returned optimizer (the log says which)";
+      if (!request.plan.torch->helper) {
+        // --torch-traces: the run is completed from the profiler traces the script wrote.
+        run_options_.complete_run = [this](const std::string& run_dir, const sweep::Job& job) {
+          TraceRunInfo info;
+          info.replicas = job.replicas;
+          info.micro_batch = micro_batch_[job.name];
+          info.warmup_steps = request_.plan.options.warmup_steps;
+          return CompleteRunFromTraces(run_dir, info);
+        };
+      }
+    }
     // Every run of the sweep emulates the same device: the first run of each compute shape
     // calibrates it, later runs pace to it (train/device_file.h).
     if (request.plan.options.emulation.device_speed > 0) {
@@ -208,6 +258,10 @@ class Session {
     }
   }
 
+  // The gradient noise scale from the dedicated run (plan::PlanNoiseScale), for the diagnosis
+  // to use instead of the one pooled from the sweep's short runs; nothing when it was not asked
+  // for or did not finish (with a warning).
+  void MeasureNoiseScale(std::vector<std::string>* warnings);
   // The main sweep and the diagnosis made from it; nullopt (with the exit code in `exit_code`)
   // when there is nothing to diagnose.
   std::optional<analysis::Diagnosis> Diagnose(int* exit_code);
@@ -218,6 +272,10 @@ class Session {
   void ApplyLevers(analysis::Diagnosis* d);
   // diagnosis.json, report.html and the terminal summary; returns the exit code.
   int Finish(analysis::Diagnosis* d);
+  // The values the levers start from: the workload's options; with --torch, the gradient size
+  // and (without a {workers} placeholder) the loader workers as the helper measured them in the
+  // first finished baseline.
+  plan::LeverBasis Basis() const;
   // True when a sweep of this session was stopped by SIGINT or SIGTERM.
   bool interrupted() const {
     for (const sweep::SweepResult& r : results_) {
@@ -228,8 +286,11 @@ class Session {
 
  private:
   sweep::SweepResult Run(const plan::RunPlan& plan);
+  // The step-time model's gain for each recommended lever, written into the verdict's levers.
+  std::vector<LeverPrediction> ModelLeverGains(const model::StepModel& model,
+                                               analysis::Diagnosis* d) const;
   void PrintSummary(const analysis::Diagnosis& d, const std::string& json_path,
-                    const std::string& html_path) const;
+                    const std::string& html_path, const std::string& levers_text) const;
 
   const DiagnoseRequest& request_;
   sweep::SweepStore* store_;
@@ -237,10 +298,12 @@ class Session {
   sweep::SweepRunOptions run_options_;
   sweep::InterruptGuard guard_;
   std::vector<sweep::SweepResult> results_;
+  std::map<std::string, int> micro_batch_;  // each planned run's, by name
   bool partial_ = false;
 };
 
 sweep::SweepResult Session::Run(const plan::RunPlan& plan) {
+  for (const plan::PlannedRun& run : plan.runs) micro_batch_[run.name] = run.micro_batch;
   for (const std::string& note : plan.notes) std::fprintf(stderr, "note: %s\n", note.c_str());
   sweep::SweepResult result = RunSweep(Jobs(plan.runs), run_options_, store_, &guard_);
   if (result.interrupted) partial_ = true;
@@ -252,6 +315,7 @@ std::optional<analysis::Diagnosis> Session::Diagnose(int* exit_code) {
   const plan::RunPlan plan = plan::PlanMainRuns(request_.plan);
   const sweep::SweepResult result = Run(plan);
   std::vector<std::string> warnings;
+  if (!result.interrupted) MeasureNoiseScale(&warnings);
   std::vector<analysis::RunSet> sets =
       CollectRunSets(*store_, plan.runs, plan::VariantKind::kBaseline, &warnings);
   if (sets.empty()) {
@@ -278,14 +342,52 @@ std::optional<analysis::Diagnosis> Session::Diagnose(int* exit_code) {
   return std::move(d);
 }
 
+void Session::MeasureNoiseScale(std::vector<std::string>* warnings) {
+  if (request_.noise_scale_steps <= 0) return;
+  std::fprintf(stderr, "measuring the gradient noise scale over %lld steps of training\n",
+               static_cast<long long>(request_.noise_scale_steps));
+  const plan::RunPlan plan = plan::PlanNoiseScale(request_.plan, request_.noise_scale_steps);
+  Run(plan);
+  const plan::PlannedRun& run = plan.runs.front();
+  auto records = LoadRun(*store_, JobOf(run), warnings);
+  if (!records) {
+    warnings->push_back(fmt::format(
+        "the noise scale is pooled from the sweep's short runs: run {} did not finish", run.name));
+    return;
+  }
+  analysis::NoiseScale noise = analysis::NoiseScaleOfRun(*records);
+  if (!noise.known) {
+    warnings->push_back(
+        fmt::format("the noise scale is pooled from the sweep's short runs: run {} gave none ({})",
+                    run.name, noise.reason));
+    return;
+  }
+  noise.reason = fmt::format("run {}: {}", run.name, noise.reason);
+  options_.measured_noise = std::move(noise);
+}
+
+plan::LeverBasis Session::Basis() const {
+  plan::LeverBasis basis = plan::TrainBasis(request_.plan.options);
+  if (!request_.plan.torch) return basis;
+  basis.gradient_mib = 0;
+  for (int n : request_.plan.replicas) {
+    const std::string name = plan::RunName({plan::Variant::Of(plan::VariantKind::kBaseline), n});
+    Result<sweep::RunSummary> run = sweep::ReadRunSummary(store_->RunDir(name));
+    if (!run.ok()) continue;
+    basis.gradient_mib = static_cast<double>(run->gradient_bytes) / kMiB;
+    if (!request_.plan.torch->Has("{workers}")) basis.loader_workers = run->loader_workers;
+    break;
+  }
+  return basis;
+}
+
 void Session::CheckWire(analysis::Diagnosis* d) {
   analysis::Verdict& v = d->verdict;
   auto lever = std::find_if(v.levers.begin(), v.levers.end(), [](const analysis::LeverAdvice& l) {
     return l.lever == Lever::kLowPrecisionReduction;
   });
   if (request_.wire_check_steps <= 0 || lever == v.levers.end()) return;
-  const plan::LeverPlan planned =
-      plan::PlanLevers({Lever::kLowPrecisionReduction}, plan::TrainBasis(request_.plan.options));
+  const plan::LeverPlan planned = plan::PlanLevers({Lever::kLowPrecisionReduction}, Basis());
   if (planned.planned.empty() || !planned.planned.front().change.wire) return;
   const comm::WireDtype wire = *planned.planned.front().change.wire;
   std::fprintf(stderr, "checking the %s reduction's numerical cost (%lld steps, 3 runs)\n",
@@ -302,8 +404,15 @@ void Session::CheckWire(analysis::Diagnosis* d) {
     }
     records.push_back(std::move(*r));
   }
+  std::optional<analysis::WireError> error;
+  const Result<sweep::RunSummary> reduced =
+      sweep::ReadRunSummary(store_->RunDir(plan.runs[1].name));
+  if (reduced.ok() && reduced->wire_relative_error) {
+    error = analysis::WireError{*reduced->wire_relative_error, reduced->wire_relative_error_max,
+                                reduced->wire_error_steps};
+  }
   Result<analysis::WireCheck> check =
-      analysis::CompareWire(records[0], records[1], records[2], comm::ToString(wire));
+      analysis::CompareWire(records[0], records[1], records[2], comm::ToString(wire), error);
   if (!check.ok()) {
     d->warnings.push_back(fmt::format("the {} lever was not checked: {}", comm::ToString(wire),
                                       check.status().message()));
@@ -322,14 +431,15 @@ void Session::ApplyLevers(analysis::Diagnosis* d) {
     recommended.push_back(advice.lever);
     actions[advice.lever] = advice.action;
   }
-  const plan::LeverRuns levers = plan::PlanLeverRuns(
-      request_.plan, plan::PlanLevers(recommended, plan::TrainBasis(request_.plan.options)));
+  const plan::LeverRuns levers =
+      plan::PlanLeverRuns(request_.plan, plan::PlanLevers(recommended, Basis()));
   for (const plan::SkippedLever& s : levers.skipped) {
     std::fprintf(stderr, "lever %s (%s): %s\n", std::string(ToString(s.lever)).c_str(),
                  actions[s.lever].c_str(), s.reason.c_str());
   }
   if (levers.applied.empty()) {
-    std::fprintf(stderr, "no free lever to apply: the verdict recommends none train can make\n");
+    std::fprintf(stderr, "no free lever to apply: the verdict recommends none %s can make\n",
+                 request_.plan.torch ? "the script" : "train");
     return;
   }
   std::vector<analysis::AppliedLever> applied;
@@ -364,8 +474,22 @@ void Session::ApplyLevers(analysis::Diagnosis* d) {
   }
 }
 
+std::vector<LeverPrediction> Session::ModelLeverGains(const model::StepModel& model,
+                                                      analysis::Diagnosis* d) const {
+  std::vector<Lever> recommended;
+  for (const analysis::LeverAdvice& l : d->verdict.levers) recommended.push_back(l.lever);
+  std::vector<LeverPrediction> out = PredictLevers(
+      model, LeverOptions(recommended, plan::TrainBasis(request_.plan.options)), *d, &d->warnings);
+  double x1 = 0;  // one replica's samples/s, as the curve has it
+  if (!d->points.empty() && d->points.front().scaling.speedup > 0) {
+    x1 = d->points.front().scaling.samples_per_s / d->points.front().scaling.speedup;
+  }
+  UseModelGains(out, &d->verdict, x1);
+  return out;
+}
+
 void Session::PrintSummary(const analysis::Diagnosis& d, const std::string& json_path,
-                           const std::string& html_path) const {
+                           const std::string& html_path, const std::string& levers_text) const {
   std::fputs(report::TerminalReport(d).c_str(), stdout);  // warnings included
   if (d.after && !d.after->points.empty() && !d.points.empty()) {
     const auto& before = d.points.back().scaling;
@@ -374,6 +498,7 @@ void Session::PrintSummary(const analysis::Diagnosis& d, const std::string& json
                 after.replicas, before.efficiency, after.efficiency, before.samples_per_s,
                 after.samples_per_s);
   }
+  std::fputs(levers_text.c_str(), stdout);
   if (options_.emulation.emulated) {
     std::printf(
         "\n(EMULATED devices/links: every number above is paced emulation, "
@@ -396,10 +521,12 @@ int Session::Finish(analysis::Diagnosis* d) {
   for (long long n = 1; n <= 16LL * largest; n *= 2) replicas.push_back(static_cast<int>(n));
   std::optional<model::StepModel> fitted;
   const nlohmann::json model_section = DiagnosisModelSection(request_.dir, replicas, &fitted);
+  std::vector<LeverPrediction> lever_predictions;
   if (fitted) {
     decide::DecisionInputs inputs = request_.decision;
     AddMeasuredStartup(*store_, &inputs);
-    ApplyPricedDecision(*fitted, inputs, plan::TrainBasis(request_.plan.options), d);
+    ApplyPricedDecision(*fitted, inputs, Basis(), d);
+    lever_predictions = ModelLeverGains(*fitted, d);
   } else {
     d->warnings.push_back(
         "the options were not priced (the step-time model could not be "
@@ -408,16 +535,31 @@ int Session::Finish(analysis::Diagnosis* d) {
   d->failed_runs = FailedRuns(results_);
   nlohmann::json j = analysis::ToJson(*d);
   j.update(model_section);
+  if (fitted) {
+    j["lever_predictions"] = ToJson(lever_predictions);
+    std::vector<Lever> recommended;
+    for (const analysis::LeverAdvice& l : d->verdict.levers) recommended.push_back(l.lever);
+    nlohmann::json curve = nlohmann::json::array();
+    for (const model::Prediction& p :
+         LeverCurve(*fitted, LeverOptions(recommended, plan::TrainBasis(request_.plan.options)),
+                    replicas)) {
+      curve.push_back(model::ToJson(p));
+    }
+    j["lever_curve"] = std::move(curve);
+  }
   if (Status st = WriteFileAtomically(json_path, j.dump(2) + "\n\n"); !st.ok()) {
     return Fail(st);
   }
   const std::string html_path = request_.dir + "/report.html";
   report::HtmlReportOptions html;
   html.input_path = json_path;
+  if (Result<std::optional<report::ModelCurve>> curve = report::ModelCurveFromJson(j); curve.ok()) {
+    html.model = *curve;
+  }
   if (Status st = report::WriteHtmlReport(*d, html_path, html); !st.ok()) {
     d->warnings.push_back(st.message());  // the diagnosis itself is safe on disk
   }
-  PrintSummary(*d, json_path, html_path);
+  PrintSummary(*d, json_path, html_path, LeverPredictionsText(lever_predictions));
   if (interrupted()) {
     std::fprintf(stderr,
                  "stepscope diagnose: interrupted; finished runs are kept in %s/runs, "
@@ -433,20 +575,19 @@ int Session::Finish(analysis::Diagnosis* d) {
 
 void PrintHeader(const DiagnoseRequest& request) {
   const bool emulated = request.plan.options.emulation.active();
-  std::fprintf(
-      stderr, "stepscope diagnose: %s%s\n  workload: train %s\n  replicas: %s; runs in %s\n",
-      request.default_workload ? "built-in default workload" : "your workload",
-      emulated ? " [EMULATED devices/links: real compute and communication, paced]" : "",
-      sweep::QuoteCommand(plan::Flatten(request.plan.workload)).c_str(),
-      fmt::format("{}", fmt::join(request.plan.replicas, ",")).c_str(), request.dir.c_str());
+  std::fprintf(stderr, "stepscope diagnose: %s%s\n  workload: %s\n  replicas: %s; runs in %s\n",
+               request.default_workload ? "built-in default workload" : "your workload",
+               emulated ? " [EMULATED devices/links: real compute and communication, paced]" : "",
+               WorkloadText(request).c_str(),
+               fmt::format("{}", fmt::join(request.plan.replicas, ",")).c_str(),
+               request.dir.c_str());
 }
 
 }  // namespace
 
 int RunDiagnoseSession(const DiagnoseRequest& request) {
   PrintHeader(request);
-  auto store =
-      sweep::SweepStore::Open(request.dir, plan::Flatten(request.plan.workload), request.fresh);
+  auto store = sweep::SweepStore::Open(request.dir, WorkloadIdentity(request), request.fresh);
   if (!store.ok()) return Fail(store.status());
   Session session(request, &store.value());
   int exit_code = 0;

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "apps/stepscope/numeric_option.h"
 #include "core/text_format.h"
@@ -13,6 +15,8 @@
 #include "model/fit.h"
 #include "model/model_json.h"
 #include "model/simulate.h"
+#include "model/spec.h"
+#include "plan/variant.h"
 #include "sweep/run_records.h"
 
 namespace stepscope::app {
@@ -38,9 +42,10 @@ Result<std::vector<model::RunObservation>> ReadRuns(const std::string& dir) {
   }
   std::vector<std::string> names;
   for (const fs::directory_entry& e : fs::directory_iterator(runs_dir, ec)) {
-    // The reduced-precision check's runs (wire_*) measure the loss unpaced, not the step time.
+    // The reduced-precision check's and the noise-scale runs measure numerics unpaced, not the
+    // step time.
     const std::string name = e.path().filename().string();
-    if (e.is_directory() && fs::exists(e.path() / "run.json") && name.rfind("wire_", 0) != 0) {
+    if (e.is_directory() && fs::exists(e.path() / "run.json") && !plan::IsNumericsRun(name)) {
       names.push_back(e.path().filename().string());
     }
   }
@@ -70,6 +75,7 @@ Result<std::vector<model::RunObservation>> ReadRuns(const std::string& dir) {
     o.parameters = s->parameters;
     o.activation_bytes_per_sample = s->activation_bytes_per_sample;
     o.optimizer_state_floats = s->optimizer == "adamw" ? 2 : 1;
+    o.peak_memory_bytes = s->peak_memory_bytes;
     o.samples_per_s = s->samples_per_s;
     o.records = std::move(*records);
     out.push_back(std::move(o));
@@ -77,18 +83,37 @@ Result<std::vector<model::RunObservation>> ReadRuns(const std::string& dir) {
   return out;
 }
 
+// A link option's GBPS[,LATENCY_US] as exact constants; nothing when the option is not given.
+Result<std::optional<model::AlphaBeta>> LinkOption(const std::string& text,
+                                                   const std::string& option) {
+  if (text.empty()) return std::optional<model::AlphaBeta>();
+  double gbps = 0, latency_us = 0;
+  const std::string example = option + " 25,5";
+  STEPSCOPE_RETURN_IF_ERROR(
+      ParsePair(text, ',', {"option " + option, example}, &gbps, &latency_us, false));
+  if (!(gbps > 0) || latency_us < 0) {
+    return Status::Error("option " + option +
+                         ": bandwidth must be positive GB/s and latency >= 0 us (e.g. " + example +
+                         ")");
+  }
+  return std::optional<model::AlphaBeta>(model::LinkAlphaBeta(gbps, latency_us * 1e-6));
+}
+
 Result<model::Scenario> ScenarioFrom(const PredictFlags& f) {
   model::Scenario s;
-  if (!f.link.empty()) {
-    double gbps = 0, latency_us = 0;
-    STEPSCOPE_RETURN_IF_ERROR(
-        ParsePair(f.link, ',', {"option --link", "--link 25,5"}, &gbps, &latency_us, false));
-    if (!(gbps > 0) || latency_us < 0) {
-      return Status::Error(
-          "option --link: bandwidth must be positive GB/s and latency >= 0 us "
-          "(e.g. --link 25,5)");
-    }
-    s.link = model::LinkAlphaBeta(gbps, latency_us * 1e-6);
+  Result<std::optional<model::AlphaBeta>> link = LinkOption(f.link, "--link");
+  if (!link.ok()) return link.status();
+  s.link = *link;
+  Result<std::optional<model::AlphaBeta>> intra = LinkOption(f.intra_link, "--intra-link");
+  if (!intra.ok()) return intra.status();
+  Result<std::optional<model::AlphaBeta>> inter = LinkOption(f.inter_link, "--inter-link");
+  if (!inter.ok()) return inter.status();
+  s.intra_link = *intra, s.inter_link = *inter;
+  s.devices_per_host = f.devices_per_host;
+  if ((s.intra_link || s.inter_link) && !s.devices_per_host && f.spec.empty()) {
+    return Status::Error(
+        "options --intra-link and --inter-link need --devices-per-host (e.g. "
+        "--devices-per-host 8 --inter-link 25,10)");
   }
   if (!(f.compute_scale > 0)) return Status::Error("option --compute-scale must be > 0 (e.g. 2)");
   s.compute_scale = f.compute_scale;
@@ -119,8 +144,12 @@ void PrintText(const model::StepModel& m, const std::vector<model::Prediction>& 
                const std::vector<model::ModelCheck>& checks, const std::string& dir) {
   std::string fitted;
   for (int n : m.fitted_replicas) fitted += (fitted.empty() ? "" : ",") + std::to_string(n);
-  std::printf("stepscope predict: model fitted on the baselines at N = %s of %s\n", fitted.c_str(),
-              dir.c_str());
+  if (fitted.empty()) {
+    std::printf("stepscope predict: model described by %s\n", dir.c_str());
+  } else {
+    std::printf("stepscope predict: model fitted on the baselines at N = %s of %s\n",
+                fitted.c_str(), dir.c_str());
+  }
   std::printf(
       "  compute per micro-batch of %d: forward %s, backward %s; optimizer %s\n", m.reference.batch,
       Ms(m.forward_c0.estimate.value + m.forward_c1.estimate.value * m.reference.batch).c_str(),
@@ -132,6 +161,17 @@ void PrintText(const model::StepModel& m, const std::vector<model::Prediction>& 
         Fixed(ab.alpha_s.value * 1e6, 1).c_str(), ab.alpha_assumed ? " (assumed)" : "",
         Fixed(ab.seconds_per_byte.value > 0 ? 1e-9 / ab.seconds_per_byte.value : 0, 3).c_str(),
         ab.beta_assumed ? " (assumed)" : "");
+  }
+  if (m.hosts) {
+    const auto link = [](const std::optional<model::AlphaBeta>& ab) {
+      return ab ? Fixed(1e-9 / ab->seconds_per_byte.value, 3) + " GB/s, " +
+                      Fixed(ab->alpha_s.value * 1e6, 1) + " us"
+                : std::string("none");
+    };
+    std::printf("  %d devices per host, %s all-reduce: within a host %s; between hosts %s\n",
+                m.hosts->devices_per_host, model::Name(m.hosts->algorithm).c_str(),
+                m.hosts->devices_per_host > 1 ? link(m.hosts->intra).c_str() : "-",
+                link(m.hosts->inter).c_str());
   }
   for (const auto& [rank, factor] : m.stragglers) {
     std::printf("  straggler: rank %d computes %sx the typical rank\n", rank,
@@ -178,6 +218,45 @@ nlohmann::json PredictionsJson(const model::StepModel& m,
   return out;
 }
 
+// The model a spec file describes; errors name the file.
+Result<model::StepModel> ReadSpec(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Status::Error(path + ": cannot read the spec (a JSON file: docs/model.md, \"A spec\")");
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Status::Error(path + ": cannot read the spec");
+  return model::ModelFromSpec(text.str(), path);
+}
+
+// The predictions at each replica count of the scenario, printed as text or JSON.
+int PrintPredictions(const PredictFlags& f, const model::StepModel& m,
+                     const std::vector<int>& replicas, const model::Scenario& scenario,
+                     const std::vector<model::ModelCheck>& checks, const std::string& source) {
+  std::vector<model::Prediction> predictions;
+  for (int n : replicas) {
+    model::Scenario s = scenario;
+    s.replicas = n;
+    Result<model::Prediction> p = model::Predict(m, s);
+    if (!p.ok()) {
+      std::fprintf(stderr, "stepscope predict: %s (at %d replicas)\n", p.status().message().c_str(),
+                   n);
+      return kPredictBadInput;
+    }
+    predictions.push_back(*p);
+  }
+  if (f.json) {
+    nlohmann::json out = {{"schema", "stepscope.predict/1"}};
+    out[f.spec.empty() ? "dir" : "spec"] = source;
+    out.update(PredictionsJson(m, predictions, checks));
+    std::printf("%s\n", out.dump(2).c_str());
+  } else {
+    PrintText(m, predictions, checks, source);
+  }
+  return kPredictOk;
+}
+
 }  // namespace
 
 nlohmann::json DiagnosisModelSection(const std::string& dir, const std::vector<int>& replicas,
@@ -207,6 +286,18 @@ int RunPredict(const PredictFlags& f) {
   if (!replicas.ok()) return bad(replicas.status());
   Result<model::Scenario> scenario = ScenarioFrom(f);
   if (!scenario.ok()) return bad(scenario.status());
+  if (f.dir.empty() == f.spec.empty()) {
+    return bad(Status::Error(
+        "give a diagnose directory or --spec FILE.json, one of them (e.g. stepscope predict "
+        "runs/default --replicas 16..4096)"));
+  }
+  if (!f.spec.empty()) {
+    if (!f.fit_on.empty())
+      return bad(Status::Error("--fit-on needs a diagnose directory, not --spec"));
+    Result<model::StepModel> described = ReadSpec(f.spec);
+    if (!described.ok()) return bad(described.status());
+    return PrintPredictions(f, *described, *replicas, *scenario, {}, f.spec);
+  }
   Result<std::vector<model::RunObservation>> runs = ReadRuns(f.dir);
   if (!runs.ok()) return bad(runs.status());
   std::vector<model::RunObservation> fit_set;
@@ -229,23 +320,8 @@ int RunPredict(const PredictFlags& f) {
                  fitted.status().message().c_str());
     return kPredictFailed;
   }
-  std::vector<model::Prediction> predictions;
-  for (int n : *replicas) {
-    model::Scenario s = *scenario;
-    s.replicas = n;
-    Result<model::Prediction> p = model::Predict(*fitted, s);
-    if (!p.ok()) return bad(p.status());
-    predictions.push_back(*p);
-  }
-  const std::vector<model::ModelCheck> checks = model::CheckRuns(*fitted, *runs);
-  if (f.json) {
-    nlohmann::json out = {{"schema", "stepscope.predict/1"}, {"dir", f.dir}};
-    out.update(PredictionsJson(*fitted, predictions, checks));
-    std::printf("%s\n", out.dump(2).c_str());
-  } else {
-    PrintText(*fitted, predictions, checks, f.dir);
-  }
-  return kPredictOk;
+  return PrintPredictions(f, *fitted, *replicas, *scenario, model::CheckRuns(*fitted, *runs),
+                          f.dir);
 }
 
 void AddPredictCommand(CLI::App& app, std::function<int()>* run) {
@@ -254,12 +330,23 @@ void AddPredictCommand(CLI::App& app, std::function<int()>* run) {
       "predict",
       "Fit the step-time model to a diagnose directory and predict other replica counts and "
       "what-ifs. Exit codes: 0 ok, 1 the model could not be fitted, 2 bad usage or input");
-  cmd->add_option("dir", f->dir, "A diagnose directory (its runs/)")->required();
+  cmd->add_option("dir", f->dir, "A diagnose directory (its runs/)");
+  cmd->add_option("--spec", f->spec,
+                  "Instead of a directory: a JSON description of the job and the hardware "
+                  "(docs/model.md, \"A spec\")");
   cmd->add_option("--replicas", f->replicas, "Replica counts: 1,2,4 or a doubling range 16..4096")
       ->capture_default_str();
   cmd->add_option("--fit-on", f->fit_on,
                   "Fit only on the baselines at these replica counts (the others are checks)");
   cmd->add_option("--link", f->link, "What-if: a link of GBPS[,LATENCY_US] for every all-reduce");
+  cmd->add_option(
+      "--intra-link", f->intra_link,
+      "What-if: GBPS[,LATENCY_US] between the devices of a host (default: as measured)");
+  cmd->add_option("--inter-link", f->inter_link,
+                  "What-if: GBPS[,LATENCY_US] between hosts (hierarchical all-reduce)");
+  cmd->add_option("--devices-per-host", f->devices_per_host,
+                  "What-if: devices per host, for --intra-link and --inter-link")
+      ->transform(WholeNumber("--devices-per-host 8", 1));
   cmd->add_option("--compute-scale", f->compute_scale, "What-if: devices this many times faster")
       ->capture_default_str()
       ->check(Number("--compute-scale 2"));

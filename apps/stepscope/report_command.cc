@@ -34,6 +34,14 @@ int RunReport(const ReportFlags& flags) {
   if (!flags.html.empty()) {
     report::HtmlReportOptions options;
     options.input_path = flags.diagnosis;
+    // The step-time model's curves, when diagnose wrote them (docs/model.md).
+    const nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, false);
+    Result<std::optional<report::ModelCurve>> curve = report::ModelCurveFromJson(doc);
+    if (!curve.ok()) {
+      fmt::print(stderr, "stepscope report: {}: {}\n", flags.diagnosis, curve.status().message());
+      return kReportBadInput;
+    }
+    options.model = *curve;
     Status s = report::WriteHtmlReport(d.value(), flags.html, options);
     if (!s.ok()) {
       fmt::print(stderr, "stepscope report: {}\n", s.message());

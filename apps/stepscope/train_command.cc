@@ -172,6 +172,10 @@ void AddTrainOptions(CLI::App* cmd, TrainFlags* f) {
                 "Skip gradient reduction (ablation: replicas drift apart, timings stay valid)");
   cmd->add_option("--reduce-dtype", f->reduce_dtype, "Wire precision: fp32, bf16 or fp16")
       ->capture_default_str();
+  cmd->add_flag("--measure-wire-error", o.reducer.measure_wire_error,
+                "With a bf16/fp16 wire: at the steps whose gradient norms are sampled "
+                "(--grad-norm-every), also reduce an fp32 copy of each bucket and record the "
+                "reduced gradient's relative error against it (run.json wire_error)");
   cmd->add_option("--allreduce", f->allreduce,
                   "All-reduce: auto (shm on one host, ring across hosts), mpi, ring or shm")
       ->capture_default_str();

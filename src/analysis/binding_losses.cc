@@ -88,24 +88,32 @@ BindingLosses SplitLosses(const Decomposition& reference, bool reference_estimat
       Split(c1, out.measured_reference, cn, fc, fi, straggler_excess, &out.skew);
 
   // Each candidate's interval: the split recomputed on block-bootstrap resamples of the N-replica
-  // run's steps (the job's and the fastest rank's components averaged over the resampled steps;
-  // the reference held fixed).
+  // run's steps (the job's and the fastest rank's components averaged over the resampled steps)
+  // and, when the reference was measured step by step, of the 1-replica run's steps too: the
+  // growth since one replica carries the noise of both runs.
   const size_t steps = at_n.job_per_step.size();
   const bool per_step =
       steps > 1 && (fastest < 0 || (static_cast<size_t>(fastest) < at_n.ranks_per_step.size() &&
                                     at_n.ranks_per_step[fastest].size() == steps));
+  const size_t reference_steps = out.measured_reference ? reference.job_per_step.size() : 0;
   std::array<Estimate, 6> estimates;
   for (size_t i = 0; i < 6; ++i) estimates[i] = Estimate::Exact(seconds[i]);
   if (per_step) {
-    std::vector<double> indices(steps);
-    for (size_t s = 0; s < steps; ++s) indices[s] = static_cast<double>(s);
+    auto indices = [](size_t count) {
+      std::vector<double> out(std::max<size_t>(count, 1));
+      for (size_t s = 0; s < count; ++s) out[s] = static_cast<double>(s);
+      return out;
+    };
+    auto block = [](size_t count) {
+      return std::max(1, static_cast<int>(std::lround(std::sqrt(count))));
+    };
     BootstrapOptions options;
-    options.block = std::max(1, static_cast<int>(std::lround(std::sqrt(steps))));
+    options.block = block(steps);
     for (size_t i = 0; i < 6; ++i) {
-      estimates[i] = Bootstrap(
-          indices,
-          [&](const std::vector<double>& sample) {
-            Components job, rank;
+      estimates[i] = BootstrapPair(
+          indices(steps), indices(reference_steps),
+          [&](const std::vector<double>& sample, const std::vector<double>& reference_sample) {
+            Components job, rank, ref;
             for (double x : sample) {
               const size_t s = static_cast<size_t>(x);
               job = job + at_n.job_per_step[s];
@@ -114,10 +122,18 @@ BindingLosses SplitLosses(const Decomposition& reference, bool reference_estimat
             const double inv = 1.0 / static_cast<double>(sample.size());
             job = job * inv;
             rank = rank * inv;
+            if (reference_steps > 0) {
+              for (double x : reference_sample) {
+                ref = ref + reference.job_per_step[static_cast<size_t>(x)];
+              }
+              ref = ref * (1.0 / static_cast<double>(reference_sample.size()));
+            } else {
+              ref = c1;
+            }
             const auto [c, in] = fastest_of(job, fastest >= 0 ? &rank : nullptr);
-            return Split(c1, out.measured_reference, job, c, in, straggler_excess, nullptr)[i];
+            return Split(ref, out.measured_reference, job, c, in, straggler_excess, nullptr)[i];
           },
-          options);
+          options, block(reference_steps));
     }
   }
   const double n = at_n.replicas;

@@ -16,8 +16,9 @@ struct BindingLoss {
   Binding binding = Binding::kCompute;
   Seconds seconds = 0;  // per step, at N (negative: the candidate gained time)
   double devices = 0;   // N * seconds / T(N): devices lost to it
-  // `seconds` with its interval: moving-block bootstrap over the N-replica run's steps
-  // (exact when the run has no per-step series).
+  // `seconds` with its interval: moving-block bootstrap over the N-replica run's steps and the
+  // measured 1-replica reference's steps, each resampled on its own (exact when the N-replica
+  // run has no per-step series; the reference held fixed when it has none).
   Estimate estimate;
   Estimate DevicesEstimate(double n, Seconds step) const {
     return step > 0 ? estimate * (n / step) : Estimate{};

@@ -243,7 +243,9 @@ Result<Diagnosis> BuildDiagnosis(const std::vector<RunSet>& runs, const Diagnose
     for (const std::vector<StepRecord>& r : run.repeats) noise_runs.push_back(&r);
     if (run.double_batch) noise_runs.push_back(&*run.double_batch);
   }
-  d.noise_scale = EstimatePooledNoiseScale(noise_runs);
+  d.noise_scale = options.measured_noise && options.measured_noise->known
+                      ? *options.measured_noise
+                      : EstimatePooledNoiseScale(noise_runs);
   d.verdict = VerdictOf(runs, d.points, reference, d.noise_scale, options, &d.warnings);
   if (d.source.throughput_unit == ThroughputUnit::kSteps) SpeakInSteps(&d);
   return d;

@@ -37,6 +37,9 @@ struct DiagnoseOptions {
   CostInputs cost;
   SourceInfo source;
   Emulation emulation;
+  // The noise scale measured by diagnose's dedicated run (NoiseScaleOfRun); when known it is
+  // the diagnosis's, and the one pooled from the sweep's short runs is not used.
+  std::optional<NoiseScale> measured_noise;
 };
 
 // One DiagnosisPoint per run set, sorted by replica count (taken from the records). Without a

@@ -70,7 +70,8 @@ Estimate ThroughputEstimate(const std::vector<double>& job_steps, double samples
 
 }  // namespace
 
-Seconds SyncWait(const StepRecord& record, const std::map<int, Seconds>& last_arrival) {
+std::vector<CollectiveSplit> SplitExposed(const StepRecord& record,
+                                          const std::map<int, Seconds>& last_arrival) {
   // The rank's wait for late ranks is exposed only after its own last arrival a (its backward
   // has ended by then), and lasts at most its exposed communication: the window [a, a + exposed].
   // Walking the collectives in launch order along that window, collective k waits for arrivals
@@ -83,37 +84,62 @@ Seconds SyncWait(const StepRecord& record, const std::map<int, Seconds>& last_ar
     own_last = taking_part.empty() ? c.ready : std::max(own_last, c.ready);
     taking_part.push_back(&c);
   }
-  if (taking_part.empty()) return 0;
+  std::vector<CollectiveSplit> splits;
+  if (taking_part.empty()) return splits;
   std::stable_sort(
       taking_part.begin(), taking_part.end(),
       [](const CollectiveRecord* a, const CollectiveRecord* b) { return a->index < b->index; });
   const Seconds exposed = std::max<Seconds>(0, record.exposed_comm);
   const Seconds window_end = own_last + exposed;
   Seconds cursor = own_last;  // how far along the window the walk has come
-  Seconds wait = 0;
   for (const CollectiveRecord* c : taking_part) {
+    CollectiveSplit split;
+    split.index = c->index;
     const Seconds arrivals_done = std::min(last_arrival.at(c->index), window_end);
     if (arrivals_done > cursor) {
-      wait += arrivals_done - cursor;
+      split.sync_wait = arrivals_done - cursor;
       cursor = arrivals_done;
     }
-    cursor = std::max(cursor, std::min(c->end, window_end));
+    const Seconds moved_to = std::max(cursor, std::min(c->end, window_end));
+    split.transfer = moved_to - cursor;
+    cursor = moved_to;
+    splits.push_back(split);
   }
-  return std::min(wait, exposed);
+  // Exposed time the walk did not reach (the rank's bookkeeping after its last collective ended)
+  // is transfer of the last collective, as the step totals count it.
+  splits.back().transfer += window_end - cursor;
+  return splits;
 }
 
-Components StepComponents(const StepRecord& record, const std::map<int, Seconds>& last_arrival) {
+Seconds SyncWait(const StepRecord& record, const std::map<int, Seconds>& last_arrival) {
+  Seconds wait = 0;
+  for (const CollectiveSplit& s : SplitExposed(record, last_arrival)) wait += s.sync_wait;
+  return wait;
+}
+
+namespace {
+
+// One rank's step split into components, given its exposed communication split per collective.
+Components ComponentsOf(const StepRecord& record, const std::vector<CollectiveSplit>& splits) {
+  Seconds sync_wait = 0;
+  for (const CollectiveSplit& s : splits) sync_wait += s.sync_wait;
   Components c;
   c.step = record.step_time();
   c.compute = record.compute;
   c.input_wait = record.input_wait;
   c.exposed_comm = record.exposed_comm;
-  c.sync_wait = SyncWait(record, last_arrival);
+  c.sync_wait = sync_wait;
   c.transfer = record.exposed_comm - c.sync_wait;
   c.overhead = record.overhead();
   c.backward = record.backward;
   c.comm_busy = record.comm_busy;
   return c;
+}
+
+}  // namespace
+
+Components StepComponents(const StepRecord& record, const std::map<int, Seconds>& last_arrival) {
+  return ComponentsOf(record, SplitExposed(record, last_arrival));
 }
 
 namespace {
@@ -145,6 +171,40 @@ bool HasNegativeDuration(const StepRecord& r) {
   const double slack = 1e-6 + 1e-3 * std::abs(r.step_time());
   return r.step_time() < 0 || r.input_wait < 0 || r.compute < 0 || r.exposed_comm < 0 ||
          r.overhead() < -slack;
+}
+
+}  // namespace
+
+namespace {
+
+// One step's contribution to RankDecomposition::work_lead: when every rank took part in this
+// step's collectives and (`consecutive`) ended one in the previous step, each rank's work since
+// then up to its last arrival, and its lead on the rank with the most. Then records where each
+// rank's last collective of this step ended, for the next step.
+void AddWorkLeads(const std::vector<const StepRecord*>& row, const std::map<int, Seconds>& last,
+                  bool consecutive, std::vector<Seconds>* previous_end,
+                  std::vector<Seconds>* lead_sum, int64_t* lead_steps) {
+  const size_t n = row.size();
+  std::vector<Seconds> arrival(n, -1), end(n, -1);
+  for (size_t r = 0; r < n; ++r) {
+    for (const CollectiveRecord& c : row[r]->collectives) {
+      if (last.find(c.index) == last.end()) continue;
+      arrival[r] = std::max(arrival[r], c.ready);
+      end[r] = std::max(end[r], c.end);
+    }
+  }
+  const bool complete =
+      consecutive && !last.empty() &&
+      std::none_of(arrival.begin(), arrival.end(), [](Seconds a) { return a < 0; }) &&
+      std::none_of(previous_end->begin(), previous_end->end(), [](Seconds e) { return e < 0; });
+  if (complete) {
+    std::vector<Seconds> work(n);
+    for (size_t r = 0; r < n; ++r) work[r] = arrival[r] - (*previous_end)[r];
+    const Seconds most = *std::max_element(work.begin(), work.end());
+    for (size_t r = 0; r < n; ++r) (*lead_sum)[r] += most - work[r];
+    ++*lead_steps;
+  }
+  *previous_end = end;
 }
 
 }  // namespace
@@ -289,15 +349,27 @@ Result<Decomposition> Decompose(const std::vector<StepRecord>& records) {
   std::vector<double> rank_samples(nranks, 0);
   std::vector<double> job_steps;
   Components job_sum;
+  std::map<int, CollectiveSplit> collective_sum;
   d.ranks_per_step.assign(nranks, {});
+  // RankDecomposition::work_lead: per rank, the end of its last collective in the previous
+  // matched step (-1: none), the leads summed, and the steps they cover.
+  std::vector<Seconds> previous_end(nranks, -1), lead_sum(nranks, 0), queued(nranks, 0);
+  int64_t lead_steps = 0;
+  int64_t previous_step = -2;
   double samples_sum = 0;
-  for (const auto& row : m.steps) {
+  for (size_t i = 0; i < nsteps; ++i) {
+    const auto& row = m.steps[i];
     const std::map<int, Seconds> last = LastArrivals(row);
+    AddWorkLeads(row, last, m.step_numbers[i] == previous_step + 1, &previous_end, &lead_sum,
+                 &lead_steps);
+    previous_step = m.step_numbers[i];
     const size_t critical = CriticalRank(row, last);
+    std::vector<std::vector<CollectiveSplit>> splits(nranks);
     Components critical_c;
     Seconds job_step = 0;
     for (size_t r = 0; r < nranks; ++r) {
-      const Components c = StepComponents(*row[r], last);
+      splits[r] = SplitExposed(*row[r], last);
+      const Components c = ComponentsOf(*row[r], splits[r]);
       rank_sum[r] = rank_sum[r] + c;
       rank_steps[r].push_back(c.step);
       rank_samples[r] += static_cast<double>(row[r]->samples);
@@ -305,6 +377,11 @@ Result<Decomposition> Decompose(const std::vector<StepRecord>& records) {
       d.ranks_per_step[r].push_back(c);
       if (r == critical) critical_c = c;
       job_step = r == 0 ? c.step : std::max(job_step, c.step);
+      for (size_t k = 0; k + 1 < splits[r].size(); ++k) queued[r] += splits[r][k].transfer;
+    }
+    for (const CollectiveSplit& split : splits[critical]) {
+      collective_sum[split.index].sync_wait += split.sync_wait;
+      collective_sum[split.index].transfer += split.transfer;
     }
     // The step lasts as long as its slowest rank; what that rank spent beyond the critical
     // rank's own step (a longer update after the last collective, an earlier start) is overhead.
@@ -316,6 +393,9 @@ Result<Decomposition> Decompose(const std::vector<StepRecord>& records) {
   }
   const double inv = 1.0 / static_cast<double>(nsteps);
   d.job = job_sum * inv;
+  for (auto& [index, split] : collective_sum) {
+    d.job_collectives.push_back({index, split.sync_wait * inv, split.transfer * inv});
+  }
   d.step_p50 = Percentile(job_steps, 50);
   d.step_p90 = Percentile(job_steps, 90);
   d.samples_per_step = samples_sum * inv;
@@ -331,6 +411,8 @@ Result<Decomposition> Decompose(const std::vector<StepRecord>& records) {
     rd.step_p50 = Percentile(rank_steps[r], 50);
     rd.step_p90 = Percentile(rank_steps[r], 90);
     rd.samples_per_step = rank_samples[r] * inv;
+    if (lead_steps > 0) rd.work_lead = lead_sum[r] / static_cast<double>(lead_steps);
+    rd.queued_transfer = queued[r] * inv;
     d.ranks.push_back(rd);
   }
   return d;

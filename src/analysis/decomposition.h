@@ -42,8 +42,23 @@ Seconds Of(const Components& c, Component which);
 Components operator+(const Components& a, const Components& b);
 Components operator*(const Components& a, double k);
 
-// The sync-wait / transfer split of one rank's step (see docs/metrics.md, "sync_wait").
-// `last_arrival` holds, per collective index, the latest ready time over all ranks.
+// One collective's share of a step's exposed communication: the wait for the last rank to
+// arrive at it (sync wait) and the time it moved bytes while the step waited (transfer).
+struct CollectiveSplit {
+  int index = 0;
+  Seconds sync_wait = 0;
+  Seconds transfer = 0;
+};
+
+// The sync-wait / transfer split of one rank's exposed communication per collective taking part,
+// in launch order (see docs/metrics.md, "sync_wait"). `last_arrival` holds, per collective
+// index, the latest ready time over all ranks. The splits sum to the rank's exposed
+// communication (exposed time after the last collective's end counts as its transfer); empty
+// when no collective takes part.
+std::vector<CollectiveSplit> SplitExposed(const StepRecord& record,
+                                          const std::map<int, Seconds>& last_arrival);
+
+// The sync wait of one rank's step: SplitExposed's waits summed.
 Seconds SyncWait(const StepRecord& record, const std::map<int, Seconds>& last_arrival);
 
 // One rank's step split into components, given the latest arrival per collective.
@@ -77,6 +92,15 @@ struct RankDecomposition {
   Seconds step_p50 = 0;  // of this rank's own step time
   Seconds step_p90 = 0;
   double samples_per_step = 0;
+  // How far this rank is ahead of each step's last-arriving rank, from the work since the last
+  // point the ranks were together: per step, W = its last arrival at this step's collectives
+  // minus the end of its last collective of the previous step; lead = max over ranks of W - its
+  // own W. Mean over the steps whose previous step was matched too; -1 without collectives (or
+  // fewer than two consecutive matched steps).
+  Seconds work_lead = -1;
+  // Mean transfer of the collectives before its last one along its exposed window: reductions
+  // still moving when a later bucket's last rank arrived, which hide that much of a wait.
+  Seconds queued_transfer = 0;
 };
 
 struct Decomposition {
@@ -85,6 +109,10 @@ struct Decomposition {
   // Per step the critical rank's components (CriticalRank; its overhead holds what the slowest
   // rank spent beyond it, so that `step` is the slowest rank's), averaged over steps.
   Components job;
+  // The job's sync wait and transfer per collective along the same path (each step's critical
+  // rank), means over all matched steps (0 in a step where that rank did not launch it): their
+  // sums are job.sync_wait and, when every exposed second lies on a collective, job.transfer.
+  std::vector<CollectiveSplit> job_collectives;
   Seconds step_p50 = 0;  // of the job step time (slowest rank per step)
   Seconds step_p90 = 0;
   double samples_per_step = 0;  // summed over ranks, mean over steps

@@ -129,6 +129,91 @@ TEST(Decomposition, ATransferInFlightWhileWaitingIsTransferNotSyncWait) {
   const Components c0 = StepComponents(r0, LastArrivals({&r0, &r1}));
   EXPECT_NEAR(c0.sync_wait, 0.05, 1e-12);
   EXPECT_NEAR(c0.transfer, 0.07, 1e-12);
+  // Per collective: collective 0 transferred 1.20-1.25; collective 1 waited 1.25-1.30 and
+  // transferred 1.30-1.32.
+  const std::vector<CollectiveSplit> split = SplitExposed(r0, LastArrivals({&r0, &r1}));
+  ASSERT_EQ(split.size(), 2u);
+  EXPECT_EQ(split[0].index, 0);
+  EXPECT_NEAR(split[0].sync_wait, 0.0, 1e-12);
+  EXPECT_NEAR(split[0].transfer, 0.05, 1e-12);
+  EXPECT_EQ(split[1].index, 1);
+  EXPECT_NEAR(split[1].sync_wait, 0.05, 1e-12);
+  EXPECT_NEAR(split[1].transfer, 0.02, 1e-12);
+}
+
+TEST(Decomposition, JobSplitsSyncWaitAndTransferPerCollectiveAlongTheCriticalPath) {
+  // Rank 1 arrives last at collective 0 (1.10 against 1.00) but rank 0 arrives last at
+  // collective 1 (1.40 against 1.30): the step waits for rank 0, whose path has no sync wait;
+  // rank 1 waits 1.30-1.40 at collective 1. Collective 0 ends at 1.15 on both, collective 1 at
+  // 1.45.
+  std::vector<StepRecord> records;
+  for (int64_t step : {1, 2}) {
+    StepRecord r0 = Rank(0, step, 1.00, 1.40, 0.05);
+    StepRecord r1 = Rank(1, step, 1.10, 1.30, 0.15);
+    for (StepRecord* r : {&r0, &r1}) {
+      r->collectives[0].end = 1.15;
+      r->collectives[1].end = 1.45;
+    }
+    records.push_back(r0);
+    records.push_back(r1);
+  }
+  Result<Decomposition> d = Decompose(records);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  ASSERT_EQ(d->job_collectives.size(), 2u);
+  Seconds wait = 0, transfer = 0;
+  for (const CollectiveSplit& c : d->job_collectives) {
+    wait += c.sync_wait;
+    transfer += c.transfer;
+  }
+  EXPECT_NEAR(wait, d->job.sync_wait, 1e-12);
+  EXPECT_NEAR(transfer, d->job.transfer, 1e-12);
+  // Along rank 0's path: collective 0 ended before its backward did, collective 1 moved bytes
+  // 1.40-1.45.
+  EXPECT_NEAR(d->job_collectives[0].transfer, 0.0, 1e-12);
+  EXPECT_NEAR(d->job_collectives[1].sync_wait, 0.0, 1e-12);
+  EXPECT_NEAR(d->job_collectives[1].transfer, 0.05, 1e-12);
+  // Rank 1's own split: the wait is at collective 1.
+  const std::vector<CollectiveSplit> r1 =
+      SplitExposed(records[1], LastArrivals({&records[0], &records[1]}));
+  ASSERT_EQ(r1.size(), 2u);
+  EXPECT_NEAR(r1[0].sync_wait, 0.0, 1e-12);
+  EXPECT_NEAR(r1[1].sync_wait, 0.10, 1e-12);
+  EXPECT_NEAR(r1[1].transfer, 0.05, 1e-12);
+}
+
+// Work lead: rank 1 leaves each step's collective 50 ms after rank 0 and arrives 100 ms after it
+// at the next one; 50 ms of that is work it did more since the ranks were together, 50 ms its
+// later exit. Rank 0's sync wait (100 ms) is then twice the lead its work explains.
+TEST(Decomposition, WorkLeadCountsTheWorkSinceTheRanksWereLastTogether) {
+  std::vector<StepRecord> records;
+  for (int64_t step = 1; step <= 3; ++step) {
+    const double t = static_cast<double>(step);
+    for (int rank : {0, 1}) {
+      StepRecord r;
+      r.rank = rank;
+      r.step = step;
+      r.samples = 8;
+      r.start = t;
+      const double ready = t + (rank == 0 ? 0.20 : 0.30);
+      const double end = t + (rank == 0 ? 0.50 : 0.55);
+      r.compute = ready - t;
+      r.exposed_comm = end - ready;
+      r.end = end + 0.01;
+      r.collectives.push_back({0, 100, ready, ready, end, 1});
+      records.push_back(r);
+    }
+  }
+  Result<Decomposition> d = Decompose(records);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  ASSERT_EQ(d->ranks.size(), 2u);
+  EXPECT_NEAR(d->ranks[0].work_lead, 0.05, 1e-9);
+  EXPECT_NEAR(d->ranks[1].work_lead, 0.0, 1e-9);
+  EXPECT_NEAR(d->ranks[0].mean.sync_wait, 0.10, 1e-9);
+  // One step alone has nothing before it to measure from.
+  records.resize(2);
+  Result<Decomposition> one = Decompose(records);
+  ASSERT_TRUE(one.ok());
+  EXPECT_LT(one->ranks[0].work_lead, 0);
 }
 
 TEST(Decomposition, ErrorsAreNamed) {

@@ -72,6 +72,14 @@ json AblationsJson(const AblationReport& a) {
           {"checks", checks}};
 }
 
+json CollectiveSplitsJson(const std::vector<CollectiveSplit>& splits) {
+  json out = json::array();
+  for (const CollectiveSplit& c : splits) {
+    out.push_back({{"index", c.index}, {"sync_wait", c.sync_wait}, {"transfer", c.transfer}});
+  }
+  return out;
+}
+
 json PointJson(const DiagnosisPoint& p) {
   const Decomposition& d = p.decomposition;
   json ranks = json::array();
@@ -80,6 +88,7 @@ json PointJson(const DiagnosisPoint& p) {
                      {"samples_per_step", r.samples_per_step},
                      {"step_p50", r.step_p50},
                      {"step_p90", r.step_p90},
+                     {"work_lead", r.work_lead},
                      {"components", ComponentsJson(r.mean)}});
   }
   return {{"replicas", p.scaling.replicas},
@@ -94,6 +103,7 @@ json PointJson(const DiagnosisPoint& p) {
           {"samples_per_step", d.samples_per_step},
           {"step_time", {{"mean", d.job.step}, {"p50", d.step_p50}, {"p90", d.step_p90}}},
           {"components", ComponentsJson(d.job)},
+          {"collectives", CollectiveSplitsJson(d.job_collectives)},
           {"ranks", ranks},
           {"skew", SkewJson(p.skew)},
           {"ablations", AblationsJson(p.ablations)},
@@ -133,6 +143,9 @@ json WireCheckJson(const std::optional<WireCheck>& w) {
           {"difference", w->difference},
           {"spread", w->spread},
           {"kept", w->kept},
+          {"relative_error", w->relative_error ? json(*w->relative_error) : json(nullptr)},
+          {"relative_error_max", w->relative_error_max},
+          {"error_steps", w->error_steps},
           {"sentence", w->sentence}};
 }
 
@@ -199,6 +212,7 @@ json NoiseJson(const NoiseScale& n) {
           {"b_noise_low", n.b_noise_low},
           {"b_noise_high", n.b_noise_high},
           {"runs", n.runs},
+          {"method", n.method},
           {"progress",
            {{"first_step", n.first_step},
             {"last_step", n.last_step},
@@ -350,6 +364,18 @@ Status ReadPoint(const json& j, const std::string& p, int version, DiagnosisPoin
   const json* comp = nullptr;
   STEPSCOPE_RETURN_IF_ERROR(GetObject(j, p, "components", &comp));
   STEPSCOPE_RETURN_IF_ERROR(ReadComponents(*comp, Join(p, "components"), &d.job));
+  if (j.contains("collectives")) {  // absent in files written before it was added
+    const json* splits = nullptr;
+    STEPSCOPE_RETURN_IF_ERROR(GetArray(j, p, "collectives", &splits));
+    for (size_t i = 0; i < splits->size(); ++i) {
+      const std::string q = At(p, "collectives", i);
+      CollectiveSplit c;
+      STEPSCOPE_RETURN_IF_ERROR(Get((*splits)[i], q, "index", &c.index));
+      STEPSCOPE_RETURN_IF_ERROR(Get((*splits)[i], q, "sync_wait", &c.sync_wait));
+      STEPSCOPE_RETURN_IF_ERROR(Get((*splits)[i], q, "transfer", &c.transfer));
+      d.job_collectives.push_back(c);
+    }
+  }
   const json* ranks = nullptr;
   STEPSCOPE_RETURN_IF_ERROR(GetArray(j, p, "ranks", &ranks));
   for (size_t i = 0; i < ranks->size(); ++i) {
@@ -360,6 +386,9 @@ Status ReadPoint(const json& j, const std::string& p, int version, DiagnosisPoin
     STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "samples_per_step", &r.samples_per_step));
     STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "step_p50", &r.step_p50));
     STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "step_p90", &r.step_p90));
+    if (e.contains("work_lead")) {  // absent in files written before it: unknown
+      STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "work_lead", &r.work_lead));
+    }
     const json* rc = nullptr;
     STEPSCOPE_RETURN_IF_ERROR(GetObject(e, q, "components", &rc));
     STEPSCOPE_RETURN_IF_ERROR(ReadComponents(*rc, Join(q, "components"), &r.mean));
@@ -418,6 +447,15 @@ Status ReadWireCheck(const json& j, const std::string& p, Verdict* v) {
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "difference", &w.difference));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "spread", &w.spread));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "kept", &w.kept));
+  if (const auto e = j.find("relative_error"); e != j.end()) {  // absent in older files
+    if (!e->is_null()) {
+      double relative = 0;
+      STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "relative_error", &relative));
+      w.relative_error = relative;
+    }
+    STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "relative_error_max", &w.relative_error_max));
+    STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "error_steps", &w.error_steps));
+  }
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "sentence", &w.sentence));
   v->wire_check = std::move(w);
   return Status::Ok();
@@ -559,6 +597,9 @@ Status ReadNoise(const json& j, const std::string& p, NoiseScale* n) {
     STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "b_noise_low", &n->b_noise_low));
     STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "b_noise_high", &n->b_noise_high));
     STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "runs", &n->runs));
+  }
+  if (j.contains("method")) {  // absent in files written before it: pooled
+    STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "method", &n->method));
   }
   if (const auto progress = j.find("progress"); progress != j.end()) {  // absent: unknown
     const std::string q = Join(p, "progress");

@@ -65,6 +65,11 @@ TEST(Diagnosis, JsonRoundTrip) {
   EXPECT_EQ(back->verdict.currency, d.verdict.currency);
   EXPECT_DOUBLE_EQ(back->points[2].decomposition.throughput.low,
                    d.points[2].decomposition.throughput.low);
+  // Two buckets: the 4-replica point splits its exposed communication per collective.
+  ASSERT_EQ(back->points[2].decomposition.job_collectives.size(), 2u);
+  EXPECT_EQ(back->points[2].decomposition.job_collectives[1].index, 1);
+  EXPECT_DOUBLE_EQ(back->points[2].decomposition.job_collectives[1].transfer,
+                   d.points[2].decomposition.job_collectives[1].transfer);
   EXPECT_EQ(back->verdict.binding, d.verdict.binding);
   ASSERT_TRUE(back->attribution.has_value());
   EXPECT_DOUBLE_EQ(back->attribution->lost_devices, d.attribution->lost_devices);

@@ -4,11 +4,39 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <optional>
+#include <set>
 
 #include "analysis/decomposition.h"
 #include "core/statistics.h"
 
 namespace stepscope::analysis {
+namespace {
+
+// One step's gradient norms over its ranks: the reduced |G_B|^2 (the same on every rank), the
+// sum of the ranks' local |G_b|^2 and of their samples; nullopt unless every rank recorded its
+// local norm and some rank the reduced one.
+struct StepNorms {
+  double global_sq = 0;
+  double local_sq_sum = 0;
+  double samples = 0;
+};
+std::optional<StepNorms> NormsOf(const std::vector<const StepRecord*>& row) {
+  StepNorms n;
+  double global = -1;
+  for (const StepRecord* r : row) {
+    if (r->global_grad_sq >= 0) global = r->global_grad_sq;
+    if (r->local_grad_sq < 0) return std::nullopt;
+    n.local_sq_sum += r->local_grad_sq;
+    n.samples += static_cast<double>(r->samples);
+  }
+  if (global < 0) return std::nullopt;
+  n.global_sq = global;
+  return n;
+}
+
+}  // namespace
 
 NoiseScale EstimateNoiseScale(const std::vector<StepRecord>& records) {
   NoiseScale ns;
@@ -25,19 +53,12 @@ NoiseScale EstimateNoiseScale(const std::vector<StepRecord>& records) {
   double local_sum = 0, global_sum = 0, samples_sum = 0;
   int64_t local_n = 0, steps = 0;
   for (const auto& row : m.steps) {
-    double g = -1;
-    for (const StepRecord* r : row) {
-      if (r->global_grad_sq >= 0) g = r->global_grad_sq;
-    }
-    bool all_local = true;
-    for (const StepRecord* r : row) all_local = all_local && r->local_grad_sq >= 0;
-    if (g < 0 || !all_local) continue;
-    for (const StepRecord* r : row) {
-      local_sum += r->local_grad_sq;
-      samples_sum += static_cast<double>(r->samples);
-      ++local_n;
-    }
-    global_sum += g;
+    const std::optional<StepNorms> n = NormsOf(row);
+    if (!n) continue;
+    local_sum += n->local_sq_sum;
+    samples_sum += n->samples;
+    local_n += static_cast<int64_t>(row.size());
+    global_sum += n->global_sq;
     ++steps;
   }
   if (steps == 0) {
@@ -73,15 +94,9 @@ NoiseScale EstimatePooledNoiseScale(const std::vector<const std::vector<StepReco
     if (n < 2) continue;
     bool used = false;
     for (const auto& row : matched->steps) {
-      double g = -1, local = 0, samples = 0;
-      bool all_local = true;
-      for (const StepRecord* r : row) {
-        if (r->global_grad_sq >= 0) g = r->global_grad_sq;
-        all_local = all_local && r->local_grad_sq >= 0;
-        local += r->local_grad_sq;
-        samples += static_cast<double>(r->samples);
-      }
-      if (g < 0 || !all_local || !(samples > 0)) continue;
+      const std::optional<StepNorms> norms = NormsOf(row);
+      if (!norms || !(norms->samples > 0)) continue;
+      const double g = norms->global_sq, local = norms->local_sq_sum, samples = norms->samples;
       const int64_t step = row.front()->step;
       ns.first_step = ns.first_step < 0 ? step : std::min(ns.first_step, step);
       ns.last_step = std::max(ns.last_step, step);
@@ -178,6 +193,7 @@ NoiseScale NoiseScaleOverTraining(const std::vector<double>& local_sq,
     cut = std::max(2, cut / 2);
   }
   ns.known = true;
+  ns.method = "over_training";
   ns.b_noise = Mean(stretches);
   // The band is the spread over training, not a sampling interval: the least and the most any
   // stretch saw.
@@ -187,6 +203,43 @@ NoiseScale NoiseScaleOverTraining(const std::vector<double>& local_sq,
       "mean over {} equal stretches of {} sampled steps (from {:.3g} in the least to {:.3g} in "
       "the most)",
       cut, n, ns.b_noise_low, ns.b_noise_high);
+  return ns;
+}
+
+NoiseScale NoiseScaleOfRun(const std::vector<StepRecord>& records, int windows) {
+  std::map<int64_t, std::vector<const StepRecord*>> by_step;
+  std::set<int> ranks;
+  for (const StepRecord& r : records) {
+    by_step[r.step].push_back(&r);
+    ranks.insert(r.rank);
+  }
+  std::vector<double> local_sq, global_sq;
+  double b = 0, big_b = 0;
+  NoiseScale progress;
+  for (const auto& [step, row] : by_step) {
+    if (row.size() != ranks.size() || ranks.size() < 2) continue;
+    const std::optional<StepNorms> norms = NormsOf(row);
+    if (!norms || !(norms->samples > 0)) continue;
+    const double samples = norms->samples;
+    local_sq.push_back(norms->local_sq_sum / static_cast<double>(row.size()));
+    global_sq.push_back(norms->global_sq);
+    b = samples / static_cast<double>(row.size());
+    big_b = samples;
+    if (progress.first_step < 0) progress.first_step = step;
+    progress.last_step = step;
+    progress.samples_seen = static_cast<double>(step + 1) * samples;
+  }
+  if (local_sq.empty()) {
+    NoiseScale ns;
+    ns.reason = ranks.size() < 2 ? "one rank: nothing to compare the local gradient with"
+                                 : "no step recorded every rank's gradient norms";
+    return ns;
+  }
+  NoiseScale ns = NoiseScaleOverTraining(local_sq, global_sq, b, big_b, windows);
+  ns.first_step = progress.first_step;
+  ns.last_step = progress.last_step;
+  ns.samples_seen = progress.samples_seen;
+  ns.runs = 1;
   return ns;
 }
 

@@ -23,6 +23,10 @@ struct NoiseScale {
   // ratio of the two means; both equal b_noise when not bootstrapped.
   double b_noise_low = 0, b_noise_high = 0;
   int runs = 0;  // runs pooled (1 for a single run's estimate)
+  // How it was estimated: "pooled" (the ratio of the means over the steps of the runs pooled,
+  // EstimatePooledNoiseScale, NoiseScaleFromMeans) or "over_training" (the mean over stretches
+  // of training, NoiseScaleOverTraining; its band is then the least and the most a stretch saw).
+  std::string method = "pooled";
   // The training progress the norms were sampled at (pooled estimate): the steps since
   // initialisation, first and last, and the most samples any pooled run had trained on by its
   // last sampled step. B_noise grows as training proceeds (McCandlish et al. 2018), so an
@@ -58,6 +62,13 @@ NoiseScale NoiseScaleFromMeans(double mean_local_sq, double mean_global_sq, doub
 NoiseScale NoiseScaleOverTraining(const std::vector<double>& local_sq,
                                   const std::vector<double>& global_sq, double b, double big_b,
                                   int windows = 8);
+
+// The noise scale over the training of one run of more than one replica (diagnose's dedicated
+// noise-scale run, docs/decide.md): every step, warm-up included (it trains too), where every
+// rank recorded its local norm and the reduced norm, in training order, through
+// NoiseScaleOverTraining; the progress fields (first_step, last_step, samples_seen) and runs = 1
+// are set. Unknown as NoiseScaleOverTraining is, or when no step has the norms.
+NoiseScale NoiseScaleOfRun(const std::vector<StepRecord>& records, int windows = 8);
 
 // Steps to a target loss at global batch `batch`: S = S_min (1 + B_noise / B).
 double StepsToTarget(double min_steps, double b_noise, double batch);

@@ -172,5 +172,32 @@ TEST(NoiseScale, OverTrainingFollowsTheStepsNotTheFirstOnes) {
   EXPECT_FALSE(NoiseScaleOverTraining(local, global, b, b).known);
 }
 
+// The dedicated run: every step with every rank's norms, warm-up included, in training order.
+TEST(NoiseScale, OfOneRunCountsItsWarmupAndItsProgress) {
+  SyntheticRunSpec spec;
+  spec.replicas = 2;
+  spec.steps = 40;
+  spec.warmup_steps = 2;
+  spec.grad_sq = 1;
+  spec.trace_sigma = 64;
+  std::vector<StepRecord> records = SynthesizeRun(spec);
+  const NoiseScale ns = NoiseScaleOfRun(records);
+  ASSERT_TRUE(ns.known) << ns.reason;
+  EXPECT_NEAR(ns.b_noise, 64, 1e-6);
+  EXPECT_EQ(ns.steps, 42);
+  EXPECT_EQ(ns.first_step, records.front().step);
+  EXPECT_EQ(ns.runs, 1);
+  EXPECT_DOUBLE_EQ(ns.local_batch, 32);
+  EXPECT_DOUBLE_EQ(ns.global_batch, 64);
+  EXPECT_GT(ns.samples_seen, 40 * 64 - 1);
+  // A step that lacks a rank's norm is left out; one rank alone says why it is unknown.
+  records[0].local_grad_sq = -1;
+  EXPECT_EQ(NoiseScaleOfRun(records).steps, 41);
+  spec.replicas = 1;
+  const NoiseScale alone = NoiseScaleOfRun(SynthesizeRun(spec));
+  EXPECT_FALSE(alone.known);
+  EXPECT_NE(alone.reason.find("one rank"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace stepscope::analysis

@@ -441,21 +441,22 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
   } else {
     what = fmt::format("Fixed per-step overhead binds: {} of each step.", Pct(c.overhead, t));
   }
-  std::string lever_words = "No free lever is expected to gain much.";
-  if (!v.levers.empty()) {
-    const LeverAdvice* best = &v.levers.front();
-    for (const LeverAdvice& l : v.levers) {
-      if (l.expected_gain_samples_per_s > best->expected_gain_samples_per_s) best = &l;
-    }
-    lever_words =
-        fmt::format("The most promising free lever is to {} (about {:+.0f}% throughput).",
-                    best->action, x > 0 ? 100 * best->expected_gain_samples_per_s / x : 0.0);
-  }
+  const std::string lever_words = BestLeverWords(v.levers, x);
   v.situation =
       fmt::format("{} replicas deliver {:.2f} times one device ({:.0f}% efficiency). {} {}", n,
                   x1 > 0 ? x / x1 : 0.0, 100 * eff, what, lever_words);
   v.explanation = ExplainVerdict(v);
   return v;
+}
+
+std::string BestLeverWords(const std::vector<LeverAdvice>& levers, double x) {
+  if (levers.empty()) return "No free lever is expected to gain much.";
+  const LeverAdvice* best = &levers.front();
+  for (const LeverAdvice& l : levers) {
+    if (l.expected_gain_samples_per_s > best->expected_gain_samples_per_s) best = &l;
+  }
+  return fmt::format("The most promising free lever is to {} (about {:+.0f}% throughput).",
+                     best->action, x > 0 ? 100 * best->expected_gain_samples_per_s / x : 0.0);
 }
 
 std::string ExplainVerdict(const Verdict& v) {

@@ -145,6 +145,10 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& options = {
 // The explanation: the situation followed by the decision, its reason and the currency.
 std::string ExplainVerdict(const Verdict& v);
 
+// The situation's sentence on the most promising lever of `levers` (their gains against the
+// measured `samples_per_s`), or that none is expected to gain much.
+std::string BestLeverWords(const std::vector<LeverAdvice>& levers, double samples_per_s);
+
 // The decision and the currency in plain words, for sentences (the enums' own text is for JSON).
 std::string_view DecisionWords(Decision d);
 std::string_view CurrencyWords(Currency c);

@@ -32,7 +32,8 @@ Result<double> FinalLoss(const std::vector<StepRecord>& records, int64_t tail) {
 Result<WireCheck> CompareWire(const std::vector<StepRecord>& fp32,
                               const std::vector<StepRecord>& reduced,
                               const std::vector<StepRecord>& fp32_reseeded,
-                              const std::string& dtype, double tail_share) {
+                              const std::string& dtype, std::optional<WireError> error,
+                              double tail_share) {
   WireCheck c;
   c.dtype = dtype;
   int64_t steps = 0;
@@ -62,6 +63,15 @@ Result<WireCheck> CompareWire(const std::vector<StepRecord>& fp32,
       dtype, c.steps, c.replicas, c.tail_steps, c.loss_reduced, c.loss_fp32, c.difference,
       c.kept ? "within" : "beyond", c.spread,
       c.kept ? "the lever is kept" : "the lever is dropped, its numerical cost is measurable");
+  if (error) {
+    c.relative_error = error->relative;
+    c.relative_error_max = error->relative_max;
+    c.error_steps = error->steps;
+    c.sentence += fmt::format(
+        "; the reduced gradient differs from the same gradients reduced in fp32 by {:.3g} % "
+        "(relative, over {} sampled steps; at most {:.3g} % in one)",
+        100 * error->relative, error->steps, 100 * error->relative_max);
+  }
   return c;
 }
 

@@ -4,6 +4,7 @@
 // wire's final loss lies within that run-to-run spread of the fp32 run's (docs/decide.md).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,20 @@ struct WireCheck {
   double difference = 0;          // |loss_reduced - loss_fp32|
   double spread = 0;              // |loss_fp32_reseeded - loss_fp32|: the yardstick
   bool kept = false;              // difference <= spread
-  std::string sentence;           // in words, for the verdict's evidence
+  // The reduced gradient's relative error against the same gradients reduced in fp32, measured
+  // inside the reduced-wire run (train --measure-wire-error): pooled over its sampled steps
+  // (|G_wire - G_fp32| / |G_fp32|) and the largest of one step; unset when not measured.
+  std::optional<double> relative_error;
+  double relative_error_max = 0;
+  int64_t error_steps = 0;
+  std::string sentence;  // in words, for the verdict's evidence
+};
+
+// The gradient's relative error as the reduced-wire run measured it.
+struct WireError {
+  double relative = 0;
+  double relative_max = 0;
+  int64_t steps = 0;
 };
 
 // Final loss of a run: the mean over ranks and over its last `tail` steps (at least one).
@@ -34,6 +48,8 @@ Result<double> FinalLoss(const std::vector<StepRecord>& records, int64_t tail);
 Result<WireCheck> CompareWire(const std::vector<StepRecord>& fp32,
                               const std::vector<StepRecord>& reduced,
                               const std::vector<StepRecord>& fp32_reseeded,
-                              const std::string& dtype, double tail_share = 0.2);
+                              const std::string& dtype,
+                              std::optional<WireError> error = std::nullopt,
+                              double tail_share = 0.2);
 
 }  // namespace stepscope::analysis

@@ -23,31 +23,75 @@ double Mean(const std::vector<double>& values) {
   return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
 }
 
+namespace {
+
+// Draws moving-block resamples of one sample: blocks of `block` consecutive values at uniform
+// starts, concatenated to the sample's size.
+class BlockResampler {
+ public:
+  BlockResampler(const std::vector<double>& values, int block)
+      : values_(values),
+        block_(std::clamp<size_t>(static_cast<size_t>(std::max(block, 1)), 1, values.size())),
+        start_(0, values.size() - block_),
+        resample_(values.size()) {}
+  const std::vector<double>& Draw(std::mt19937_64& rng) {
+    for (size_t i = 0; i < resample_.size();) {
+      const size_t s = start_(rng);
+      for (size_t k = 0; k < block_ && i < resample_.size(); ++k) resample_[i++] = values_[s + k];
+    }
+    return resample_;
+  }
+
+ private:
+  const std::vector<double>& values_;
+  size_t block_;
+  std::uniform_int_distribution<size_t> start_;
+  std::vector<double> resample_;
+};
+
+// The point with the central `level` share of the resampled statistics around it.
+Estimate Interval(double point, const std::vector<double>& stats, double level) {
+  const double tail = 100 * (1 - std::clamp(level, 0.0, 1.0)) / 2;
+  const double low = Percentile(stats, tail);
+  const double high = Percentile(stats, 100 - tail);
+  // The point lies inside its own interval even when the statistic is skewed.
+  return {point, std::min(low, point), std::max(high, point)};
+}
+
+}  // namespace
+
 Estimate Bootstrap(const std::vector<double>& values,
                    const std::function<double(const std::vector<double>&)>& statistic,
                    const BootstrapOptions& options) {
   if (values.empty()) return {};
   const double point = statistic(values);
   if (values.size() == 1 || options.resamples < 2) return Estimate::Exact(point);
-  const size_t n = values.size();
-  const size_t block = std::clamp<size_t>(static_cast<size_t>(std::max(options.block, 1)), 1, n);
   std::mt19937_64 rng(options.seed);
-  std::uniform_int_distribution<size_t> start(0, n - block);
+  BlockResampler resampler(values, options.block);
   std::vector<double> stats;
   stats.reserve(static_cast<size_t>(options.resamples));
-  std::vector<double> resample(n);
-  for (int b = 0; b < options.resamples; ++b) {
-    for (size_t i = 0; i < n;) {
-      const size_t s = start(rng);
-      for (size_t k = 0; k < block && i < n; ++k) resample[i++] = values[s + k];
-    }
-    stats.push_back(statistic(resample));
+  for (int b = 0; b < options.resamples; ++b) stats.push_back(statistic(resampler.Draw(rng)));
+  return Interval(point, stats, options.level);
+}
+
+Estimate BootstrapPair(
+    const std::vector<double>& first, const std::vector<double>& second,
+    const std::function<double(const std::vector<double>&, const std::vector<double>&)>& statistic,
+    const BootstrapOptions& options, int second_block) {
+  if (first.empty() || second.empty()) return {};
+  const double point = statistic(first, second);
+  if ((first.size() == 1 && second.size() == 1) || options.resamples < 2) {
+    return Estimate::Exact(point);
   }
-  const double tail = 100 * (1 - std::clamp(options.level, 0.0, 1.0)) / 2;
-  const double low = Percentile(stats, tail);
-  const double high = Percentile(stats, 100 - tail);
-  // The point lies inside its own interval even when the statistic is skewed.
-  return {point, std::min(low, point), std::max(high, point)};
+  std::mt19937_64 rng(options.seed);
+  BlockResampler a(first, options.block), b(second, second_block);
+  std::vector<double> stats;
+  stats.reserve(static_cast<size_t>(options.resamples));
+  for (int r = 0; r < options.resamples; ++r) {
+    const std::vector<double>& ra = a.Draw(rng);
+    stats.push_back(statistic(ra, b.Draw(rng)));
+  }
+  return Interval(point, stats, options.level);
 }
 
 Estimate BootstrapMean(const std::vector<double>& values, const BootstrapOptions& options) {

@@ -31,6 +31,14 @@ Estimate Bootstrap(const std::vector<double>& values,
                    const std::function<double(const std::vector<double>&)>& statistic,
                    const BootstrapOptions& options = {});
 
+// Bootstrap of a statistic of two independent samples (two runs' steps): each round resamples
+// both, the first with `options.block`, the second with `second_block`, so the interval holds
+// the noise of both. A sample of one value is held fixed.
+Estimate BootstrapPair(
+    const std::vector<double>& first, const std::vector<double>& second,
+    const std::function<double(const std::vector<double>&, const std::vector<double>&)>& statistic,
+    const BootstrapOptions& options = {}, int second_block = 1);
+
 // Bootstrap of the mean, the usual case.
 Estimate BootstrapMean(const std::vector<double>& values, const BootstrapOptions& options = {});
 

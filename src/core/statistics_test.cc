@@ -54,6 +54,28 @@ TEST(Statistics, BlockBootstrapWidensForCorrelatedSeries) {
   EXPECT_GT(blocks.Width(), 1.5 * iid.Width());
 }
 
+// The difference of two independent means carries both samples' noise: its interval is close to
+// z * sqrt(sd_a^2 / n_a + sd_b^2 / n_b), wider than either sample's own.
+TEST(Statistics, PairBootstrapHoldsTheNoiseOfBothSamples) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> a_dist(10, 2), b_dist(4, 1.5);
+  std::vector<double> a(400), b(300);
+  for (double& v : a) v = a_dist(rng);
+  for (double& v : b) v = b_dist(rng);
+  auto difference = [](const std::vector<double>& x, const std::vector<double>& y) {
+    return Mean(x) - Mean(y);
+  };
+  const Estimate e = BootstrapPair(a, b, difference, {.resamples = 2000, .level = 0.90});
+  const double half = 1.645 * std::sqrt(4.0 / 400 + 2.25 / 300);
+  EXPECT_NEAR(e.value, Mean(a) - Mean(b), 1e-12);
+  EXPECT_NEAR(e.high - e.value, half, 0.25 * half);
+  EXPECT_NEAR(e.value - e.low, half, 0.25 * half);
+  // A second sample of one value is held fixed: only the first one's noise is left.
+  const Estimate fixed = BootstrapPair(a, {4.0}, difference, {.resamples = 2000, .level = 0.90});
+  EXPECT_NEAR(fixed.Width(), 2 * 1.645 * 2 / std::sqrt(400.0), 0.25 * fixed.Width());
+  EXPECT_TRUE(BootstrapPair({}, b, difference).Width() == 0);
+}
+
 TEST(Estimate, ArithmeticAndJson) {
   const Estimate a{1, 0.5, 2}, b{3, 2, 4};
   const Estimate s = a + b, d = b - a, m = a * -2;

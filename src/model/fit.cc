@@ -147,6 +147,44 @@ std::vector<ReadinessPoint> Readiness(const std::vector<const RunObservation*>& 
   return profile;
 }
 
+// Memory per replica as fixed + per_sample x micro-batch. From the peak resident memory train
+// recorded: the slope between the baseline and the double-batch run at the same N, and the
+// rest of the baseline's peak as the fixed part; without the double-batch run's peak, the
+// activations per sample from the layer shapes. Without any recorded peak: the model's buffers
+// (weights, gradients, optimizer state; 4 bytes each per parameter) and those activations.
+void FitMemory(const RunObservation& reference, const RunObservation* paired,
+               const RunObservation* doubled, StepModel* m) {
+  const Bytes buffers =
+      static_cast<Bytes>(reference.parameters) * 4 * (2 + reference.optimizer_state_floats);
+  const Bytes shapes = reference.activation_bytes_per_sample;
+  const RunObservation* base = paired && paired->peak_memory_bytes ? paired : &reference;
+  if (!base->peak_memory_bytes) {
+    m->memory_fixed = buffers, m->memory_per_sample = shapes;
+    m->memory_how =
+        "the model's sizes (no peak memory recorded): weights, gradients and optimizer state, "
+        "and the activations per sample from the layer shapes";
+    return;
+  }
+  const int b = base->config.batch;
+  const Bytes peak = *base->peak_memory_bytes;
+  m->memory_per_sample = shapes;
+  m->memory_how = "the peak resident memory of " + base->name + " at micro-batch " +
+                  std::to_string(b) + "; per sample from the layer shapes";
+  if (doubled && doubled->peak_memory_bytes && base == paired) {
+    const double slope =
+        static_cast<double>(*doubled->peak_memory_bytes - peak) / static_cast<double>(b);
+    if (slope > 0) {
+      m->memory_per_sample = static_cast<Bytes>(std::llround(slope));
+      m->memory_how = "the peak resident memory of " + base->name + " and " + doubled->name +
+                      " (micro-batch " + std::to_string(b) + " and " + std::to_string(2 * b) +
+                      ") as fixed + per sample x micro-batch";
+    } else {
+      m->memory_how += " (the peak did not grow from " + base->name + " to " + doubled->name + ")";
+    }
+  }
+  m->memory_fixed = std::max<Bytes>(buffers, peak - m->memory_per_sample * b);
+}
+
 }  // namespace
 
 Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const FitOptions& options) {
@@ -192,6 +230,7 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
     }
   }
   if (m.compute_jitter.empty()) m.compute_jitter.push_back(1.0);
+  std::sort(m.compute_jitter.begin(), m.compute_jitter.end());  // order statistics read it sorted
   {
     const RankSteps largest = SteadyByRank(baselines.back()->records);
     std::map<int, double> means;
@@ -355,9 +394,7 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
                                          })),
                     "s per step", "the baselines' residual (step - input - compute - exposed)");
 
-  const RunObservation& ref = *baselines.back();
-  m.memory_fixed = static_cast<Bytes>(ref.parameters) * 4 * (2 + ref.optimizer_state_floats);
-  m.memory_per_sample = ref.activation_bytes_per_sample;
+  FitMemory(*baselines.back(), paired, doubled, &m);
 
   // How fast reductions progress beside backward: the rate that best reproduces the runs that
   // overlapped several buckets (a grid over [0, 1]; the band: every rate within 10 % of the

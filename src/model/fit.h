@@ -3,6 +3,7 @@
 // from).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ struct RunObservation {
   int64_t parameters = 0;
   Bytes activation_bytes_per_sample = 0;
   int optimizer_state_floats = 2;  // per parameter: AdamW 2, SGD with momentum 1
+  // Peak resident memory of the run's highest rank, as train recorded it (run.json memory);
+  // unset for runs recorded before it.
+  std::optional<Bytes> peak_memory_bytes;
   double samples_per_s = 0;        // as the run measured it
   std::vector<StepRecord> records;
 };

@@ -23,6 +23,40 @@ std::vector<RunObservation> Sweep(const Truth& t, std::vector<int> ns, bool doub
   return runs;
 }
 
+TEST(FitStepModel, MemoryFromThePeaksTrainRecorded) {
+  const Truth t;  // 4 MiB of fp32 parameters, 1 MiB of activations per sample (layer shapes)
+  constexpr Bytes kFixed = 300 << 20, kPerSample = 3 << 20;
+  std::vector<RunObservation> runs = Sweep(t, {1, 2, 4});
+  // Without a recorded peak: the model's buffers (weights, gradients, two AdamW moments).
+  Result<StepModel> sizes = FitStepModel(runs);
+  ASSERT_TRUE(sizes.ok());
+  EXPECT_EQ(sizes->memory_fixed, 16 << 20);
+  EXPECT_EQ(sizes->memory_per_sample, 1 << 20);
+  // The peaks at micro-batch 8 and 16: fixed + per sample x b, both recovered.
+  for (RunObservation& r : runs) r.peak_memory_bytes = kFixed + kPerSample * r.config.batch;
+  Result<StepModel> m = FitStepModel(runs);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->memory_fixed, kFixed);
+  EXPECT_EQ(m->memory_per_sample, kPerSample);
+  EXPECT_NE(m->memory_how.find("double_batch-n4"), std::string::npos) << m->memory_how;
+  // Only the baselines' peak: per sample from the layer shapes, the rest of the peak fixed.
+  runs.back().peak_memory_bytes.reset();
+  m = FitStepModel(runs);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->memory_per_sample, 1 << 20);
+  EXPECT_EQ(m->memory_fixed, kFixed + kPerSample * 8 - (1 << 20) * 8);
+  // A what-if beyond the device memory becomes accumulation by the measured peak: 400 MiB holds
+  // (400 - (300 + 3 x 8 - 1 x 8)) / 1 = 84 samples of 1 MiB.
+  Scenario s;
+  s.replicas = 2;
+  s.batch = 128;
+  s.device_memory_gb = 400.0 / 1024;
+  Result<Prediction> p = Predict(*m, s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->batch, 84);
+  EXPECT_EQ(p->accum, 2);
+}
+
 TEST(FitStepModel, RecoversComputeCommunicationAndOverhead) {
   const Truth t;
   Result<StepModel> m = FitStepModel(Sweep(t, {1, 2, 4, 8}));

@@ -41,27 +41,36 @@ nlohmann::json ToJson(const StepModel& m) {
   for (const ReadinessPoint& p : m.readiness) {
     readiness.push_back({{"backward_share", p.backward_share}, {"bytes_share", p.bytes_share}});
   }
-  return {{"reference",
-           {{"replicas", m.reference.replicas},
-            {"batch", m.reference.batch},
-            {"accum", m.reference.accum},
-            {"reduce_dtype", m.reference.dtype},
-            {"allreduce", m.reference.algorithm},
-            {"bucket_mb", m.reference.bucket_mb},
-            {"overlap", m.reference.overlap},
-            {"loader_workers", m.reference.loader_workers}}},
-          {"fitted_replicas", m.fitted_replicas},
-          {"constants", constants},
-          {"collectives", collectives},
-          {"cost_runs", m.cost_runs},
-          {"gradient_bytes", m.gradient_bytes},
-          {"readiness", readiness},
-          {"readiness_assumed", m.readiness_assumed},
-          {"compute_jitter_samples", m.compute_jitter.size()},
-          {"stragglers", stragglers},
-          {"memory_fixed_bytes", m.memory_fixed},
-          {"memory_per_sample_bytes", m.memory_per_sample},
-          {"notes", m.notes}};
+  nlohmann::json j = {{"reference",
+                       {{"replicas", m.reference.replicas},
+                        {"batch", m.reference.batch},
+                        {"accum", m.reference.accum},
+                        {"reduce_dtype", m.reference.dtype},
+                        {"allreduce", m.reference.algorithm},
+                        {"bucket_mb", m.reference.bucket_mb},
+                        {"overlap", m.reference.overlap},
+                        {"loader_workers", m.reference.loader_workers}}},
+                      {"fitted_replicas", m.fitted_replicas},
+                      {"constants", constants},
+                      {"collectives", collectives},
+                      {"cost_runs", m.cost_runs},
+                      {"gradient_bytes", m.gradient_bytes},
+                      {"readiness", readiness},
+                      {"readiness_assumed", m.readiness_assumed},
+                      {"compute_jitter_samples", m.compute_jitter.size()},
+                      {"stragglers", stragglers},
+                      {"memory_fixed_bytes", m.memory_fixed},
+                      {"memory_per_sample_bytes", m.memory_per_sample},
+                      {"memory_how", m.memory_how},
+                      {"notes", m.notes}};
+  if (m.hosts) {
+    j["hosts"] = {{"devices_per_host", m.hosts->devices_per_host},
+                  {"algorithm", Name(m.hosts->algorithm)},
+                  {"intra_host", m.hosts->intra ? AlphaBetaJson(*m.hosts->intra) : nullptr},
+                  {"inter_host", m.hosts->inter ? AlphaBetaJson(*m.hosts->inter) : nullptr}};
+  }
+  if (m.device_memory_gb) j["device_memory_gb"] = *m.device_memory_gb;
+  return j;
 }
 
 nlohmann::json ToJson(const Prediction& p) {

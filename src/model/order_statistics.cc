@@ -5,17 +5,35 @@
 
 namespace stepscope::model {
 
-double ExpectedMaximum(std::vector<double> samples, long long draws) {
+double ExpectedMaximum(const std::vector<double>& samples, long long draws) {
   if (samples.empty()) return 0.0;
-  std::sort(samples.begin(), samples.end());
-  const double n = static_cast<double>(samples.size());
-  const double d = static_cast<double>(std::max(1LL, draws));
-  double expected = 0.0, below = 0.0;  // below: P(max <= x_(i-1))
-  for (size_t i = 0; i < samples.size(); ++i) {
-    // exp(d * log(p)) keeps (i/n)^N finite and exact enough for N in the thousands.
-    const double at = std::exp(d * std::log(static_cast<double>(i + 1) / n));
-    expected += samples[i] * (at - below);
-    below = at;
+  if (!std::is_sorted(samples.begin(), samples.end())) {
+    std::vector<double> sorted = samples;
+    std::sort(sorted.begin(), sorted.end());
+    return ExpectedMaximum(sorted, draws);
+  }
+  const size_t n = samples.size();
+  if (draws <= 1) {  // the mean
+    double sum = 0.0;
+    for (double x : samples) sum += x;
+    return sum / static_cast<double>(n);
+  }
+  // From the largest value down: x_(i) is the maximum with probability (i/n)^N - ((i-1)/n)^N.
+  // exp(d * log(p)) keeps (i/n)^N finite and exact enough for N in the thousands. Once
+  // P(max <= x_(i-1)) is below kNegligible, what remains weighs that much at most and is taken
+  // at x_(i-1): at large N only the top of the sample is visited.
+  constexpr double kNegligible = 1e-17;
+  const double d = static_cast<double>(draws);
+  const double count = static_cast<double>(n);
+  double expected = 0.0, at = 1.0;  // at: P(max <= x_(i))
+  for (size_t i = n; i >= 1; --i) {
+    const double below = i > 1 ? std::exp(d * std::log(static_cast<double>(i - 1) / count)) : 0.0;
+    expected += samples[i - 1] * (at - below);
+    at = below;
+    if (at < kNegligible) {
+      if (i > 1) expected += samples[i - 2] * at;
+      break;
+    }
   }
   return expected;
 }

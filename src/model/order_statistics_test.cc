@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace stepscope::model {
 namespace {
 
@@ -22,6 +24,22 @@ TEST(ExpectedMaximum, GrowsWithDrawsTowardTheLargestValue) {
   }
   EXPECT_NEAR(ExpectedMaximum(s, 4096), 1.3, 1e-9);
   EXPECT_NEAR(ExpectedMaximum(s, 1), 1.06, 1e-12);  // the mean
+}
+
+TEST(ExpectedMaximum, TheTruncatedSumAgreesWithTheFullOne) {
+  // 1,000 values 1.000 .. 1.999: E[max of N] = sum x_(i) ((i/n)^N - ((i-1)/n)^N), summed here
+  // over every term.
+  std::vector<double> s;
+  for (int i = 0; i < 1000; ++i) s.push_back(1.0 + i / 1000.0);
+  for (long long draws : {2LL, 64LL, 4096LL}) {
+    double full = 0;
+    for (int i = 1; i <= 1000; ++i) {
+      full += s[i - 1] * (std::pow(i / 1000.0, draws) - std::pow((i - 1) / 1000.0, draws));
+    }
+    EXPECT_NEAR(ExpectedMaximum(s, draws), full, 1e-12) << draws;
+  }
+  std::vector<double> reversed(s.rbegin(), s.rend());  // any order
+  EXPECT_NEAR(ExpectedMaximum(reversed, 64), ExpectedMaximum(s, 64), 1e-15);
 }
 
 TEST(ExpectedMaximum, EmptyAndConstantSamples) {

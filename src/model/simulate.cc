@@ -31,6 +31,69 @@ Side Flip(Side side) {
   return side == Side::kLow ? Side::kHigh : side == Side::kHigh ? Side::kLow : side;
 }
 
+// More buckets per step than this is a bucket size given by mistake (and a replay too long).
+constexpr int kMaxBuckets = 1000000;
+
+// The cost of one all-reduce in a scenario: on one flat link (the given link, the fitted cost
+// of the precision, or the reference precision's at the same cost per wire byte), or across
+// hosts (the inter-host link is needed only beyond one host). Unknown (known() false) when
+// nothing was measured or given.
+struct CollectiveCost {
+  const AlphaBeta* flat = nullptr;
+  const AlphaBeta* intra = nullptr;
+  const AlphaBeta* inter = nullptr;
+  int per_host = 0;
+  CrossHostAlgorithm algorithm = CrossHostAlgorithm::kHierarchical;
+
+  bool known() const {
+    return flat != nullptr || intra != nullptr || (inter != nullptr && per_host == 1);
+  }
+  double Cost(int replicas, Bytes bytes, Side side) const {
+    if (flat) return AllreduceSeconds(*flat, replicas, bytes, side);
+    // One device per host: a ring of hosts, whichever the algorithm.
+    if (!intra) return AllreduceSeconds(*inter, replicas, bytes, side);
+    if (!inter || replicas <= per_host) return AllreduceSeconds(*intra, replicas, bytes, side);
+    return CrossHostAllreduceSeconds(*intra, *inter, algorithm, per_host, replicas, bytes, side);
+  }
+};
+
+Result<CollectiveCost> ResolveCost(const StepModel& m, const Scenario& s,
+                                   const std::string& dtype) {
+  const AlphaBeta* fitted = nullptr;
+  if (auto it = m.collectives.find(dtype); it != m.collectives.end()) {
+    fitted = &it->second;
+  } else if (auto ref = m.collectives.find(m.reference.dtype); ref != m.collectives.end()) {
+    fitted = &ref->second;  // same cost per wire byte: an assumption the notes state
+  }
+  CollectiveCost c;
+  const std::optional<int> per_host =
+      s.devices_per_host ? s.devices_per_host
+                         : (m.hosts ? std::optional<int>(m.hosts->devices_per_host) : std::nullopt);
+  if (!per_host) {
+    c.flat = s.link ? &*s.link : fitted;
+    return c;
+  }
+  if (*per_host < 1) return Status::Error("devices per host must be at least 1");
+  c.per_host = *per_host;
+  if (m.hosts) c.algorithm = m.hosts->algorithm;
+  c.intra = s.intra_link ? &*s.intra_link : (m.hosts && m.hosts->intra) ? &*m.hosts->intra : fitted;
+  c.inter = s.inter_link                  ? &*s.inter_link
+            : (m.hosts && m.hosts->inter) ? &*m.hosts->inter
+            : s.link                      ? &*s.link
+                                          : nullptr;
+  if (s.replicas > c.per_host) {
+    if (!c.inter) {
+      return Status::Error(
+          "devices across hosts need an inter-host link (e.g. --inter-link 25,10)");
+    }
+    if (!c.intra && c.per_host > 1) {
+      return Status::Error(
+          "no intra-host link was measured or given: give one (e.g. --intra-link 100,2)");
+    }
+  }
+  return c;
+}
+
 struct Resolved {
   int replicas, batch, accum, workers;
   std::string dtype;
@@ -46,7 +109,11 @@ int WireWidth(const std::string& dtype) {
   return 0;
 }
 
-Result<StepParts> SimulateStep(const StepModel& m, const Scenario& s, Side side) {
+namespace {
+
+// SimulateStep with the expected maximum of N ranks' compute ratios given (it does not depend on
+// the side, so Predict computes it once for its six simulations).
+Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side, double jitter_max) {
   const Resolved r{s.replicas,
                    s.batch.value_or(m.reference.batch),
                    s.accum.value_or(m.reference.accum),
@@ -74,7 +141,7 @@ Result<StepParts> SimulateStep(const StepModel& m, const Scenario& s, Side side)
   const Seconds optimizer = Pick(m.optimizer.estimate, side) / scale;
 
   // The rank the step waits for: the slowest of N jittering ranks, or a persistent straggler.
-  double critical = ExpectedMaximum(m.compute_jitter, r.replicas);
+  double critical = jitter_max;
   if (!s.without_stragglers) {
     for (const auto& [rank, factor] : m.stragglers) {
       if (rank < r.replicas) critical = std::max(critical, factor);
@@ -90,24 +157,23 @@ Result<StepParts> SimulateStep(const StepModel& m, const Scenario& s, Side side)
 
   // Buckets of the scenario's size, ready as the profile says, replayed on one channel.
   const Seconds backward_critical = backward * critical;
-  const AlphaBeta* cost = nullptr;
-  if (s.link) {
-    cost = &*s.link;
-  } else if (auto it = m.collectives.find(r.dtype); it != m.collectives.end()) {
-    cost = &it->second;
-  } else if (auto ref = m.collectives.find(m.reference.dtype); ref != m.collectives.end()) {
-    cost = &ref->second;  // same cost per wire byte: an assumption the prediction's notes state
-  }
-  if (cost && r.replicas > 1 && m.gradient_bytes > 0) {
+  Result<CollectiveCost> cost = ResolveCost(m, s, r.dtype);
+  if (!cost.ok()) return cost.status();
+  if (cost->known() && r.replicas > 1 && m.gradient_bytes > 0) {
     const double cap = r.bucket_mb * 1024 * 1024;
     const double total = static_cast<double>(m.gradient_bytes);
+    if (total / cap > kMaxBuckets) {
+      return Status::Error("bucket size " + Fixed(r.bucket_mb, 6) + " MiB makes more than " +
+                           std::to_string(kMaxBuckets) + " buckets of the " +
+                           std::to_string(m.gradient_bytes) + "-byte gradient (give a larger one)");
+    }
     std::vector<BucketEvent> buckets;
     for (double done = 0; done < total;) {
       const double size = std::min(cap, total - done);
       done += size;
       const Seconds ready = ReadyShare(m.readiness, done / total) * backward_critical;
       const Bytes wire = static_cast<Bytes>(std::llround(size * width / 4.0));
-      buckets.push_back({ready, AllreduceSeconds(*cost, r.replicas, wire, side)});
+      buckets.push_back({ready, cost->Cost(r.replicas, wire, side)});
     }
     const double rate = Pick(m.overlap_rate.estimate, Flip(side));
     p.exposed_comm = ReplayReductions(buckets, backward_critical, r.overlap, rate).exposed;
@@ -122,11 +188,18 @@ Result<StepParts> SimulateStep(const StepModel& m, const Scenario& s, Side side)
   return p;
 }
 
+}  // namespace
+
+Result<StepParts> SimulateStep(const StepModel& m, const Scenario& s, Side side) {
+  return Simulate(m, s, side, ExpectedMaximum(m.compute_jitter, std::max(1, s.replicas)));
+}
+
 Result<Prediction> Predict(const StepModel& m, const Scenario& asked) {
   Scenario s = asked;
   Prediction out;
   out.replicas = s.replicas;
   int batch = s.batch.value_or(m.reference.batch), accum = s.accum.value_or(m.reference.accum);
+  if (!s.device_memory_gb) s.device_memory_gb = m.device_memory_gb;
   if (s.device_memory_gb) {
     const double limit = *s.device_memory_gb * 1024.0 * 1024 * 1024;
     const auto need = [&](int mb) {
@@ -155,12 +228,14 @@ Result<Prediction> Predict(const StepModel& m, const Scenario& asked) {
   out.batch = batch, out.accum = accum;
   Scenario one = s;
   one.replicas = 1;
+  const double jitter_n = ExpectedMaximum(m.compute_jitter, std::max(1, s.replicas));
+  const double jitter_1 = ExpectedMaximum(m.compute_jitter, 1);
   double step[3], per_s[3], eff[3];
   const Side sides[3] = {Side::kValue, Side::kLow, Side::kHigh};
   for (int i = 0; i < 3; ++i) {
-    Result<StepParts> at_n = SimulateStep(m, s, sides[i]);
+    Result<StepParts> at_n = Simulate(m, s, sides[i], jitter_n);
     if (!at_n.ok()) return at_n.status();
-    Result<StepParts> at_1 = SimulateStep(m, one, sides[i]);
+    Result<StepParts> at_1 = Simulate(m, one, sides[i], jitter_1);
     if (!at_1.ok()) return at_1.status();
     if (i == 0) out.parts = *at_n;
     const double samples = static_cast<double>(batch) * accum;

@@ -80,6 +80,50 @@ TEST(SimulateStep, WhatIfsChangeWhatTheyShould) {
   EXPECT_NEAR(Must(SimulateStep(m, accum)).compute, 4 * fb + t.optimizer, 1e-9);
 }
 
+TEST(SimulateStep, AcrossHostsHandComputed) {
+  const testing::Truth t;
+  const StepModel m = Fitted(t);  // one 4 MiB bucket, ready at the end of backward
+  Scenario s;
+  s.replicas = 32;
+  s.devices_per_host = 8;
+  s.intra_link = LinkAlphaBeta(100, 2e-6);
+  s.inter_link = LinkAlphaBeta(10, 20e-6);
+  // Inside a host: 14 steps of 2 us and 14/8 of 4 MiB at 100 GB/s; between the 4 hosts: each
+  // host's 512 KiB shard, 6 steps of 20 us and 6/4 of it at 10 GB/s. All of it exposed.
+  const double bytes = 4 << 20;
+  const double expected =
+      14 * 2e-6 + 14.0 / 8 * bytes / 100e9 + 6 * 20e-6 + 6.0 / 4 * (bytes / 8) / 10e9;
+  EXPECT_NEAR(Must(SimulateStep(m, s)).exposed_comm, expected, 1e-9);
+  // Without an intra-host link given, the cost fitted on the measured host is used inside one.
+  Scenario fitted_intra = s;
+  fitted_intra.intra_link.reset();
+  const double measured_intra = 14 * t.alpha + 14.0 / 8 * bytes * t.seconds_per_byte;
+  EXPECT_NEAR(Must(SimulateStep(m, fitted_intra)).exposed_comm,
+              measured_intra + 6 * 20e-6 + 6.0 / 4 * (bytes / 8) / 10e9, 1e-3 * expected);
+  // Within one host the inter-host link plays no part and is not needed.
+  Scenario one_host = s;
+  one_host.replicas = 8;
+  one_host.inter_link.reset();
+  EXPECT_NEAR(Must(SimulateStep(m, one_host)).exposed_comm, 14 * 2e-6 + 14.0 / 8 * bytes / 100e9,
+              1e-9);
+  // Beyond one host without an inter-host link: refused, saying what to give.
+  Scenario no_inter = one_host;
+  no_inter.replicas = 16;
+  Result<StepParts> r = SimulateStep(m, no_inter);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--inter-link"), std::string::npos);
+}
+
+TEST(SimulateStep, RefusesABucketSizeThatMakesMillionsOfBuckets) {
+  const StepModel m = Fitted();
+  Scenario s;
+  s.replicas = 4;
+  s.bucket_mb = 1e-9;
+  Result<StepParts> r = SimulateStep(m, s);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("buckets"), std::string::npos);
+}
+
 TEST(SimulateStep, RefusesScenariosItCannotSimulate) {
   const StepModel m = Fitted();
   Scenario s;

@@ -10,6 +10,7 @@
 #include "core/estimate.h"
 #include "core/units.h"
 #include "model/collective_fit.h"
+#include "model/host_layout.h"
 
 namespace stepscope::model {
 
@@ -79,6 +80,12 @@ struct StepModel {
   // Memory per replica (bytes): what does not scale with the micro-batch, and what does.
   Bytes memory_fixed = 0;
   Bytes memory_per_sample = 0;
+  std::string memory_how;  // how both were obtained, in words
+
+  // Set by a spec (spec.h): the devices laid out across hosts, and the device memory that
+  // holds a replica. A scenario may override both.
+  std::optional<HostLayout> hosts;
+  std::optional<double> device_memory_gb;
 
   std::vector<std::string> notes;  // what the data could not identify, in words
 };
@@ -87,6 +94,11 @@ struct StepModel {
 struct Scenario {
   int replicas = 1;
   std::optional<AlphaBeta> link;  // replaces the fitted all-reduce cost
+  // Across hosts (host_layout.h): devices per host, and the intra- and inter-host links. With
+  // devices per host set, an intra-host link not given is the model's (a spec's, or the cost
+  // fitted on the measured host), an inter-host link not given the model's or `link`.
+  std::optional<int> devices_per_host;
+  std::optional<AlphaBeta> intra_link, inter_link;
   double compute_scale = 1;       // devices this many times faster
   std::optional<std::string> dtype;
   std::optional<double> bucket_mb;

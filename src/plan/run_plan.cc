@@ -13,13 +13,28 @@ void AddNotes(std::vector<std::string> more, RunPlan* plan) {
   }
 }
 
+// A change as the request's runs make it: onto `stepscope train`, or onto the user's script.
+struct MappedRun {
+  std::vector<std::string> args, env, flags, not_applicable;
+};
+
+MappedRun Map(const PlanRequest& request, const RunChange& change) {
+  if (request.torch) {
+    TorchMapping m = MapOntoTorch(*request.torch, request.options, change);
+    return {std::move(m.args), std::move(m.env), std::move(m.flags), std::move(m.not_applicable)};
+  }
+  TrainMapping m = MapOntoTrain(request.workload, request.options, change);
+  return {std::move(m.args), {}, std::move(m.flags), std::move(m.not_applicable)};
+}
+
 void AddRun(const PlanRequest& request, const RunId& id, const LeverChange& levers, RunPlan* plan) {
   std::vector<std::string> notes;
   RunChange change = ChangeFor(id.variant.kind, request.options, levers);
   change.dropped = InjectionsBeyond(request.options, id.replicas, &notes);
   change.stragglers = StragglersWithin(request.options, id.replicas, &notes);
-  TrainMapping mapping = MapOntoTrain(request.workload, request.options, change);
-  plan->runs.push_back({id, RunName(id), std::move(mapping.args)});
+  MappedRun mapped = Map(request, change);
+  plan->runs.push_back({id, RunName(id), std::move(mapped.args), std::move(mapped.env),
+                        change.levers.micro_batch.value_or(request.options.batch)});
   AddNotes(std::move(notes), plan);
 }
 
@@ -67,6 +82,12 @@ RunChange ChangeFor(VariantKind kind, const train::TrainOptions& options,
       change.unpaced = true;
       change.levers.wire = kind == VariantKind::kWireReduced ? levers.wire : comm::WireDtype::kFp32;
       if (kind == VariantKind::kWireReseeded) change.seed = options.seed + 1;
+      change.measure_wire_error = kind == VariantKind::kWireReduced;
+      break;
+    case VariantKind::kNoiseScale:
+      change.unpaced = true;
+      change.levers.wire = comm::WireDtype::kFp32;
+      change.grad_norm_every = 1;
       break;
   }
   return change;
@@ -81,9 +102,20 @@ RunPlan PlanWireCheck(const PlanRequest& request, comm::WireDtype reduced, int64
     const RunId id{Variant::Of(kind), 2};
     RunChange change = ChangeFor(kind, request.options, wire);
     change.steps = steps;
-    TrainMapping mapping = MapOntoTrain(request.workload, request.options, change);
-    plan.runs.push_back({id, RunName(id), std::move(mapping.args)});
+    MappedRun mapped = Map(request, change);
+    plan.runs.push_back({id, RunName(id), std::move(mapped.args), std::move(mapped.env),
+                         change.levers.micro_batch.value_or(request.options.batch)});
   }
+  return plan;
+}
+
+RunPlan PlanNoiseScale(const PlanRequest& request, int64_t steps) {
+  RunPlan plan;
+  const RunId id{Variant::Of(VariantKind::kNoiseScale), 2};
+  RunChange change = ChangeFor(VariantKind::kNoiseScale, request.options, LeverChange{});
+  change.steps = steps;
+  TrainMapping mapping = MapOntoTrain(request.workload, request.options, change);
+  plan.runs.push_back({id, RunName(id), std::move(mapping.args)});
   return plan;
 }
 
@@ -99,6 +131,12 @@ RunPlan PlanMainRuns(const PlanRequest& request) {
     for (VariantKind kind :
          {VariantKind::kNoReduce, VariantKind::kSyntheticInput, VariantKind::kDoubleBatch}) {
       if (kind == VariantKind::kNoReduce && n == 1) continue;  // nothing to reduce
+      if (request.torch && !request.torch->helper && kind != VariantKind::kDoubleBatch) {
+        AddNotes({"the no_reduce and synthetic_input ablations need the stepscope_torch helper: "
+                  "not run for a script that writes profiler traces"},
+                 &plan);
+        continue;
+      }
       AddRun(request, {Variant::Of(kind), n}, none, &plan);
     }
   }
@@ -116,12 +154,13 @@ LeverRuns PlanLeverRuns(const PlanRequest& request, const LeverPlan& levers) {
   for (const PlannedLever& lever : levers.planned) {
     RunChange change;
     change.levers = lever.change;
-    TrainMapping mapping = MapOntoTrain(request.workload, request.options, change);
-    if (mapping.not_applicable.empty()) {
-      out.applied.push_back({lever, std::move(mapping.flags)});
+    MappedRun mapped = Map(request, change);
+    if (mapped.not_applicable.empty()) {
+      out.applied.push_back({lever, std::move(mapped.flags)});
     } else {
-      out.skipped.push_back(
-          {lever.lever, "not applicable to train yet: " + mapping.not_applicable.front()});
+      out.skipped.push_back({lever.lever, (request.torch ? "not applicable to the script: "
+                                                         : "not applicable to train yet: ") +
+                                              mapped.not_applicable.front()});
     }
   }
   if (out.applied.empty() || request.replicas.empty()) return out;

@@ -3,11 +3,13 @@
 // sweep/'s job; reading them, analysis/'s.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "plan/lever_change.h"
+#include "plan/torch_command.h"
 #include "plan/train_args.h"
 #include "plan/train_mapping.h"
 #include "plan/variant.h"
@@ -29,12 +31,17 @@ struct PlanRequest {
   std::vector<int> replicas;    // ascending, distinct
   std::set<int> ablate_at;      // the replica counts that get the ablations
   int repeats = 1;              // baseline runs at each replica count (>= 1)
+  // diagnose --torch: the user's script, run through the helper, instead of `stepscope train`
+  // (the workload then holds only the options torch_command.h lists).
+  std::optional<TorchCommand> torch;
 };
 
 struct PlannedRun {
   RunId id;
-  std::string name;               // RunName(id), also the run's folder under DIR/runs/
-  std::vector<std::string> args;  // its train arguments
+  std::string name;                   // RunName(id), also the run's folder under DIR/runs/
+  std::vector<std::string> args;      // its train arguments, or with --torch the script's
+  std::vector<std::string> env = {};  // with --torch: NAME=VALUE for the helper
+  int micro_batch = 0;                // the run's micro-batch (a profiler trace does not say)
 };
 
 struct RunPlan {
@@ -54,6 +61,10 @@ struct RunPlan {
 // loss, not the time); the reseeded run trains with --seed one above the workload's.
 RunPlan PlanWireCheck(const PlanRequest& request, comm::WireDtype reduced, int64_t steps);
 
+// The noise-scale measurement (docs/decide.md): noise_scale-n2, `steps` steps without emulation
+// or injected faults, fp32 on the wire, the gradient norms sampled every step.
+RunPlan PlanNoiseScale(const PlanRequest& request, int64_t steps);
+
 RunPlan PlanMainRuns(const PlanRequest& request);
 
 // What a variant changes in the workload (kOneLever, kAllLevers: `levers`).
@@ -63,7 +74,9 @@ RunChange ChangeFor(VariantKind kind, const train::TrainOptions& options,
 // A lever as the runs apply it.
 struct TrainLever {
   PlannedLever lever;
-  std::vector<std::string> flags;  // the train options it sets, in words ("--batch 4")
+  // the train options it sets, in words ("--batch 4"); with --torch, the placeholders and
+  // variables ("{batch} 4", "STEPSCOPE_BUCKET_MB=1")
+  std::vector<std::string> flags;
 };
 
 struct LeverRuns {

@@ -167,6 +167,29 @@ TEST(PlanWireCheck, ThreeUnpacedRunsAtTwoReplicas) {
   EXPECT_EQ(value(plan.runs[2], "--seed"), "8");
 }
 
+TEST(PlanNoiseScale, OneUnpacedFp32RunWithNormsEveryStep) {
+  PlanRequest r = Request({1, 4}, {});
+  r.workload = {{"--model", "mlp"},         {"--batch", "8"},
+                {"--steps", "30"},          {"--emulate-device-speed", "0.1"},
+                {"--reduce-dtype", "bf16"}, {"--inject-straggler", "1:2"}};
+  r.options.reducer.dtype = comm::WireDtype::kBf16;
+  const RunPlan plan = PlanNoiseScale(r, 1000);
+  ASSERT_EQ(Names(plan), (Words{"noise_scale-n2"}));
+  const PlannedRun& run = plan.runs[0];
+  auto value = [&](const std::string& flag) -> std::string {
+    auto it = std::find(run.args.begin(), run.args.end(), flag);
+    return it == run.args.end() || it + 1 == run.args.end() ? "" : *(it + 1);
+  };
+  EXPECT_EQ(run.id.replicas, 2);
+  EXPECT_EQ(value("--steps"), "1000");
+  EXPECT_EQ(value("--grad-norm-every"), "1");
+  EXPECT_EQ(value("--reduce-dtype"), "fp32");
+  EXPECT_EQ(value("--batch"), "8");
+  for (const char* flag : {"--emulate-device-speed", "--inject-straggler"}) {
+    EXPECT_EQ(std::find(run.args.begin(), run.args.end(), flag), run.args.end()) << flag;
+  }
+}
+
 TEST(DefaultWorkload, IsAGptWithEmulation) {
   const TrainArgs w = DefaultWorkload();
   EXPECT_TRUE(Has(w, "--model"));

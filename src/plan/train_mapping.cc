@@ -152,6 +152,14 @@ TrainMapping MapOntoTrain(const TrainArgs& workload, const train::TrainOptions& 
     o.steps = *change.steps;
     m.Set("--steps", *change.steps);
   }
+  if (change.measure_wire_error) {
+    o.reducer.measure_wire_error = true;
+    m.SetBare("--measure-wire-error", true);
+  }
+  if (change.grad_norm_every) {
+    o.grad_norm_every = *change.grad_norm_every;
+    m.Set("--grad-norm-every", *change.grad_norm_every);
+  }
   if (change.unpaced) {
     o.emulation = {};
     o.injection = {};

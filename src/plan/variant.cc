@@ -24,6 +24,8 @@ std::string VariantName(const Variant& variant) {
       return "wire_reduced";
     case VariantKind::kWireReseeded:
       return "wire_fp32_seed2";
+    case VariantKind::kNoiseScale:
+      return "noise_scale";
   }
   return "?";
 }
@@ -32,6 +34,15 @@ std::string RunName(const RunId& run) {
   std::string name = fmt::format("{}-n{}", VariantName(run.variant), run.replicas);
   if (run.repeat >= 2) name += fmt::format("-r{}", run.repeat);
   return name;
+}
+
+bool IsNumericsRun(const std::string& run_name) {
+  for (VariantKind kind : {VariantKind::kWireFp32, VariantKind::kWireReduced,
+                           VariantKind::kWireReseeded, VariantKind::kNoiseScale}) {
+    const std::string prefix = VariantName(Variant::Of(kind)) + "-n";
+    if (run_name.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
 }
 
 bool IsAblation(VariantKind kind) {

@@ -4,7 +4,8 @@
 //   <variant>-n<N>-r<k>   its k-th repeat (k >= 2), e.g. baseline-n4-r2
 // Variant names: baseline; the ablations no_reduce, synthetic_input, double_batch; levers (every
 // applied lever together); lever_<lever> (one lever on its own, e.g. lever_overlap_bucketing);
-// the reduced-precision check wire_fp32, wire_reduced, wire_fp32_seed2.
+// the reduced-precision check wire_fp32, wire_reduced, wire_fp32_seed2; the noise-scale
+// measurement noise_scale.
 #pragma once
 
 #include <string>
@@ -25,6 +26,9 @@ enum class VariantKind {
   kWireFp32,
   kWireReduced,
   kWireReseeded,
+  // The gradient noise scale measured: an unpaced run at 2 replicas, fp32 on the wire, with the
+  // gradient norms sampled every step, long enough to see B_noise change over training.
+  kNoiseScale,
 };
 
 struct Variant {
@@ -54,5 +58,10 @@ std::string RunName(const RunId& run);
 
 // True for the three ablations.
 bool IsAblation(VariantKind kind);
+
+// True for a run folder of a variant that measures numerics unpaced, not the step time (the
+// reduced-precision check's runs and the noise-scale run): the step-time model neither fits
+// nor checks them.
+bool IsNumericsRun(const std::string& run_name);
 
 }  // namespace stepscope::plan

@@ -32,5 +32,16 @@ TEST(Variant, IdentityIgnoresTheLeverOutsideOneLever) {
   EXPECT_FALSE(IsAblation(VariantKind::kAllLevers));
 }
 
+TEST(Variant, NumericsRunsAreTheWireCheckAndTheNoiseScale) {
+  for (const char* name :
+       {"wire_fp32-n2", "wire_reduced-n2", "wire_fp32_seed2-n2", "noise_scale-n2"}) {
+    EXPECT_TRUE(IsNumericsRun(name)) << name;
+  }
+  for (const char* name : {"baseline-n2", "baseline-n4-r2", "levers-n16",
+                           "lever_low_precision_reduction-n16", "double_batch-n4"}) {
+    EXPECT_FALSE(IsNumericsRun(name)) << name;
+  }
+}
+
 }  // namespace
 }  // namespace stepscope::plan

@@ -487,11 +487,39 @@ json ChartSpecs(const Diagnosis& d) {
   return charts;
 }
 
+namespace {
+
+// The step-time model's section: its chart and where the marginal device falls below half.
+std::string ModelSectionHtml(const ModelCurve& model, const std::string& chart) {
+  std::string h = "<h2>Step-time model</h2>\n<div class=\"row\">" + chart + "</div>\n<p>";
+  const int half = HalfDeviceReplicas(model.predicted);
+  const int largest = model.predicted.back().replicas;
+  h += half > 0 ? fmt::format(
+                      "The model predicts the marginal device falls below half a device "
+                      "at N={} (as measured; out to N={}).",
+                      half, largest)
+                : fmt::format(
+                      "The marginal device stays above half a device out to N={} (as "
+                      "measured), by the model.",
+                      largest);
+  if (!model.with_levers.empty()) {
+    const int levered = HalfDeviceReplicas(model.with_levers);
+    h += levered > 0
+             ? fmt::format(" With the free levers: below half a device at N={}.", levered)
+             : fmt::format(" With the free levers it stays above half a device out to N={}.",
+                           model.with_levers.back().replicas);
+  }
+  return h + " The band is the model's 90 % interval (docs/model.md).</p>\n";
+}
+
+}  // namespace
+
 std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& options) {
   const std::string workload =
       d.source.workload.empty() ? "(workload not named)" : d.source.workload;
   const std::string title = options.title.empty() ? "stepscope report: " + workload : options.title;
-  const json charts = ChartSpecs(d);
+  json charts = ChartSpecs(d);
+  if (options.model && !d.points.empty()) charts["model"] = ModelChart(d, *options.model, kSchema);
   const ThroughputUnit unit = d.source.throughput_unit;
   auto chart_div = [&](const char* name) -> std::string {
     return charts.contains(name)
@@ -562,6 +590,7 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
   // Curve.
   h += "<h2>Scaling curve</h2>\n<div class=\"row\">" + chart_div("scaling") + "</div>\n";
   h += CurveTableHtml(d.points, unit);
+  if (charts.contains("model")) h += ModelSectionHtml(*options.model, chart_div("model"));
   if (d.attribution) {
     const analysis::Attribution& a = *d.attribution;
     h += fmt::format(

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "analysis/diagnosis.h"
 #include "core/status.h"
+#include "report/model_chart.h"
 
 namespace stepscope::report {
 
@@ -18,6 +20,9 @@ struct HtmlReportOptions {
   std::string input_path;  // the diagnosis.json the page was made from ("" to leave it out)
   // Extra run metadata shown as-is (escaped), e.g. {"host", "node-3"}, {"mpi", "Open MPI 4.1"}.
   std::vector<std::pair<std::string, std::string>> metadata;
+  // The step-time model's curves (diagnosis.json predictions and lever_curve): a "Step-time
+  // model" section with its chart when set.
+  std::optional<ModelCurve> model;
 };
 
 // The Vega-Lite specifications of the report's charts, keyed by chart name (scaling, waterfall,

@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "core/text_format.h"
 #include "report/goodput_chart.h"
 #include "report/html_escape.h"
 #include "report/report_testing.h"
@@ -106,6 +107,69 @@ TEST(HtmlReport, LeversTableShowsEachLeversOwnMeasuredGain) {
   EXPECT_NE(table.find(fmt::format(" at N={}", base.scaling.replicas)), std::string::npos) << table;
 }
 
+TEST(ModelChart, HalfADeviceIsWhereTheMarginalDeviceDropsBelowHalf) {
+  // X(1) = 100; 1 -> 2 adds 90 (0.9 device), 2 -> 4 adds 120 (0.6 each), 4 -> 8 adds 160 (0.4).
+  const std::vector<ModelPoint> points = {{1, Estimate::Exact(100)},
+                                          {2, Estimate::Exact(190)},
+                                          {4, Estimate::Exact(310)},
+                                          {8, Estimate::Exact(470)}};
+  EXPECT_EQ(HalfDeviceReplicas(points), 8);
+  EXPECT_EQ(HalfDeviceReplicas({points.begin(), points.begin() + 3}), 0);
+  EXPECT_EQ(HalfDeviceReplicas({points.begin() + 1, points.end()}), 0);  // no one-replica point
+}
+
+TEST(ModelChart, ReadFromTheDiagnosisJson) {
+  const nlohmann::json doc = {
+      {"predictions",
+       {{{"replicas", 1}, {"samples_per_s", {{"value", 10}, {"low", 9}, {"high", 11}}}},
+        {{"replicas", 2}, {"samples_per_s", {{"value", 19}, {"low", 18}, {"high", 20}}}}}},
+      {"lever_curve",
+       {{{"replicas", 1}, {"samples_per_s", {{"value", 12}, {"low", 12}, {"high", 12}}}}}}};
+  Result<std::optional<ModelCurve>> c = ModelCurveFromJson(doc);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_TRUE(c->has_value());
+  EXPECT_EQ((*c)->predicted.size(), 2u);
+  EXPECT_EQ((*c)->predicted[1].samples_per_s.low, 18);
+  EXPECT_EQ((*c)->with_levers.size(), 1u);
+  Result<std::optional<ModelCurve>> none =
+      ModelCurveFromJson({{"points", nlohmann::json::array()}});
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  Result<std::optional<ModelCurve>> bad =
+      ModelCurveFromJson({{"predictions", {{{"replicas", "two"}}}}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("predictions[0].replicas"), std::string::npos);
+}
+
+TEST(HtmlReport, ModelSectionShowsTheBandTheHalfDeviceCountAndTheLeverCurve) {
+  auto d = MakeTestDiagnosis();
+  ASSERT_TRUE(d.ok());
+  const analysis::Diagnosis& diag = d.value();
+  EXPECT_EQ(RenderHtmlReport(diag).find("chart-model"), std::string::npos);  // no model, no chart
+  HtmlReportOptions options;
+  ModelCurve curve;
+  for (int n = 1; n <= 64; n *= 2) {
+    const double x = 100.0 * n / (1 + 0.2 * (n - 1));  // marginal below half from N = 4
+    curve.predicted.push_back({n, {x, 0.9 * x, 1.1 * x}});
+    curve.with_levers.push_back({n, Estimate::Exact(100.0 * n)});
+  }
+  options.model = curve;
+  const std::string page = RenderHtmlReport(diag, options);
+  EXPECT_NE(page.find("<h2>Step-time model</h2>"), std::string::npos);
+  EXPECT_NE(page.find("id=\"chart-model\""), std::string::npos);
+  EXPECT_NE(page.find("falls below half a device at N=4 (as measured; out to N=64)"),
+            std::string::npos);
+  EXPECT_NE(page.find("With the free levers it stays above half a device out to N=64"),
+            std::string::npos);
+  const nlohmann::json chart = ModelChart(diag, curve, "schema");
+  const nlohmann::json& rows = chart["datasets"]["model"];
+  EXPECT_EQ(rows.size(), diag.points.size() + 2 * curve.predicted.size());
+  EXPECT_EQ(SeriesCount(rows), 3u);  // measured, model, model with the free levers
+  EXPECT_EQ(chart["layer"][0]["mark"]["type"], "area");  // the band
+  EXPECT_EQ(chart["layer"][1]["encoding"]["x"]["scale"]["type"], "log");
+  EXPECT_EQ(chart["datasets"]["model_half_device"][0]["replicas"], 4);
+}
+
 TEST(HtmlReport, WriteNamesTheFileOnError) {
   auto d = MakeTestDiagnosis();
   ASSERT_TRUE(d.ok());
@@ -125,6 +189,43 @@ TEST(HtmlReport, VerdictAfterTheLeversComesFirst) {
   EXPECT_LT(after, before);
   EXPECT_NE(html.find("id=\"after-decision\""), std::string::npos);
   EXPECT_NE(html.find("id=\"after-efficiency\""), std::string::npos);
+}
+
+// The lost devices by cause (the binding is the largest), and with an inconclusive binding the
+// candidates the noise could not tell apart, each with its interval.
+TEST(HtmlReport, LossesByCauseAndInconclusiveCandidates) {
+  auto made = MakeTestDiagnosis({});
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  analysis::Diagnosis d = std::move(made).value();
+  ASSERT_TRUE(d.attribution.has_value());
+  ASSERT_EQ(d.verdict.losses.size(), 6u);
+  std::string html = RenderHtmlReport(d, {});
+  const size_t table = html.find("id=\"losses\"");
+  ASSERT_NE(table, std::string::npos);
+  const std::string losses = html.substr(table, html.find("</table>", table) - table);
+  EXPECT_EQ(Count(losses, "<tr>"), 7u);  // the header and six causes
+  size_t at = 0;
+  for (const analysis::BindingLoss& l : d.verdict.losses) {
+    const std::string cell = "<td>" + std::string(ToString(l.binding)) + "</td>";
+    const size_t found = losses.find(cell, at);
+    ASSERT_NE(found, std::string::npos) << cell;  // in the verdict's order
+    at = found;
+    EXPECT_NE(losses.find(Fixed(l.devices, 2), found), std::string::npos) << cell;
+  }
+  EXPECT_EQ(html.find("id=\"candidates\""), std::string::npos);  // conclusive: no candidates
+
+  d.verdict.binding = Binding::kInconclusive;
+  d.verdict.candidates = {{Binding::kCommunication, {0.012, 0.010, 0.015}, {1.5, 1.25, 1.875}},
+                          {Binding::kStragglers, {0.011, 0.008, 0.013}, {1.375, 1.0, 1.625}}};
+  html = RenderHtmlReport(d, {});
+  const size_t start = html.find("id=\"candidates\"");
+  ASSERT_NE(start, std::string::npos);
+  const std::string candidates = html.substr(start, html.find("</table>", start) - start);
+  EXPECT_EQ(Count(candidates, "<tr>"), 3u);
+  EXPECT_NE(candidates.find("12.000 (10.000 to 15.000)"), std::string::npos) << candidates;
+  EXPECT_NE(candidates.find("1.38 (1.00 to 1.62)"), std::string::npos) << candidates;
+  EXPECT_LT(candidates.find("communication"), candidates.find("stragglers"));
+  EXPECT_NE(html.find("Binding constraint:</b> inconclusive"), std::string::npos);
 }
 
 // The goodput curve: the model's samples/s and goodput at every count priced in one

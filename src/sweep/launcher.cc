@@ -1,5 +1,7 @@
 #include "sweep/launcher.h"
 
+#include <algorithm>
+
 namespace stepscope::sweep {
 
 std::vector<std::string> LauncherEnvironment() {
@@ -63,12 +65,18 @@ Result<Launcher> Launcher::Parse(const std::string& text) {
 
 std::vector<std::string> Launcher::Argv(int replicas, const std::string& program,
                                         const std::vector<std::string>& args) const {
-  const std::string n = std::to_string(replicas);
+  const int procs = per_node > 0 ? std::min(per_node, replicas) : replicas;
+  const int nodes = (replicas + procs - 1) / procs;
+  const std::pair<std::string, std::string> values[] = {{"{n}", std::to_string(replicas)},
+                                                        {"{nproc_per_node}", std::to_string(procs)},
+                                                        {"{nnodes}", std::to_string(nodes)}};
   std::vector<std::string> argv;
   for (std::string w : words) {
-    for (size_t pos = w.find("{n}"); pos != std::string::npos; pos = w.find("{n}", pos)) {
-      w.replace(pos, 3, n);
-      pos += n.size();
+    for (const auto& [key, value] : values) {
+      for (size_t pos = w.find(key); pos != std::string::npos; pos = w.find(key, pos)) {
+        w.replace(pos, key.size(), value);
+        pos += value.size();
+      }
     }
     argv.push_back(std::move(w));
   }

@@ -26,10 +26,13 @@ Result<std::vector<std::string>> SplitWords(const std::string& text);
 
 struct Launcher {
   std::vector<std::string> words;  // the template, split; holds {n} somewhere (or not at all)
+  // Processes per host for {nproc_per_node} and {nnodes}; 0: every process on one host.
+  int per_node = 0;
 
   // Parses a template; it must not be empty.
   static Result<Launcher> Parse(const std::string& text);
-  // The argv that starts `program args...` on `replicas` replicas.
+  // The argv that starts `program args...` on `replicas` replicas: {n} is the replica count,
+  // {nproc_per_node} min(replicas, per_node) and {nnodes} the hosts that takes.
   std::vector<std::string> Argv(int replicas, const std::string& program,
                                 const std::vector<std::string>& args) const;
 };

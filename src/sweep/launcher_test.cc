@@ -35,6 +35,18 @@ TEST(Launcher, DefaultIsLocalOpenMpi) {
   EXPECT_EQ(argv.back(), "p");
 }
 
+TEST(Launcher, HostsAndProcessesPerHost) {
+  auto l = Launcher::Parse("torchrun --nnodes {nnodes} --nproc_per_node {nproc_per_node}");
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->Argv(4, "t.py", {}), (std::vector<std::string>{"torchrun", "--nnodes", "1",
+                                                              "--nproc_per_node", "4", "t.py"}));
+  l->per_node = 8;
+  EXPECT_EQ(l->Argv(4, "t.py", {})[2], "1");
+  EXPECT_EQ(l->Argv(4, "t.py", {})[4], "4");
+  EXPECT_EQ(l->Argv(20, "t.py", {})[2], "3");
+  EXPECT_EQ(l->Argv(20, "t.py", {})[4], "8");
+}
+
 TEST(Launcher, EmptyTemplateIsRefused) { EXPECT_FALSE(Launcher::Parse("   ").ok()); }
 
 TEST(QuoteCommand, QuotesOnlyWhatNeedsIt) {

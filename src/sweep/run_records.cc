@@ -170,6 +170,16 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
   STEPSCOPE_RETURN_IF_ERROR(
       field("model.activation_bytes_per_sample", &s.activation_bytes_per_sample));
   STEPSCOPE_RETURN_IF_ERROR(field("samples_per_s", &s.samples_per_s));
+  if (j.contains("memory")) {
+    int64_t model = 0, peak = 0;
+    STEPSCOPE_RETURN_IF_ERROR(field("memory.model_bytes", &model));
+    STEPSCOPE_RETURN_IF_ERROR(field("memory.peak_resident_bytes", &peak));
+    if (model < 0 || peak < 0) {
+      return Status::Error(path +
+                           ": memory.model_bytes and memory.peak_resident_bytes must be >= 0");
+    }
+    s.model_memory_bytes = model, s.peak_memory_bytes = peak;
+  }
   if (const auto target = j.find("target");
       target != j.end() && target->is_object() && Flag(*target, "reached")) {
     double samples = 0;
@@ -189,6 +199,13 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
       STEPSCOPE_RETURN_IF_ERROR(field("gradient_noise.b_noise_over_training", &b_noise));
       if (b_noise > 0) s.b_noise_over_training = b_noise;
     }
+  }
+  if (const auto wire = j.find("wire_error"); wire != j.end() && !wire->is_null()) {
+    double relative = 0;
+    STEPSCOPE_RETURN_IF_ERROR(field("wire_error.relative", &relative));
+    STEPSCOPE_RETURN_IF_ERROR(field("wire_error.relative_max", &s.wire_relative_error_max));
+    STEPSCOPE_RETURN_IF_ERROR(field("wire_error.steps", &s.wire_error_steps));
+    s.wire_relative_error = relative;
   }
   if (s.replicas < 1 || s.batch < 1 || s.accum < 1) {
     return Status::Error(path + ": replicas, config.batch and config.accum must be at least 1");

@@ -43,6 +43,10 @@ struct RunSummary {
   std::string allreduce;  // the algorithm that ran (shm, ring, mpi)
   int64_t gradient_bytes = 0, parameters = 0, activation_bytes_per_sample = 0;
   std::string optimizer;  // sgd, adamw
+  // memory (docs/train-output.md): the model's buffers per replica (weights, gradients, optimizer
+  // state, one micro-batch's activations) and the peak resident memory of the highest rank;
+  // unset in run.json files written before memory was recorded.
+  std::optional<int64_t> model_memory_bytes, peak_memory_bytes;
   double samples_per_s = 0;
   // train --target-loss or --target-accuracy: the samples (all ranks) it took to reach the target;
   // unset when the run had no target or did not reach it (and in run.json files written before
@@ -54,6 +58,11 @@ struct RunSummary {
   // A multi-replica run's noise scale averaged over its training (gradient_noise.
   // b_noise_over_training); unset when it has none.
   std::optional<double> b_noise_over_training;
+  // train --measure-wire-error: the reduced gradient's relative error against fp32 (wire_error.
+  // relative, wire_error.relative_max, wire_error.steps); unset when not measured.
+  std::optional<double> wire_relative_error;
+  double wire_relative_error_max = 0;
+  int64_t wire_error_steps = 0;
 };
 Result<RunSummary> ReadRunSummary(const std::string& run_dir);
 // The same from run.json's text; `path` names the file in errors.

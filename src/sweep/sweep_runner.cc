@@ -26,6 +26,12 @@ const char* ToString(JobState state) {
   return "?";
 }
 
+std::vector<std::string> Job::Identity() const {
+  std::vector<std::string> words = env;
+  words.insert(words.end(), args.begin(), args.end());
+  return words;
+}
+
 double EstimateRemainingSeconds(const std::vector<Job>& jobs, size_t next,
                                 const std::vector<StoredRun>& finished) {
   std::map<int, std::pair<double, int>> by_replicas;
@@ -76,7 +82,8 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
     }
     const std::string head = fmt::format("[run {}/{}] {} ({} replica{})", i + 1, k, jobs[i].name,
                                          jobs[i].replicas, jobs[i].replicas == 1 ? "" : "s");
-    if (store->Finished(jobs[i].name, jobs[i].args)) {
+    const std::vector<std::string> identity = jobs[i].Identity();
+    if (store->Finished(jobs[i].name, identity)) {
       out.state = JobState::kSkipped;
       out.seconds = store->Find(jobs[i].name)->seconds;
       say(head + ": already finished, skipped\n");
@@ -88,19 +95,25 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
                     ? fmt::format(": running, about {} left in the sweep\n", FormatDuration(eta))
                     : std::string(": running\n")));
     std::vector<std::string> args = jobs[i].args;
-    args.push_back("--out");
-    args.push_back(out.run_dir);
+    std::vector<std::string> env = options.extra_env;
+    env.insert(env.end(), jobs[i].env.begin(), jobs[i].env.end());
+    if (options.out_env.empty()) {
+      args.push_back("--out");
+      args.push_back(out.run_dir);
+    } else {
+      env.push_back(options.out_env + "=" + std::filesystem::absolute(out.run_dir).string());
+    }
     args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
     const std::vector<std::string> argv =
         options.launcher.Argv(jobs[i].replicas, options.program, args);
-    StoredRun stored{jobs[i].name, jobs[i].replicas, jobs[i].args, "failed", 0, 0};
+    StoredRun stored{jobs[i].name, jobs[i].replicas, identity, "failed", 0, 0};
     if (Status st = store->PrepareRun(jobs[i].name); !st.ok()) {
       out.state = JobState::kFailed;
       out.message = st.message();
       out.cause = out.message;
     } else {
       const std::string log = out.run_dir + "/log.txt";
-      Result<ChildProcess> child = ChildProcess::Start(argv, options.extra_env, log);
+      Result<ChildProcess> child = ChildProcess::Start(argv, env, log);
       if (!child.ok()) {
         out.state = JobState::kFailed;
         out.message = child.status().message();
@@ -110,7 +123,13 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
         const ChildResult r = child->Wait(guard, 5.0, options.run_timeout_s);
         out.seconds = r.seconds;
         out.exit_code = r.exit_code;
-        const bool marker = std::filesystem::exists(out.run_dir + "/run.json");
+        bool marker = std::filesystem::exists(out.run_dir + "/run.json");
+        if (!r.interrupted && r.exit_code == 0 && !marker && options.complete_run) {
+          if (Status st = options.complete_run(out.run_dir, jobs[i]); !st.ok()) {
+            out.message = st.message();
+          }
+          marker = std::filesystem::exists(out.run_dir + "/run.json");
+        }
         if (r.interrupted) {
           // run.json is written last: a run that got that far is kept even if stopped on exit.
           out.state = marker ? JobState::kFinished : JobState::kInterrupted;
@@ -119,7 +138,10 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
           out.state = JobState::kFinished;
         } else {
           out.state = JobState::kFailed;
-          if (r.exit_code == 0 && !r.timed_out) out.message = "exited 0 but wrote no run.json";
+          if (r.exit_code == 0 && !r.timed_out && out.message.empty()) {
+            out.message = "exited 0 but wrote no run.json" +
+                          (options.no_marker_hint.empty() ? "" : "; " + options.no_marker_hint);
+          }
         }
         if (out.state == JobState::kFailed) {
           out.log_tail = TailOfFile(log, options.log_tail_lines);
@@ -142,11 +164,12 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
     if (out.state == JobState::kFinished) {
       say(fmt::format("{}: finished in {}\n", head, FormatDuration(out.seconds)));
     } else if (out.state == JobState::kFailed) {
-      say(fmt::format("{}: FAILED (exit {}): {}; the sweep goes on. Command:\n  {}\n{}", head,
-                      out.exit_code, out.cause, QuoteCommand(argv),
-                      out.log_tail.empty() ? std::string()
-                                           : fmt::format("last lines of {}/log.txt:\n{}",
-                                                         out.run_dir, out.log_tail)));
+      say(fmt::format(
+          "{}: FAILED (exit {}): {}; the sweep goes on. Command:\n  {}{}\n{}", head, out.exit_code,
+          out.cause, jobs[i].env.empty() ? "" : QuoteCommand(jobs[i].env) + " ", QuoteCommand(argv),
+          out.log_tail.empty()
+              ? std::string()
+              : fmt::format("last lines of {}/log.txt:\n{}", out.run_dir, out.log_tail)));
     } else if (out.state == JobState::kInterrupted) {
       say(fmt::format("{}: interrupted; its process group was stopped\n", head));
     }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,11 @@ namespace stepscope::sweep {
 struct Job {
   std::string name;  // also its directory under DIR/runs/, e.g. "baseline-n4"
   int replicas = 1;
-  std::vector<std::string> args;  // the program's arguments; the runner appends --out RUNDIR
+  std::vector<std::string> args;      // the program's arguments; the runner appends --out RUNDIR
+  std::vector<std::string> env = {};  // NAME=VALUE added to this job's environment
+
+  // What makes a finished run the same run on resume: its environment, then its arguments.
+  std::vector<std::string> Identity() const;
 };
 
 enum class JobState { kFinished, kSkipped, kFailed, kInterrupted, kNotRun };
@@ -42,6 +47,15 @@ struct SweepRunOptions {
   // Appended to every job's arguments after --out RUNDIR; like --out, not part of what makes a
   // finished run the same run on resume (e.g. the sweep's emulated device file).
   std::vector<std::string> extra_args;
+  // When set, each job finds its run directory in this environment variable instead of an
+  // appended `--out RUNDIR` (a user's script under the helper: STEPSCOPE_RUN_DIR).
+  std::string out_env;
+  // Said after "exited 0 but wrote no run.json" (what the program must do to write one).
+  std::string no_marker_hint;
+  // Called when a job exits 0 without run.json: may complete the run directory (e.g. step
+  // records and run.json from the profiler traces a script wrote there). An error fails the run
+  // with its message.
+  std::function<Status(const std::string& run_dir, const Job& job)> complete_run;
   int log_tail_lines = 15;
   // A run still going after this many seconds is ended (its process group killed) and counts as
   // failed; 0: no limit (diagnose --run-timeout).

@@ -85,6 +85,38 @@ TEST_F(SweepRunnerTest, ExtraArgumentsFollowOutAndDoNotChangeIdentity) {
             JobState::kSkipped);
 }
 
+// A job that finds its run directory in the environment (a script under the helper): no --out
+// appended, the job's own variables passed, and they are part of its identity on resume.
+TEST_F(SweepRunnerTest, RunDirectoryInTheEnvironmentAndJobVariables) {
+  program_ = dir_ + "/fake-script.sh";
+  std::ofstream(program_) << "#!/bin/sh\n"
+                             "echo \"$* V=$V\" > \"$RUN_DIR/args\"\n"
+                             "[ \"$V\" = none ] || echo '{}' > \"$RUN_DIR/run.json\"\n";
+  chmod(program_.c_str(), 0755);
+  options_.program = program_;
+  options_.out_env = "RUN_DIR";
+  options_.no_marker_hint = "call the helper";
+  std::vector<Job> jobs{{"a-n1", 1, {"x"}, {"V=1"}}, {"b-n1", 1, {"y"}, {"V=none"}}};
+  {
+    auto store = SweepStore::Open(dir_ + "/s", {"w"}, false);
+    ASSERT_TRUE(store.ok());
+    SweepResult r = RunSweep(jobs, options_, &store.value(), nullptr);
+    EXPECT_EQ(r.outcomes[0].state, JobState::kFinished);
+    std::string line;
+    std::getline(std::ifstream(dir_ + "/s/runs/a-n1/args"), line);
+    EXPECT_EQ(line, "x V=1");
+    EXPECT_EQ(r.outcomes[1].state, JobState::kFailed);
+    EXPECT_NE(r.outcomes[1].message.find("no run.json; call the helper"), std::string::npos);
+  }
+  auto store = SweepStore::Open(dir_ + "/s", {"w"}, false);
+  ASSERT_TRUE(store.ok());
+  jobs[0].env = {"V=2"};  // another variable: another run
+  EXPECT_EQ(RunSweep(jobs, options_, &store.value(), nullptr).outcomes[0].state,
+            JobState::kFinished);
+  EXPECT_EQ(RunSweep(jobs, options_, &store.value(), nullptr).outcomes[0].state,
+            JobState::kSkipped);
+}
+
 TEST_F(SweepRunnerTest, FailedRunIsReportedAndTheSweepGoesOn) {
   auto store = SweepStore::Open(dir_ + "/s", {"w"}, false);
   ASSERT_TRUE(store.ok());

@@ -25,6 +25,9 @@ struct ReducerOptions {
   bool reduce = true;     // --no-reduce clears: ablation, replicas train alone
   comm::WireDtype dtype = comm::WireDtype::kFp32;      // --reduce-dtype
   AllreduceChoice algorithm = AllreduceChoice::kAuto;  // --allreduce
+  // --measure-wire-error: at the steps whose gradient norms are sampled, an fp32 copy of each
+  // bucket is reduced too, and the reduced-precision result's error against it is measured.
+  bool measure_wire_error = false;
 };
 
 // Emulation (DESIGN.md §6): real compute and communication, paced to slower hardware.

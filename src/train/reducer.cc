@@ -40,6 +40,9 @@ Reducer::Reducer(std::span<float> grads, const ReducerOptions& options,
       clock_(std::move(clock)),
       cap_elements_(std::max<size_t>(1, static_cast<size_t>(options.bucket_mb * kMiB / 4))),
       inline_(world == 1 || !options.reduce) {
+  measure_wire_error_ = options.measure_wire_error && options.reduce && world > 1 &&
+                        options.dtype != comm::WireDtype::kFp32;
+  if (measure_wire_error_) exact_.resize(grads.size());
   if (!inline_) thread_ = std::thread([this] { CommLoop(); });
 }
 
@@ -52,6 +55,16 @@ Reducer::~Reducer() {
   if (thread_.joinable()) thread_.join();
 }
 
+std::vector<Seconds> Reducer::QuickestReductions() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return fastest_by_bucket_;
+}
+
+void Reducer::SetQuickestReductions(std::vector<Seconds> quickest) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fastest_by_bucket_ = std::move(quickest);
+}
+
 void Reducer::BeginStep(bool measure_norms) {
   measure_norms_ = measure_norms;
   pending_begin_ = pending_end_ = grads_.size();
@@ -62,6 +75,7 @@ void Reducer::BeginStep(bool measure_norms) {
   stats_ = ReduceStats{};
   stats_.local_grad_sq = measure_norms ? 0 : -1;
   stats_.global_grad_sq = measure_norms && options_.reduce ? 0 : -1;
+  stats_.wire_error_sq = stats_.wire_exact_sq = measure_norms && measure_wire_error_ ? 0 : -1;
 }
 
 void Reducer::OnGradReady(size_t offset, size_t count) {
@@ -151,6 +165,12 @@ Status Reducer::RunJob(const Job& job) {
   const bool norms = measure_norms_;  // set by BeginStep, read only while the step runs
   const double local_sq = norms ? SumSquares(slice.data(), slice.size()) : 0;
   double global_sq = -1;
+  const bool wire_error = norms && measure_wire_error_;
+  std::span<float> exact;
+  if (wire_error) {
+    exact = std::span<float>(exact_).subspan(job.begin, slice.size());
+    std::copy(slice.begin(), slice.end(), exact.begin());
+  }
   if (options_.reduce) {
     const Seconds real_begin = clock_();
     if (world_ > 1) {  // the mean over one replica is the gradient itself
@@ -162,11 +182,14 @@ Status Reducer::RunJob(const Job& job) {
     if (emulation_.link_gbps > 0) {
       // The real reduction's fastest time approximates its pure transfer cost; anything above it
       // is waiting for other ranks, which stays. Replace the transfer by the emulated link's.
-      if (fastest_by_bucket_.size() <= static_cast<size_t>(job.index)) {
-        fastest_by_bucket_.resize(job.index + 1, real);
+      Seconds fastest;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (fastest_by_bucket_.size() <= static_cast<size_t>(job.index)) {
+          fastest_by_bucket_.resize(job.index + 1, real);
+        }
+        fastest = fastest_by_bucket_[job.index] = std::min(fastest_by_bucket_[job.index], real);
       }
-      Seconds& fastest = fastest_by_bucket_[job.index];
-      fastest = std::min(fastest, real);
       const Seconds modelled = comm::RingAllreduceSeconds(
           record.bytes, world_, emulation_.link_gbps, emulation_.link_latency_us * 1e-6);
       if (fastest > modelled * 1.05 + 100e-6) ++unhonoured_links_;
@@ -174,7 +197,22 @@ Status Reducer::RunJob(const Job& job) {
     }
     if (norms) global_sq = SumSquares(slice.data(), slice.size());
   }
-  record.end = clock_();
+  double error_sq = 0, exact_sq = 0;
+  if (wire_error) {
+    // The same bucket reduced in fp32 (a collective every rank makes at the same steps); the
+    // time it takes is not the bucket's (the record ends before it).
+    record.end = clock_();
+    STEPSCOPE_RETURN_IF_ERROR(
+        allreducer_->Allreduce(exact, comm::WireDtype::kFp32, comm::ReduceOp::kMean)
+            .WithContext("fp32 all-reduce of bucket " + std::to_string(job.index) +
+                         " (the wire error's yardstick)"));
+    for (size_t i = 0; i < exact.size(); ++i) {
+      const double e = static_cast<double>(slice[i]) - exact[i];
+      error_sq += e * e;
+    }
+    exact_sq = SumSquares(exact.data(), exact.size());
+  }
+  if (!wire_error) record.end = clock_();
   record.busbw_gbps = options_.reduce ? comm::AllreduceBusBandwidthGBps(
                                             record.bytes, record.end - record.start, world_)
                                       : 0;
@@ -183,6 +221,10 @@ Status Reducer::RunJob(const Job& job) {
   stats_.comm_busy += record.end - record.start;
   if (norms) stats_.local_grad_sq += local_sq;
   if (global_sq >= 0) stats_.global_grad_sq += global_sq;
+  if (wire_error) {
+    stats_.wire_error_sq += error_sq;
+    stats_.wire_exact_sq += exact_sq;
+  }
   return Status::Ok();
 }
 

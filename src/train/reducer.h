@@ -31,6 +31,10 @@ struct ReduceStats {
   Seconds comm_busy = 0;                      // time with a reduction in flight
   double local_grad_sq = -1;                  // |g|^2 before reduction
   double global_grad_sq = -1;                 // |G|^2 after reduction (-1 without reduction)
+  // With ReducerOptions::measure_wire_error at a norm-sampled step of a reduced-precision wire:
+  // |G_wire - G_fp32|^2 and |G_fp32|^2 summed over the buckets (-1 when not measured).
+  double wire_error_sq = -1;
+  double wire_exact_sq = -1;
 };
 
 class Reducer {
@@ -56,6 +60,14 @@ class Reducer {
   // What the last finished step measured.
   ReduceStats TakeStats();
 
+  // Emulated link: per bucket, the quickest real reduction this rank has seen, from which it
+  // paces (the emulated transfer replaces that much of the real one). A rank that always
+  // arrives early never sees the pure transfer (its real time includes its wait), so it would
+  // sleep less and end its collectives earlier than the others, every step; the trainer makes
+  // the ranks agree on the quickest over all of them between steps (SetQuickestReductions), so
+  // that every rank paces from the same value and the collectives end together.
+  std::vector<Seconds> QuickestReductions();
+  void SetQuickestReductions(std::vector<Seconds> quickest);
   // Emulated-link pacing that could not be honoured (real reduction slower than the model).
   int64_t unhonoured_links() const { return unhonoured_links_; }
   int buckets_per_step() const { return buckets_per_step_; }
@@ -83,6 +95,9 @@ class Reducer {
   ClockFn clock_;
   size_t cap_elements_;
   bool measure_norms_ = true;
+  // The fp32 copy of the gradients reduced beside the wire's (measure_wire_error only).
+  std::vector<float> exact_;
+  bool measure_wire_error_ = false;
   // One replica or no reduction: buckets are recorded on the main thread (no hand-off).
   bool inline_;
 

@@ -8,9 +8,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "comm/wire_dtype.h"
 
 namespace stepscope::train {
 namespace {
@@ -21,7 +24,10 @@ class FakeAllreducer final : public comm::Allreducer {
  public:
   explicit FakeAllreducer(int world) : world_(world) {}
 
-  Status Allreduce(std::span<float> data, comm::WireDtype, comm::ReduceOp op) override {
+  Status Allreduce(std::span<float> data, comm::WireDtype dtype, comm::ReduceOp op) override {
+    if (dtype == comm::WireDtype::kBf16) {  // the wire rounds each value, as a bf16 one does
+      for (float& x : data) x = comm::Bf16ToFloat(comm::FloatToBf16(x));
+    }
     if (delay_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
     if (fail_) return Status::Error("link down");
     if (op == comm::ReduceOp::kSum) {
@@ -53,8 +59,7 @@ class FakeAllreducer final : public comm::Allreducer {
 };
 
 Seconds Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // One step of "backward": layers report their gradients from the last to the first, with the
@@ -93,6 +98,57 @@ TEST(Reducer, OverlappedBucketsReduceEveryElementOncePerStep) {
   }
   EXPECT_EQ(fake.elements(), 5 * grads.size());
   EXPECT_EQ(reducer.buckets_per_step(), 16);
+}
+
+// --measure-wire-error: at a norm-sampled step an fp32 copy of each bucket is reduced too, and
+// the bf16 result's relative error against it is what rounding to bf16 does to the values.
+TEST(Reducer, MeasuresTheReducedWiresRelativeErrorAgainstFp32) {
+  std::vector<float> grads(8 * 1024);
+  FakeAllreducer fake(2);
+  ReducerOptions o = SmallBuckets(true);
+  o.dtype = comm::WireDtype::kBf16;
+  o.measure_wire_error = true;
+  Reducer reducer(grads, o, {}, &fake, 2, Now);
+  const float value = 1.3f;
+  const double rounded = comm::Bf16ToFloat(comm::FloatToBf16(value));
+  ASSERT_NE(rounded, value);
+  reducer.BeginStep(/*measure_norms=*/true);
+  Backward(reducer, grads, 8, value);
+  ASSERT_TRUE(reducer.FinishStep().ok());
+  ReduceStats stats = reducer.TakeStats();
+  ASSERT_GT(stats.wire_exact_sq, 0);
+  EXPECT_NEAR(std::sqrt(stats.wire_error_sq / stats.wire_exact_sq),
+              std::abs(rounded - value) / value, 1e-6);
+  EXPECT_EQ(fake.calls(), 16);  // each bucket twice: the wire's reduction and fp32's
+  for (float g : grads) ASSERT_EQ(g, static_cast<float>(rounded));  // the wire's result stays
+  // Steps that do not sample the norms measure nothing (and reduce once).
+  reducer.BeginStep(/*measure_norms=*/false);
+  Backward(reducer, grads, 8, value);
+  ASSERT_TRUE(reducer.FinishStep().ok());
+  stats = reducer.TakeStats();
+  EXPECT_LT(stats.wire_error_sq, 0);
+  EXPECT_EQ(fake.calls(), 24);
+}
+
+// Emulated link: each bucket's quickest real reduction is kept per bucket, and the value the
+// ranks agree on replaces it (the next reductions pace from it and only lower it).
+TEST(Reducer, QuickestReductionsArePerBucketAndCanBeAgreed) {
+  std::vector<float> grads(4 * 1024);
+  FakeAllreducer fake(2);
+  EmulationOptions link;
+  link.link_gbps = 1000;  // far faster than the fake: nothing to sleep
+  Reducer reducer(grads, SmallBuckets(true), link, &fake, 2, Now);
+  reducer.BeginStep(false);
+  Backward(reducer, grads, 4, 1.0f);
+  ASSERT_TRUE(reducer.FinishStep().ok());
+  std::vector<Seconds> quickest = reducer.QuickestReductions();
+  ASSERT_EQ(quickest.size(), 4u);
+  for (Seconds q : quickest) EXPECT_GE(q, 0);
+  reducer.SetQuickestReductions({-1, -1, -1, -1});  // below any real time: stays
+  reducer.BeginStep(false);
+  Backward(reducer, grads, 4, 1.0f);
+  ASSERT_TRUE(reducer.FinishStep().ok());
+  EXPECT_EQ(reducer.QuickestReductions(), (std::vector<Seconds>{-1, -1, -1, -1}));
 }
 
 TEST(Reducer, WithoutOverlapEverythingLaunchesAfterBackward) {

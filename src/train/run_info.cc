@@ -2,6 +2,7 @@
 
 #include <cblas.h>
 #include <fmt/format.h>
+#include <sys/resource.h>
 
 #include <fstream>
 #include <map>
@@ -37,6 +38,41 @@ Result<std::vector<std::string>> GatherHosts(const comm::Communicator& comm) {
   std::vector<std::string> hosts;
   for (int r = 0; r < comm.size(); ++r) hosts.emplace_back(&all[static_cast<size_t>(r) * kLen]);
   return hosts;
+}
+
+// Every rank's peak resident memory in bytes (getrusage), in rank order on rank 0 (collective).
+Result<std::vector<int64_t>> GatherPeakResident(const comm::Communicator& comm) {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const int64_t mine = static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux: kilobytes
+  std::vector<int64_t> all(static_cast<size_t>(comm.size()));
+  if (MPI_Gather(&mine, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, 0, comm.world()) !=
+      MPI_SUCCESS) {
+    return Status::Error("run.json: MPI_Gather of peak memory failed");
+  }
+  return all;
+}
+
+// Memory per replica: what the model's buffers hold (weights, gradients, optimizer state, the
+// activations a micro-batch saves for backward) and the peak resident memory measured on the
+// rank that peaked highest (the process: those buffers plus data, loader, communication).
+json MemoryJson(const TrainOptions& o, const RunSummary& s, const std::vector<int64_t>& peaks) {
+  const int64_t parameters = s.model.parameters * 4;
+  // AdamW keeps two moments per parameter, SGD its velocity (allocated whatever the momentum).
+  const int64_t state_floats = o.optimizer.kind == nn::OptimizerKind::kAdamW ? 2 : 1;
+  const int64_t optimizer = s.model.parameters * 4 * state_floats;
+  const int64_t activations = s.model.activation_bytes_per_sample * o.batch;
+  int peak_rank = 0;
+  for (size_t r = 0; r < peaks.size(); ++r) {
+    if (peaks[r] > peaks[static_cast<size_t>(peak_rank)]) peak_rank = static_cast<int>(r);
+  }
+  return {{"parameters_bytes", parameters},
+          {"gradients_bytes", s.model.gradient_bytes},
+          {"optimizer_state_bytes", optimizer},
+          {"activations_bytes", activations},
+          {"model_bytes", parameters + s.model.gradient_bytes + optimizer + activations},
+          {"peak_resident_bytes", peaks.empty() ? 0 : peaks[static_cast<size_t>(peak_rank)]},
+          {"peak_rank", peak_rank}};
 }
 
 }  // namespace
@@ -84,7 +120,8 @@ json OptionsToJson(const TrainOptions& o) {
         {"overlap", o.reducer.overlap},
         {"reduce", o.reducer.reduce},
         {"dtype", comm::ToString(o.reducer.dtype)},
-        {"allreduce", ToString(o.reducer.algorithm)}}},
+        {"allreduce", ToString(o.reducer.algorithm)},
+        {"measure_wire_error", o.reducer.measure_wire_error}}},
       {"variable_length", o.variable_length},
       {"balance_lengths", o.balance_lengths},
       {"injection",
@@ -112,6 +149,8 @@ Status WriteRunJson(const std::string& dir, const TrainOptions& o, const RunSumm
                     const comm::Communicator& comm) {
   auto hosts = GatherHosts(comm);
   if (!hosts.ok()) return hosts.status();
+  auto peaks = GatherPeakResident(comm);
+  if (!peaks.ok()) return peaks.status();
   if (comm.rank() != 0) return Status::Ok();
   std::map<std::string, int> per_host;
   for (const auto& h : hosts.value()) ++per_host[h];
@@ -132,6 +171,7 @@ Status WriteRunJson(const std::string& dir, const TrainOptions& o, const RunSumm
         {"gradient_bytes", s.model.gradient_bytes},
         {"flops_per_sample", s.model.flops_per_sample},
         {"activation_bytes_per_sample", s.model.activation_bytes_per_sample}}},
+      {"memory", MemoryJson(o, s, peaks.value())},
       {"dataset", s.dataset_description},
       {"replicas", s.replicas},
       {"hosts", per_host},
@@ -178,6 +218,13 @@ Status WriteRunJson(const std::string& dir, const TrainOptions& o, const RunSumm
         {"over_training_most",
          s.noise_over_training.known ? json(s.noise_over_training.b_noise_high) : json(nullptr)},
         {"over_training_how", s.noise_over_training.reason}}},
+      {"wire_error",
+       s.wire_relative_error >= 0
+           ? json{{"dtype", comm::ToString(o.reducer.dtype)},
+                  {"relative", s.wire_relative_error},
+                  {"relative_max", s.wire_relative_error_max},
+                  {"steps", s.wire_error_steps}}
+           : json(nullptr)},
       {"emulation",
        {{"emulated", emulated},
         {"device_speed", o.emulation.device_speed},

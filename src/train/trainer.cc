@@ -262,6 +262,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   // Every sampled step's norms in training order, warm-up included (the noise scale over
   // training, analysis/noise_scale.h).
   std::vector<double> sampled_local_sq, sampled_global_sq;
+  double wire_error_sq = 0, wire_exact_sq = 0;  // --measure-wire-error, over the sampled steps
 
   model.ZeroGrads();  // from here on the optimizer leaves them zeroed after each update
   // Steps tile the run: each starts where the previous one ended, so the work between them
@@ -351,6 +352,25 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     if (!exposed.ok()) return exposed.status().WithContext("step " + std::to_string(step));
     tl.exposed_wait.end = comm.Now();
     ReduceStats rs = reducer.TakeStats();
+    if (o.emulation.link_gbps > 0 && world > 1 && o.reducer.reduce) {
+      // Every rank paces its emulated link from the quickest reduction any rank has seen, so
+      // that the collectives end together (Reducer::QuickestReductions). Every rank has the
+      // same buckets; after the step's own reductions the ranks are together here anyway.
+      std::vector<Seconds> quickest = reducer.QuickestReductions();
+      if (MPI_Allreduce(MPI_IN_PLACE, quickest.data(), static_cast<int>(quickest.size()),
+                        MPI_DOUBLE, MPI_MIN, comm.world()) != MPI_SUCCESS) {
+        return Status::Error("step " + std::to_string(step) +
+                             ": emulation: MPI_Allreduce of the quickest reductions failed");
+      }
+      reducer.SetQuickestReductions(std::move(quickest));
+    }
+    if (rs.wire_exact_sq > 0) {
+      wire_error_sq += rs.wire_error_sq;
+      wire_exact_sq += rs.wire_exact_sq;
+      summary.wire_relative_error_max =
+          std::max(summary.wire_relative_error_max, std::sqrt(rs.wire_error_sq / rs.wire_exact_sq));
+      ++summary.wire_error_steps;
+    }
 
     tl.optimizer.begin = comm.Now();
     pacer.Begin();
@@ -481,6 +501,8 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     summary.samples_per_s = static_cast<double>(samples_per_step * world) / summary.step_time_mean;
   }
   summary.final_loss = sums[0] / world;
+  // The reduced result is the same on every rank: rank-local sums are already the job's.
+  if (wire_exact_sq > 0) summary.wire_relative_error = std::sqrt(wire_error_sq / wire_exact_sq);
   if (sums[3] > 0) {
     // Each rank contributed its own local norms, but the global norm is the same on every rank.
     summary.mean_local_grad_sq = sums[1] / sums[3];

@@ -48,6 +48,12 @@ struct RunSummary {
   analysis::NoiseScale noise_over_training;
   double mean_local_grad_sq = -1;
   double mean_global_grad_sq = -1;
+  // --measure-wire-error: the reduced-precision gradient's relative error against the same
+  // gradients reduced in fp32, |G_wire - G_fp32| / |G_fp32| pooled over the sampled steps, and
+  // the largest of one step (-1: not measured).
+  double wire_relative_error = -1;
+  double wire_relative_error_max = -1;
+  int64_t wire_error_steps = 0;
   nn::ModelStats model;
   std::string model_description;
   std::string dataset_description;

@@ -23,6 +23,10 @@ GPT = ["--model", "gpt", "--layers", "1", "--width", "64", "--heads", "2", "--co
 
 
 def diagnose(args, timeout=400, check=True):
+    # These tests check the verdict's truth, not the noise scale (predict_test.Decision does):
+    # no dedicated noise-scale run unless a test asks for one.
+    if "--noise-scale-steps" not in args:
+        args = list(args) + ["--noise-scale-steps", "0"]
     proc = subprocess.run([STEPSCOPE, "diagnose"] + list(args), capture_output=True, text=True,
                           timeout=timeout, stdin=subprocess.DEVNULL)
     if check and proc.returncode != 0:
@@ -168,6 +172,25 @@ class GroundTruth(TempDirTest):
                 continue  # applied but not in the verdict's table (cannot happen today)
             self.assertRegex(rows[name][5], r"^[+-]\d+\.\d at N=\d+", (name, rows[name]))
         self.assertTrue(any(lever["lever"] in rows for lever in applied), (applied, list(rows)))
+        # Each recommended lever's expected gain is the step-time model's re-simulation with the
+        # lever applied (lever_predictions, with its band), and each lever that ran is measured.
+        predicted = {p["lever"]: p for p in d["lever_predictions"]}
+        for lever in d["verdict"]["levers"]:
+            if lever["lever"] not in predicted:
+                continue  # a lever the model cannot express (length balancing)
+            gain = predicted[lever["lever"]]["expected_gain_samples_per_s"]
+            self.assertAlmostEqual(lever["expected_gain_samples_per_s"], gain["value"], places=6)
+            self.assertLessEqual(gain["low"], gain["value"])
+            self.assertLessEqual(gain["value"], gain["high"])
+            self.assertIn("step-time model", lever["basis"])
+        # The report draws the model's curve, its band and the levers' what-if curve.
+        self.assertIn("<h2>Step-time model</h2>", html)
+        self.assertIn('id="chart-model"', html)
+        self.assertEqual(len(d["lever_curve"]), len(d["predictions"]))
+        for lever in applied:
+            if lever["lever"] in predicted:
+                self.assertIsNotNone(predicted[lever["lever"]]["measured_gain_samples_per_s"],
+                                     predicted[lever["lever"]])
         # The re-measured curve has its own verdict, priced from the levered configuration and
         # shown before the first one; its efficiency is read against both one-device rates.
         after = d["after"]
@@ -280,7 +303,7 @@ class Resume(TempDirTest):
     def test_interrupt_and_resume(self):
         out = self.path("d")
         args = [STEPSCOPE, "diagnose"] + MLP + ["--replicas", "1,2", "--ablate-at", "largest",
-                                                 "--out", out]
+                                                 "--noise-scale-steps", "0", "--out", out]
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 stdin=subprocess.DEVNULL)
         first = os.path.join(out, "runs", "baseline-n1", "run.json")

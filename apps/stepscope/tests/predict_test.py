@@ -30,17 +30,28 @@ def predict(args, check=True):
 
 
 def diagnose(args, check=True):
+    # A short dedicated noise-scale run (the default is 1000 steps).
+    if "--noise-scale-steps" not in args:
+        args = list(args) + ["--noise-scale-steps", "200"]
     return stepscope("diagnose", args, check, timeout=400)
 
 
 class SweepTest(unittest.TestCase):
-    """A class whose tests share one sweep of WORKLOAD at 1, 2 and 4 replicas in cls.dir."""
+    """A class whose tests share one sweep of its workload (WORKLOAD unless the class names
+    another) at 1, 2 and 4 replicas in cls.dir."""
+    workload = WORKLOAD
 
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="stepscope-predict-")
         cls.dir = os.path.join(cls.tmp, "sweep")
-        diagnose(WORKLOAD + ["--replicas", "1,2,4", "--no-ablations", "--out", cls.dir])
+        diagnose(cls.workload + ["--replicas", "1,2,4", "--no-ablations", "--out", cls.dir])
+
+    def decide(self, args):
+        proc = diagnose(self.workload + ["--replicas", "1,2,4", "--no-ablations", "--out",
+                                         self.dir] + args)
+        with open(os.path.join(self.dir, "diagnosis.json")) as f:
+            return json.load(f), proc.stdout
 
     @classmethod
     def tearDownClass(cls):
@@ -87,6 +98,16 @@ class Predict(SweepTest):
                                base["components"]["compute_s"] / 2, places=9)
         one = self.json_of(["--replicas", "1"])["predictions"][0]
         self.assertAlmostEqual(one["efficiency"]["value"], 1.0, places=9)
+        # Two hosts of 2: inside a host the measured (emulated 0.02 GB/s) all-reduce, between
+        # them a link 100 times slower than that makes the step slower than on one host.
+        hosts = self.json_of(["--replicas", "4", "--devices-per-host", "2", "--inter-link",
+                              "0.0002,50"])["predictions"][0]
+        self.assertGreater(hosts["components"]["exposed_comm_s"],
+                           2 * base["components"]["exposed_comm_s"])
+        same = self.json_of(["--replicas", "2", "--devices-per-host", "2", "--inter-link",
+                             "0.0002,50"])["predictions"][0]
+        at2 = self.json_of(["--replicas", "2"])["predictions"][0]
+        self.assertAlmostEqual(same["step_s"]["value"], at2["step_s"]["value"], places=12)
 
     def test_doubling_range_and_table(self):
         d = self.json_of(["--replicas", "1..4096"])
@@ -113,6 +134,9 @@ class Predict(SweepTest):
             ([self.dir, "--reduce-dtype", "int8"], "int8"),
             ([self.dir, "--overlap", "--no-overlap"], "choose one"),
             ([self.dir, "--fit-on", "1,x"], "replica count"),
+            ([self.dir, "--inter-link", "10"], "--devices-per-host"),
+            ([self.dir, "--devices-per-host", "2", "--inter-link", "0,5"], "--inter-link"),
+            ([self.dir, "--replicas", "8", "--devices-per-host", "4"], "--inter-link"),
         ]
         for args, needle in cases:
             proc = predict(args, check=False)
@@ -144,6 +168,87 @@ class Predict(SweepTest):
         self.assertIn("model.gradient_bytes", proc.stderr)
 
 
+# The example of docs/model.md's "A spec", with one bucket reduced after backward so that the
+# step is hand-computed: 100 MB on 4 hosts of 8 at 100 GB/s, 2 us inside and 10 GB/s, 20 us
+# between.
+SPEC = {
+    "gradient_bytes": 100000000, "micro_batch": 32, "compute_s": 0.12, "optimizer_s": 0.004,
+    "devices_per_host": 8, "intra_host": {"gbps": 100, "latency_us": 2},
+    "inter_host": {"gbps": 10, "latency_us": 20}, "bucket_mb": 1000, "overlap": False,
+}
+
+
+class PredictSpec(unittest.TestCase):
+    """`predict --spec`: capacity planning from a description, no runs."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="stepscope-spec-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def write(self, spec, name="plan.json"):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(spec if isinstance(spec, str) else json.dumps(spec))
+        return path
+
+    def test_hand_computed_step_and_what_ifs(self):
+        path = self.write(SPEC)
+        d = json.loads(predict(["--spec", path, "--replicas", "1,8,32", "--json"]).stdout)
+        self.assertEqual(d["spec"], path)
+        self.assertEqual(d["model"]["hosts"]["devices_per_host"], 8)
+        self.assertEqual(d["model_checks"], [])
+        at = {p["replicas"]: p for p in d["predictions"]}
+        comm = 14 * 2e-6 + 14 / 8 * 1e8 / 100e9 + 6 * 20e-6 + 6 / 4 * 12.5e6 / 10e9
+        self.assertAlmostEqual(at[32]["step_s"]["value"], 0.124 + comm, places=9)
+        self.assertAlmostEqual(at[1]["step_s"]["value"], 0.124, places=12)
+        self.assertAlmostEqual(at[8]["components"]["exposed_comm_s"],
+                               14 * 2e-6 + 14 / 8 * 1e8 / 100e9, places=12)
+        # A faster inter-host link, given on the command line, replaces the spec's.
+        fast = json.loads(predict(["--spec", path, "--replicas", "32", "--inter-link", "100,20",
+                                   "--json"]).stdout)["predictions"][0]
+        self.assertLess(fast["step_s"]["value"], at[32]["step_s"]["value"])
+        text = predict(["--spec", path, "--replicas", "8..4096"]).stdout
+        self.assertIn("model described by " + path, text)
+        self.assertIn("8 devices per host, hierarchical all-reduce", text)
+        self.assertIn("4096", text)
+
+    def test_device_memory_turns_the_batch_into_accumulation(self):
+        spec = dict(SPEC, device_memory_gb=16, activation_bytes_per_sample=1 << 30)
+        d = json.loads(predict(["--spec", self.write(spec), "--replicas", "8",
+                                "--json"]).stdout)
+        p = d["predictions"][0]
+        self.assertEqual((p["batch"], p["accum"]), (15, 3))
+        self.assertIn("does not fit", p["memory_note"])
+
+    def test_bad_spec_names_the_file_and_the_field(self):
+        cases = [
+            ({k: v for k, v in SPEC.items() if k != "compute_s"}, "'compute_s'"),
+            (dict(SPEC, gradient_bytes=-1), "'gradient_bytes'"),
+            (dict(SPEC, intra_host={"gbps": -5}), "'gbps'"),
+            (dict(SPEC, gpus=8), "unknown field 'gpus'"),
+            ("{not json", "not valid JSON"),
+        ]
+        for spec, needle in cases:
+            path = self.write(spec)
+            proc = predict(["--spec", path], check=False)
+            self.assertEqual(proc.returncode, 2, (spec, proc.stderr))
+            self.assertIn(path + ": ", proc.stderr, spec)
+            self.assertIn(needle, proc.stderr, spec)
+        path = self.write(SPEC)
+        for args, needle in [
+            (["--spec", path, "--replicas", "0"], "replica count"),
+            (["--spec", os.path.join(self.tmp, "absent.json")], "absent.json"),
+            (["--spec", path, self.tmp], "one of them"),
+            ([], "one of them"),
+            (["--spec", path, "--fit-on", "1"], "--fit-on"),
+        ]:
+            proc = predict(args, check=False)
+            self.assertEqual(proc.returncode, 2, (args, proc.stderr))
+            self.assertIn(needle, proc.stderr, args)
+
+
 if __name__ == "__main__":
     unittest.main()
 
@@ -152,12 +257,6 @@ class Decision(SweepTest):
     """The priced decision on the same communication-bound sweep: the options priced on the
     model, the rule picking by currency, deadline, budget and upgrade prices. Each call after the
     first resumes the sweep (no run is measured again) and only prices anew."""
-
-    def decide(self, args):
-        proc = diagnose(WORKLOAD + ["--replicas", "1,2,4", "--no-ablations", "--out", self.dir] +
-                        args)
-        with open(os.path.join(self.dir, "diagnosis.json")) as f:
-            return json.load(f), proc.stdout
 
     def test_options_are_priced_and_the_choice_is_one_of_them(self):
         d, out = self.decide(["--device-cost", "2"])
@@ -178,6 +277,28 @@ class Decision(SweepTest):
         self.assertIn("Options, priced", out)
         with open(os.path.join(self.dir, "report.html")) as f:
             self.assertIn('id="options"', f.read())
+
+    def test_noise_scale_is_measured_over_training_by_its_own_run(self):
+        d, out = self.decide(["--device-cost", "2"])
+        ns = d["noise_scale"]
+        self.assertTrue(ns["known"], ns)
+        self.assertEqual(ns["method"], "over_training", ns)
+        self.assertIn("noise_scale-n2", ns["reason"])
+        self.assertEqual(ns["progress"]["first_step"], 0, ns)
+        self.assertEqual(ns["progress"]["last_step"], 199, ns)
+        self.assertEqual(ns["local_batch"], 4)
+        self.assertEqual(ns["global_batch"], 8)
+        self.assertLessEqual(ns["b_noise_low"], ns["b_noise"])
+        self.assertLessEqual(ns["b_noise"], ns["b_noise_high"])
+        with open(os.path.join(self.dir, "runs", "noise_scale-n2", "run.json")) as f:
+            run = json.load(f)
+        # The trainer's own estimate over training of the same run agrees with the analysis's.
+        self.assertAlmostEqual(run["gradient_noise"]["b_noise_over_training"], ns["b_noise"],
+                               delta=1e-6 * ns["b_noise"])
+        self.assertFalse(run["emulation"]["emulated"], run["emulation"])
+        ttq = d["verdict"]["time_to_quality"]
+        self.assertEqual(ttq["b_noise"], ns["b_noise"])
+        self.assertIn("averaged over steps 0 to 199", ttq["noise_scale_how"])
 
     def test_cost_does_not_buy_devices_for_a_communication_bound_job(self):
         d, _ = self.decide(["--device-cost", "2"])
@@ -359,6 +480,19 @@ class Decision(SweepTest):
             with open(os.path.join(self.dir, "runs", name, "run.json")) as f:
                 configs[name] = json.load(f)
         self.assertEqual(configs["wire_reduced-n2"]["config"]["reducer"]["dtype"], "bf16")
+        # The reduced gradient's relative error, measured inside the reduced-wire run against
+        # the same gradients reduced in fp32: bf16 keeps 8 significant bits, so a few tenths
+        # of a percent, not zero and not whole percents.
+        error = configs["wire_reduced-n2"]["wire_error"]
+        self.assertIsNotNone(error)
+        self.assertEqual(error["steps"], 50)  # norms sampled every 4th of 200 steps
+        self.assertEqual(w["error_steps"], 50)
+        self.assertAlmostEqual(w["relative_error"], error["relative"])
+        self.assertGreater(w["relative_error"], 1e-4, w)
+        self.assertLess(w["relative_error"], 1e-2, w)
+        self.assertGreaterEqual(w["relative_error_max"], w["relative_error"])
+        self.assertIn("reduced in fp32 by", w["sentence"])
+        self.assertIsNone(configs["wire_fp32-n2"]["wire_error"])
         self.assertEqual(configs["wire_fp32-n2"]["config"]["reducer"]["dtype"], "fp32")
         self.assertEqual(configs["wire_fp32_seed2-n2"]["config"]["seed"],
                          configs["wire_fp32-n2"]["config"]["seed"] + 1)
@@ -366,4 +500,64 @@ class Decision(SweepTest):
             self.assertFalse(c["emulation"]["emulated"])  # numerics, not timing
             self.assertEqual(c["steps"], 200)
         # The step-time model never fits or checks these unpaced runs.
-        self.assertFalse(any(c["run"].startswith("wire_") for c in d.get("model_checks", [])))
+        self.assertFalse(any(c["run"].startswith(("wire_", "noise_scale"))
+                             for c in d.get("model_checks", [])))
+
+
+class ComputeBoundDecision(SweepTest):
+    """The decision on a compute-bound sweep that scales near-linearly (a small convnet paced to
+    a tenth of a core: about 15 ms of compute per step against well under a millisecond of
+    exposed communication at 4 replicas): more devices buy time, and whether they are worth it
+    depends on the currency, the deadline and what faster devices cost."""
+    workload = ["--model", "cnn", "--channels", "8", "--batch", "16", "--steps", "10",
+                "--warmup-steps", "3", "--emulate-device-speed", "0.1"]
+
+    def chosen(self, v):
+        return [o for o in v["options"] if o["label"] == v["decision"]["option"]][0]
+
+    def test_time_buys_devices(self):
+        d, _ = self.decide(["--currency", "time", "--device-cost", "2"])
+        v = d["verdict"]
+        self.assertGreater(d["points"][-1]["efficiency"], 0.7, d["points"])
+        self.assertEqual(v["decision"]["action"], "buy_devices", v["decision"]["reason"])
+        self.assertGreater(v["decision"]["replicas"], 4)
+        self.assertEqual(v["buy_more_devices"], "yes")
+
+    def test_cost_without_a_deadline_does_not_buy_but_a_deadline_does(self):
+        d, _ = self.decide(["--device-cost", "2", "--samples-to-target", "1e7"])
+        v = d["verdict"]
+        # A bigger global batch costs samples (the noise scale is measured), so on cost alone
+        # more devices are not worth it.
+        self.assertNotEqual(v["decision"]["action"], "buy_devices", v["decision"]["reason"])
+        cheapest = min(o["cost_to_target"] for o in v["options"])
+        self.assertLessEqual(self.chosen(v)["cost_to_target"], 1.1 * cheapest)
+        # A deadline that only more devices meet: the least cost among the options that meet it,
+        # however inefficient their scaling, and the reason says why.
+        today = min(o["time_to_target_hours"] for o in v["options"] if o["replicas"] <= 4)
+        more = min(o["time_to_target_hours"] for o in v["options"]
+                   if o["kind"] == "more_devices")
+        self.assertLess(more, today)
+        deadline = (more + today) / 2
+        d, _ = self.decide(["--device-cost", "2", "--samples-to-target", "1e7",
+                            "--deadline", f"{deadline:.6f}"])
+        v = d["verdict"]
+        self.assertEqual(v["decision"]["action"], "buy_devices", v["decision"]["reason"])
+        meeting = [o for o in v["options"] if o["meets_deadline"]]
+        self.assertTrue(meeting)
+        self.assertTrue(all(o["replicas"] > 4 for o in meeting), meeting)
+        self.assertTrue(self.chosen(v)["meets_deadline"])
+        self.assertLessEqual(self.chosen(v)["cost_to_target"],
+                             1.1 * min(o["cost_to_target"] for o in meeting))
+        self.assertIn("deadline", v["decision"]["reason"])
+
+    def test_cheap_faster_devices_are_bought_on_cost(self):
+        # Four times faster devices for a quarter more per device-hour: compute is most of the
+        # step, so the same work costs far less on them.
+        d, _ = self.decide(["--device-cost", "2", "--device-upgrade", "4:0.5"])
+        v = d["verdict"]
+        self.assertEqual(v["decision"]["action"], "upgrade_devices", v["decision"]["reason"])
+        self.assertEqual(v["decision"]["device_speed"], 4)
+        # Priced at eight times the device, they are not.
+        d, _ = self.decide(["--device-cost", "2", "--device-upgrade", "4:16"])
+        self.assertNotEqual(d["verdict"]["decision"]["action"], "upgrade_devices",
+                            d["verdict"]["decision"]["reason"])

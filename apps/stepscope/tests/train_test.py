@@ -59,6 +59,16 @@ class Outputs(TempDirTest):
         self.assertEqual(info["steady_steps"], 17)
         self.assertFalse(info["emulation"]["emulated"])
         self.assertEqual(info["model"]["gradient_bytes"], 4 * info["model"]["parameters"])
+        # Memory per replica: the model's buffers at this micro-batch, and the measured peak of
+        # the process that holds them (at least as large).
+        mem = info["memory"]
+        self.assertEqual(mem["parameters_bytes"], 4 * info["model"]["parameters"])
+        self.assertEqual(mem["activations_bytes"],
+                         32 * info["model"]["activation_bytes_per_sample"])
+        self.assertEqual(mem["model_bytes"], mem["parameters_bytes"] + mem["gradients_bytes"] +
+                         mem["optimizer_state_bytes"] + mem["activations_bytes"])
+        self.assertGreaterEqual(mem["peak_resident_bytes"], mem["model_bytes"])
+        self.assertIn(mem["peak_rank"], (0, 1))
         for rank in (0, 1):
             steps = read_jsonl(os.path.join(out, f"rank-{rank}.steps.jsonl"))
             self.assertEqual(len(steps), 20)

@@ -1,0 +1,161 @@
+#include "apps/stepscope/lever_predictions.h"
+
+#include <fmt/format.h>
+
+#include "core/text_format.h"
+#include "model/simulate.h"
+
+namespace stepscope::app {
+namespace {
+
+// The measured samples/s of a lever's own run at `replicas`: its single-lever run, or the
+// all-levers curve when it was the only lever applied.
+std::optional<double> MeasuredAlone(const analysis::Diagnosis& d, Lever lever, int replicas) {
+  if (!d.after) return std::nullopt;
+  const std::vector<analysis::AppliedLever>& applied = d.after->levers_applied;
+  for (const analysis::AppliedLever& a : applied) {
+    if (a.lever != lever) continue;
+    if (a.alone_replicas == replicas && a.alone_samples_per_s > 0) return a.alone_samples_per_s;
+    if (applied.size() == 1) {
+      for (const analysis::DiagnosisPoint& p : d.after->points) {
+        if (p.scaling.replicas == replicas) return p.scaling.samples_per_s;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<LeverPrediction> PredictLevers(const model::StepModel& model,
+                                           const std::vector<decide::LeverOption>& levers,
+                                           const analysis::Diagnosis& d,
+                                           std::vector<std::string>* warnings) {
+  std::vector<LeverPrediction> out;
+  if (d.points.empty()) return out;
+  const analysis::DiagnosisPoint& largest = d.points.back();
+  const int n = largest.scaling.replicas;
+  model::Scenario base;
+  base.replicas = n;
+  Result<model::Prediction> before = model::Predict(model, base);
+  if (!before.ok()) {
+    warnings->push_back("the levers were not simulated: " + before.status().message());
+    return out;
+  }
+  for (const decide::LeverOption& option : levers) {
+    model::Scenario with = option.change;
+    with.replicas = n;
+    Result<model::Prediction> after = model::Predict(model, with);
+    if (!after.ok()) {
+      warnings->push_back(fmt::format("lever {} not simulated: {}", ToString(option.lever),
+                                      after.status().message()));
+      continue;
+    }
+    LeverPrediction p;
+    p.lever = option.lever;
+    p.change = option.words;
+    p.replicas = n;
+    p.predicted_samples_per_s = after->samples_per_s;
+    // The difference of two predictions of one model: the same constants at the same end of
+    // their intervals move both, so the band pairs low with low and high with high.
+    const Estimate& b = before->samples_per_s;
+    const Estimate& a = after->samples_per_s;
+    const double gain = a.value - b.value;
+    p.predicted_gain_samples_per_s = {gain, std::min({gain, a.low - b.low, a.high - b.high}),
+                                      std::max({gain, a.low - b.low, a.high - b.high})};
+    p.memory_note = after->memory_note;
+    p.measured_samples_per_s = MeasuredAlone(d, option.lever, n);
+    if (p.measured_samples_per_s) {
+      p.measured_gain_samples_per_s = *p.measured_samples_per_s - largest.scaling.samples_per_s;
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<model::Prediction> LeverCurve(const model::StepModel& model,
+                                          const std::vector<decide::LeverOption>& levers,
+                                          const std::vector<int>& replicas) {
+  if (levers.empty()) return {};
+  model::Scenario all = decide::WithLevers(model::Scenario{}, levers);
+  std::vector<model::Prediction> out;
+  for (int n : replicas) {
+    all.replicas = n;
+    Result<model::Prediction> p = model::Predict(model, all);
+    if (!p.ok()) return {};
+    out.push_back(*p);
+  }
+  return out;
+}
+
+void UseModelGains(const std::vector<LeverPrediction>& predictions, analysis::Verdict* verdict,
+                   double one_replica_samples_per_s) {
+  bool changed = false;
+  double measured_x = 0;
+  for (const analysis::LeverAdvice& l : verdict->levers) {
+    measured_x = l.expected_samples_per_s - l.expected_gain_samples_per_s;
+  }
+  const std::string old_words = analysis::BestLeverWords(verdict->levers, measured_x);
+  for (analysis::LeverAdvice& l : verdict->levers) {
+    for (const LeverPrediction& p : predictions) {
+      if (p.lever != l.lever) continue;
+      l.expected_gain_samples_per_s = p.predicted_gain_samples_per_s.value;
+      l.expected_samples_per_s = measured_x + l.expected_gain_samples_per_s;
+      l.expected_efficiency =
+          one_replica_samples_per_s > 0
+              ? l.expected_samples_per_s / (p.replicas * one_replica_samples_per_s)
+              : 0;
+      l.basis = fmt::format(
+          "step-time model re-simulated with {} at N={}: {:+.1f} samples/s "
+          "(90% band {:+.1f} to {:+.1f})",
+          p.change, p.replicas, p.predicted_gain_samples_per_s.value,
+          p.predicted_gain_samples_per_s.low, p.predicted_gain_samples_per_s.high);
+      changed = true;
+    }
+  }
+  if (!changed) return;
+  // The situation names the most promising lever by its gain: now the model's.
+  if (const size_t at = verdict->situation.find(old_words); at != std::string::npos) {
+    verdict->situation.replace(at, old_words.size(),
+                               analysis::BestLeverWords(verdict->levers, measured_x));
+  }
+  verdict->explanation = analysis::ExplainVerdict(*verdict);
+}
+
+nlohmann::json ToJson(const std::vector<LeverPrediction>& predictions) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const LeverPrediction& p : predictions) {
+    nlohmann::json j = {
+        {"lever", ToString(p.lever)},
+        {"change", p.change},
+        {"replicas", p.replicas},
+        {"predicted_samples_per_s", stepscope::ToJson(p.predicted_samples_per_s)},
+        {"expected_gain_samples_per_s", stepscope::ToJson(p.predicted_gain_samples_per_s)},
+        {"measured_samples_per_s",
+         p.measured_samples_per_s ? nlohmann::json(*p.measured_samples_per_s) : nullptr},
+        {"measured_gain_samples_per_s",
+         p.measured_gain_samples_per_s ? nlohmann::json(*p.measured_gain_samples_per_s) : nullptr}};
+    if (!p.memory_note.empty()) j["memory_note"] = p.memory_note;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+std::string LeverPredictionsText(const std::vector<LeverPrediction>& predictions) {
+  if (predictions.empty()) return "";
+  std::string out = fmt::format(
+      "\nlevers at N={}, the step-time model's gain against the measured one (samples/s):\n",
+      predictions.front().replicas);
+  for (const LeverPrediction& p : predictions) {
+    const Estimate& g = p.predicted_gain_samples_per_s;
+    out += fmt::format("  {:<26} predicted {:+9.1f} [{:+.1f}, {:+.1f}]  measured {}\n",
+                       ToString(p.lever), g.value, g.low, g.high,
+                       p.measured_gain_samples_per_s
+                           ? fmt::format("{:+9.1f}", *p.measured_gain_samples_per_s)
+                           : std::string("(no run of this lever)"));
+    if (!p.memory_note.empty()) out += "  " + std::string(26, ' ') + " " + p.memory_note + "\n";
+  }
+  return out;
+}
+
+}  // namespace stepscope::app

@@ -1,0 +1,53 @@
+// Each recommended lever's expected gain as the step-time model's re-simulation with the lever
+// applied, at the largest replica count measured, against what the lever's own run measured
+// (docs/model.md, "Levers").
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/diagnosis.h"
+#include "core/estimate.h"
+#include "decide/priced_options.h"
+#include "model/step_model.h"
+
+namespace stepscope::app {
+
+struct LeverPrediction {
+  Lever lever = Lever::kBiggerMicroBatch;
+  std::string change;  // the lever as a change to the model's scenario, in words
+  int replicas = 0;
+  Estimate predicted_samples_per_s, predicted_gain_samples_per_s;
+  std::string memory_note;  // set when the lever's micro-batch does not fit the device memory
+  // The lever's own run at `replicas` (alone, or the only lever applied) and the baseline there.
+  std::optional<double> measured_samples_per_s, measured_gain_samples_per_s;
+};
+
+// The model's prediction for each lever of `levers` at the largest measured N of `d`, with the
+// measurement where a run of that lever exists (d.after). Levers the model cannot simulate are
+// left out (a warning in `warnings`).
+std::vector<LeverPrediction> PredictLevers(const model::StepModel& model,
+                                           const std::vector<decide::LeverOption>& levers,
+                                           const analysis::Diagnosis& d,
+                                           std::vector<std::string>* warnings);
+
+// Writes the model's gains into the verdict's levers (expected_samples_per_s,
+// expected_gain_samples_per_s, expected_efficiency, basis) and re-explains the verdict.
+void UseModelGains(const std::vector<LeverPrediction>& predictions, analysis::Verdict* verdict,
+                   double one_replica_samples_per_s);
+
+// The model's curve with every lever of `levers` applied together, at each of `replicas`
+// (diagnosis.json `lever_curve[]`, the report's what-if curve); empty without levers or when
+// the model cannot simulate them.
+std::vector<model::Prediction> LeverCurve(const model::StepModel& model,
+                                          const std::vector<decide::LeverOption>& levers,
+                                          const std::vector<int>& replicas);
+
+// diagnosis.json `lever_predictions[]`.
+nlohmann::json ToJson(const std::vector<LeverPrediction>& predictions);
+// The terminal's table: predicted against measured, one line a lever.
+std::string LeverPredictionsText(const std::vector<LeverPrediction>& predictions);
+
+}  // namespace stepscope::app

@@ -1,0 +1,126 @@
+"""A small PyTorch DDP job for diagnose --torch's end-to-end tests, with one known shape each.
+
+Compute is emulated by sleeps (so that 2 ranks on a shared 2-core host measure the shape, not
+the host): every sample costs --fwd-ms-per-sample in forward and twice that in backward.
+  --shape healthy       a small model, enough work per step: scales
+  --shape comm_heavy    a large model (--width) at a small batch: gradient bytes dominate
+  --shape slow_loader   every sample takes --item-sleep-ms to load in the Dataset
+  --shape slow_rank     rank --slow-rank does --slow-factor times the work
+--profile DIR also records the steps with PyTorch's autograd profiler (DIR/rank-R.pt.trace.json),
+to compare the helper's records with the profiler's view of the same run;
+--profile-into-run-dir --fail no_helper is a script for diagnose --torch-traces.
+Usage (under torch.distributed.run): python3 ddp_job.py --shape S --batch B [--workers W]
+"""
+import contextlib
+import argparse
+import os
+import time
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils.data import DataLoader, Dataset
+
+import stepscope_torch
+
+
+class Items(Dataset):
+    def __init__(self, n, features, sleep_s):
+        g = torch.Generator().manual_seed(0)
+        self.x = torch.randn(n, features, generator=g)
+        self.y = torch.randint(0, 10, (n,), generator=g)
+        self.sleep_s = sleep_s
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        if self.sleep_s > 0:
+            time.sleep(self.sleep_s)
+        return self.x[i], self.y[i]
+
+
+class Paced(torch.autograd.Function):
+    """Identity whose forward and backward take a set time: an emulated device's compute."""
+
+    @staticmethod
+    def forward(ctx, x, seconds):
+        ctx.seconds = seconds
+        time.sleep(seconds)
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        time.sleep(2 * ctx.seconds)
+        return grad, None
+
+
+class Net(nn.Module):
+    def __init__(self, features, width, depth, seconds_per_sample):
+        super().__init__()
+        layers = [nn.Linear(features, width), nn.ReLU()]
+        for _ in range(depth - 1):
+            layers += [nn.Linear(width, width), nn.ReLU()]
+        self.body = nn.Sequential(*layers)
+        self.head = nn.Linear(width, 10)
+        self.seconds_per_sample = seconds_per_sample
+
+    def forward(self, x):
+        x = Paced.apply(x, self.seconds_per_sample * x.shape[0])
+        return self.head(self.body(x))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--shape", choices=["healthy", "comm_heavy", "slow_loader", "slow_rank"],
+                   default="healthy")
+    p.add_argument("--batch", type=int, default=16)
+    p.add_argument("--workers", type=int, default=0)
+    p.add_argument("--steps", type=int, default=40)
+    p.add_argument("--fwd-ms-per-sample", type=float, default=1.0)
+    p.add_argument("--item-sleep-ms", type=float, default=3.0)
+    p.add_argument("--slow-rank", type=int, default=1)
+    p.add_argument("--slow-factor", type=float, default=3.0)
+    p.add_argument("--fail", choices=["none", "start", "no_helper"], default="none")
+    p.add_argument("--profile", default="")
+    p.add_argument("--profile-into-run-dir", action="store_true",
+                   help="--profile $STEPSCOPE_RUN_DIR (diagnose --torch-traces)")
+    args = p.parse_args()
+    if args.profile_into_run_dir:
+        args.profile = os.environ["STEPSCOPE_RUN_DIR"]
+    if args.fail == "start":
+        raise SystemExit("ddp_job: failing at start as asked (--fail start)")
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    torch.manual_seed(0)
+    width, depth = (1024, 4) if args.shape == "comm_heavy" else (64, 2)
+    per_sample = args.fwd_ms_per_sample / 1000
+    if args.shape == "slow_rank" and rank == args.slow_rank:
+        per_sample *= args.slow_factor
+    model = DistributedDataParallel(Net(32, width, depth, per_sample))
+    sleep_s = args.item_sleep_ms / 1000 if args.shape == "slow_loader" else 0.0
+    data = Items(args.batch * (args.steps + 1), 32, sleep_s)
+    loader = DataLoader(data, batch_size=args.batch, num_workers=args.workers)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    if args.fail != "no_helper":
+        model, optimizer, loader = stepscope_torch.wrap(model, optimizer, loader)
+    loss_fn = nn.CrossEntropyLoss()
+    profiler = torch.autograd.profiler.profile() if args.profile else contextlib.nullcontext()
+    with profiler:
+        for step, (x, y) in enumerate(loader):
+            if step >= args.steps:
+                break
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+    if args.profile:
+        os.makedirs(args.profile, exist_ok=True)
+        profiler.export_chrome_trace(os.path.join(args.profile, f"rank-{rank}.pt.trace.json"))
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,250 @@
+"""End-to-end tests of `stepscope diagnose --torch`: real PyTorch DDP jobs (torch_jobs/ddp_job.py,
+gloo on CPU, 1 and 2 ranks, compute paced by sleeps so that a shared 2-core host measures the
+job's shape) run through PyTorch's launcher with the stepscope_torch helper. Each known shape is
+named, the first lever recommended helps when re-measured, bad scripts are reported by run and
+log while the sweep goes on, and the example of docs/torch.md runs as is."""
+import json
+import os
+import re
+import subprocess
+import unittest
+
+from analyze_test import torch_python
+from diagnose_test import diagnose
+from harness import TempDirTest, read_json, read_jsonl
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+JOB = os.path.join(HERE, "torch_jobs", "ddp_job.py")
+DOCS = os.path.join(HERE, "..", "..", "..", "docs", "torch.md")
+# Runs last a few seconds of steps against about ten of start-up (PyTorch's launcher and the
+# interpreters importing torch): 30 steps, 5 of them warm-up, cost little and steady the medians.
+STEPS = ["--steps", "30", "--warmup-steps", "5"]
+
+
+class TorchTest(TempDirTest):
+    @classmethod
+    def setUpClass(cls):
+        cls.python = torch_python()
+
+    def setUp(self):
+        super().setUp()
+        if self.python is None:
+            self.skipTest("no python3 with torch (scripts/setup.sh installs python3-torch)")
+
+    def command(self, *args):
+        return " ".join([self.python, JOB] + list(args))
+
+    def diagnose_job(self, shape, *extra, replicas="1,2", name="d", check=True):
+        out = self.path(name)
+        proc = diagnose(["--torch", self.command("--shape", shape, "--batch", "{batch}",
+                                                 "--workers", "{workers}"),
+                         "--loader-workers", "0", "--replicas", replicas, "--out", out]
+                        + STEPS + list(extra), check=check)
+        return proc, read_json(os.path.join(out, "diagnosis.json")), out
+
+
+def once_more_on_failure(test):
+    """A timing test that a shared host may plausibly have disturbed (a co-tenant slowing one
+    rank or one run) is repeated once, in a fresh directory, before it fails."""
+    def run(self):
+        try:
+            test(self, "d")
+        except AssertionError:
+            test(self, "d-again")
+    run.__name__ = test.__name__
+    run.__doc__ = test.__doc__
+    return run
+
+
+class Shapes(TorchTest):
+    """Each shape named right; where a lever applies, the first one recommended helps."""
+
+    def first_lever_helps(self, d):
+        """The first lever recommended, re-measured: the run with it (on its own at the largest
+        count when several were applied, else the after-levers curve) beats the baseline."""
+        v = d["verdict"]
+        self.assertTrue(v["levers"], v["explanation"])
+        first = v["levers"][0]["lever"]
+        before = d["points"][-1]["samples_per_s"]
+        applied = {a["lever"]: a for a in d["after"]["levers_applied"]}
+        self.assertIn(first, applied, json.dumps(d["after"]["levers_applied"]))
+        a = applied[first]
+        after = a["alone_samples_per_s"] if a["alone_samples_per_s"] > 0 else \
+            d["after"]["points"][-1]["samples_per_s"]
+        self.assertGreater(after, 1.1 * before, f"{first}: {before} -> {after}")
+        return first
+
+    @once_more_on_failure
+    def test_comm_heavy_small_batch(self, name):
+        # 3.2 M parameters (12.8 MB of gradient) against 4 samples per step.
+        _, d, out = self.diagnose_job("comm_heavy", "--batch", "4", "--ablate-at", "2",
+                                      name=name)
+        v = d["verdict"]
+        self.assertEqual(v["binding"], "communication", v["explanation"])
+        # The first lever is the bigger micro-batch, and the double-batch ablation is exactly
+        # its change (the script at {batch} 8) measured at 2 replicas: it helps.
+        self.assertEqual(v["levers"][0]["lever"], "bigger_micro_batch", v["explanation"])
+        doubled = read_json(os.path.join(out, "runs", "double_batch-n2", "run.json"))
+        self.assertEqual(doubled["config"]["batch"], 8)
+        self.assertGreater(doubled["samples_per_s"], 1.1 * d["points"][-1]["samples_per_s"])
+        # The helper's records: one collective per bucket with bytes, ready <= start <= end;
+        # the no-reduce ablation sends nothing; synthetic input waits for nothing.
+        recs = read_jsonl(os.path.join(out, "runs", "baseline-n2", "rank-1.steps.jsonl"))
+        self.assertEqual(len(recs), 30)
+        for r in recs:
+            if r["warmup"]:
+                continue
+            self.assertGreater(sum(c["bytes"] for c in r["collectives"]), 12_000_000)
+            for c in r["collectives"]:
+                self.assertLessEqual(r["backward_start"], c["ready"])
+                self.assertLessEqual(c["ready"], c["start"])
+                self.assertLessEqual(c["start"], c["end"])
+        sampled = [r for r in recs if r["local_grad_sq"] >= 0]
+        self.assertTrue(sampled and all(r["global_grad_sq"] > 0 for r in sampled))
+        no_reduce = read_jsonl(os.path.join(out, "runs", "no_reduce-n2", "rank-0.steps.jsonl"))
+        self.assertTrue(all(c["bytes"] == 0 for r in no_reduce for c in r["collectives"]))
+        self.assertFalse(read_json(os.path.join(out, "runs", "no_reduce-n2", "run.json"))
+                         ["config"]["reducer"]["reduce"])
+        self.assertTrue(read_json(os.path.join(out, "runs", "synthetic_input-n2", "run.json"))
+                        ["config"]["synthetic_input"])
+
+    @once_more_on_failure
+    def test_slow_loader(self, name):
+        # 3 ms per sample in the Dataset, no workers: every device waits for its input (a cost
+        # already there at one replica, so not a scaling loss); more workers fix it.
+        _, d, out = self.diagnose_job("slow_loader", "--no-ablations", "--apply-levers",
+                                      name=name)
+        v = d["verdict"]
+        self.assertEqual(v["throughput_constraint"], "input", v["explanation"])
+        self.assertIn(v["binding"], ("none", "input"), v["explanation"])
+        self.assertEqual(v["straggler_ranks"], [])
+        self.assertEqual(self.first_lever_helps(d), "loader_workers_prefetch")
+        run = read_json(os.path.join(out, "runs", "levers-n2", "run.json"))
+        self.assertEqual(run["config"]["loader_workers"], 2)
+        self.assertEqual(run["config"]["dataloader_num_workers"], 2)
+
+    @once_more_on_failure
+    def test_slow_rank(self, name):
+        # Rank 1 computes 3 times as long: named by rank from its arrivals (one run, at 2).
+        _, d, _ = self.diagnose_job("slow_rank", "--no-ablations", replicas="2", name=name)
+        v = d["verdict"]
+        self.assertEqual(v["binding"], "stragglers", v["explanation"])
+        self.assertEqual(v["straggler_ranks"], [1])
+
+    @once_more_on_failure
+    def test_healthy(self, name):
+        # A small model with 16 paced samples per step: it scales.
+        _, d, _ = self.diagnose_job("healthy", "--no-ablations", name=name)
+        v = d["verdict"]
+        self.assertGreater(d["points"][-1]["efficiency"], 0.8, v["explanation"])
+        self.assertIn(v["binding"], ("none", "compute"), v["explanation"])
+        self.assertEqual(v["straggler_ranks"], [])
+
+
+class BadInput(TorchTest):
+    """A failing script, one that never calls the helper, and a refused plan."""
+
+    def test_failures_are_named_and_the_sweep_goes_on(self):
+        out = self.path("d")
+        # The script fails at start at N=1 and runs without the helper at N=2.
+        job = os.path.join(self.tmp, "job.py")
+        with open(job, "w") as f:
+            f.write("import os, runpy, sys\n"
+                    "if os.environ['WORLD_SIZE'] == '1':\n"
+                    "    sys.exit('job: failing on purpose')\n"
+                    "sys.argv = [sys.argv[0], '--fail', 'no_helper', '--steps', '4']\n"
+                    f"runpy.run_path({JOB!r}, run_name='__main__')\n")
+        proc = diagnose(["--torch", f"{self.python} {job}", "--replicas", "1,2",
+                         "--no-ablations", "--out", out], check=False)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("baseline-n1 (1 replica): FAILED", proc.stderr)
+        self.assertIn(os.path.join(out, "runs", "baseline-n1") + "/log.txt", proc.stderr)
+        with open(os.path.join(out, "runs", "baseline-n1", "log.txt")) as f:
+            self.assertIn("job: failing on purpose", f.read())
+        self.assertRegex(proc.stderr, r"baseline-n2 \(2 replicas\): FAILED \(exit 0\): exited 0 "
+                         r"but wrote no run.json; no rank-R.steps.jsonl in the run's folder: "
+                         r"the script does not call stepscope_torch.wrap")
+        self.assertIn("[run 2/2]", proc.stderr)  # the sweep went on after the first failure
+
+    def test_no_step_is_named_in_the_log(self):
+        out = self.path("d")
+        proc = diagnose(["--torch", self.command("--steps", "0", "--batch", "{batch}"),
+                         "--replicas", "1", "--no-ablations", "--out", out], check=False)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("finished without completing a step", proc.stderr)
+
+    def test_missing_batch_placeholder_refused_before_running(self):
+        out = self.path("d")
+        proc = diagnose(["--torch", self.command("--batch", "8"), "--replicas", "1,2",
+                         "--out", out], check=False)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("no {batch} placeholder", proc.stderr)
+        self.assertFalse(os.path.exists(os.path.join(out, "sweep.json")))
+        proc = diagnose(["--torch", self.command("--batch", "8"), "--model", "gpt",
+                         "--no-ablations", "--out", out], check=False)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("option --model: not used with --torch", proc.stderr)
+
+    def test_unsupported_wrappers_are_refused(self):
+        code = ("import torch, stepscope_torch\n"
+                "m = torch.nn.DataParallel(torch.nn.Linear(2, 2))\n"
+                "o = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+                "try:\n"
+                "    stepscope_torch.wrap(m, o, [])\n"
+                "except stepscope_torch.HelperError as e:\n"
+                "    print(e)\n")
+        env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..", "..", "..", "python"),
+                   STEPSCOPE_RUN_DIR=self.tmp)
+        out = subprocess.run([self.python, "-c", code], capture_output=True, text=True, env=env,
+                             timeout=120)
+        self.assertIn("DataParallel, which the helper does not measure", out.stdout, out.stderr)
+
+
+class TraceFallback(TorchTest):
+    """--torch-traces: a script without the helper that writes profiler traces per rank; the runs
+    are completed through analyze's importers, and only the double-batch ablation runs."""
+
+    def test_runs_from_profiler_traces(self):
+        out = self.path("d")
+        proc = diagnose(["--torch", self.command("--shape", "comm_heavy", "--batch", "{batch}",
+                                                 "--fail", "no_helper", "--profile-into-run-dir",
+                                                 "--steps", "20"),
+                         "--torch-traces", "--batch", "4", "--replicas", "2", "--out", out]
+                        + STEPS)
+        self.assertIn("ablations need the stepscope_torch helper", proc.stderr)
+        d = read_json(os.path.join(out, "diagnosis.json"))
+        self.assertEqual([p["replicas"] for p in d["points"]], [2])
+        self.assertEqual(sorted(os.listdir(os.path.join(out, "runs"))),
+                         ["baseline-n2", "double_batch-n2"])
+        run = read_json(os.path.join(out, "runs", "double_batch-n2", "run.json"))
+        self.assertEqual(run["config"]["batch"], 8)
+        self.assertIn("profiler traces", run["source"])
+        recs = read_jsonl(os.path.join(out, "runs", "baseline-n2", "rank-1.steps.jsonl"))
+        self.assertGreaterEqual(len(recs), 15)
+        self.assertTrue(all(r["samples"] == 4 for r in recs))
+        self.assertTrue(all(r["collectives"] for r in recs if not r["warmup"]))
+
+
+class DocsExample(TorchTest):
+    """The first python block of docs/torch.md runs as is under diagnose --torch."""
+
+    def test_first_python_block_runs(self):
+        with open(DOCS) as f:
+            block = re.search(r"```python\n(.*?)```", f.read(), re.S).group(1)
+        script = self.path("example.py")
+        with open(script, "w") as f:
+            f.write(block)
+        out = self.path("d")
+        diagnose(["--torch", f"{self.python} {script} --batch {{batch}}", "--batch", "16",
+                  "--replicas", "1,2", "--no-ablations", "--out", out] + STEPS)
+        d = read_json(os.path.join(out, "diagnosis.json"))
+        self.assertEqual([p["replicas"] for p in d["points"]], [1, 2])
+        for n in (1, 2):
+            run = read_json(os.path.join(out, "runs", f"baseline-n{n}", "run.json"))
+            self.assertEqual(run["source"], "stepscope_torch")
+            self.assertEqual(run["replicas"], n)
+            self.assertEqual(run["steps"], 30)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,76 @@
+"""The same PyTorch DDP run measured two ways: the stepscope_torch helper's step records and
+PyTorch's autograd profiler trace of the same steps (read by `stepscope analyze`). Prints the
+steady-state means of compute and exposed communication from both, rank by rank, and their
+difference.
+
+The job is apps/stepscope/tests/torch_jobs/ddp_job.py (2 ranks over gloo, communication-heavy at
+a small batch by default), started by PyTorch's launcher with both the helper and the profiler.
+
+Usage: /usr/bin/python3 bench/torch_helper_vs_profiler.py --stepscope build/apps/stepscope/stepscope
+                        [--shape comm_heavy] [--batch 8] [--steps 30] [--warmup-steps 5]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+JOB = os.path.join(ROOT, "apps", "stepscope", "tests", "torch_jobs", "ddp_job.py")
+
+
+def helper_means(run_dir, warmup):
+    """Per rank: the steady-state means of step, compute and exposed communication."""
+    out = {}
+    for name in sorted(os.listdir(run_dir)):
+        if not name.endswith(".steps.jsonl"):
+            continue
+        with open(os.path.join(run_dir, name)) as f:
+            recs = [json.loads(line) for line in f if line.strip()][warmup:]
+        out[recs[0]["rank"]] = {
+            "step": statistics.mean(r["end"] - r["start"] for r in recs),
+            "compute": statistics.mean(r["compute"] for r in recs),
+            "exposed_comm": statistics.mean(r["exposed_comm"] for r in recs)}
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--stepscope", required=True)
+    p.add_argument("--shape", default="comm_heavy")
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--steps", type=int, default=30)
+    p.add_argument("--warmup-steps", type=int, default=5)
+    args = p.parse_args()
+    with tempfile.TemporaryDirectory(prefix="stepscope-vs-profiler-") as tmp:
+        run_dir, traces, out = (os.path.join(tmp, d) for d in ("run", "traces", "analyze"))
+        env = dict(os.environ, STEPSCOPE_RUN_DIR=run_dir, STEPSCOPE_STEPS=str(args.steps),
+                   STEPSCOPE_WARMUP_STEPS=str(args.warmup_steps),
+                   PYTHONPATH=os.path.join(ROOT, "python"))
+        subprocess.run([sys.executable, "-m", "stepscope_torch.run", "--nproc_per_node", "2", JOB,
+                        "--shape", args.shape, "--batch", str(args.batch), "--steps",
+                        str(args.steps), "--profile", traces], env=env, check=True,
+                       capture_output=True)
+        subprocess.run([args.stepscope, "analyze", traces, "--out", out, "--warmup-steps",
+                        str(args.warmup_steps)], check=True, capture_output=True)
+        with open(os.path.join(out, "diagnosis.json")) as f:
+            ranks = {r["rank"]: r["components"] for r in json.load(f)["points"][-1]["ranks"]}
+        helper = helper_means(run_dir, args.warmup_steps)
+        print(f"{args.shape} at batch {args.batch}, 2 ranks, {args.steps} steps "
+              f"({args.warmup_steps} warm-up): each rank's means over its steady steps")
+        print(f"  {'rank':>4s} {'':14s} {'helper ms':>10s} {'profiler ms':>12s} "
+              f"{'difference':>12s}")
+        for rank in sorted(helper):
+            h, t = helper[rank], ranks[rank]
+            for name in ("compute", "exposed_comm"):
+                d = h[name] - t[name]
+                print(f"  {rank:4d} {name:14s} {h[name] * 1e3:10.2f} {t[name] * 1e3:12.2f} "
+                      f"{d * 1e3:+9.2f} ms ({100 * d / t['step']:+.1f} % of the "
+                      f"{t['step'] * 1e3:.1f} ms step)")
+
+
+if __name__ == "__main__":
+    main()

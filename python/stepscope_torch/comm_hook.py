@@ -1,0 +1,70 @@
+"""DDP communication hooks that time every bucket's reduction (ready, start, end, bytes) and
+implement the no-reduction ablation and the reduced-precision lever.
+
+A hook is called by DDP when a bucket's gradients are all written: that moment is the rank's
+arrival at the collective (`ready`). The reduction is launched at once (`start`), and its future's
+callback, run by the backend when the reduction completes, stamps `end`.
+"""
+import torch
+import torch.distributed as dist
+
+from .recorder import now
+
+WIRE_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+def wire_dtype_for(requested, backend):
+    """The precision the hook reduces in, and a note when it differs from the request (gloo has
+    no bf16 all-reduce: fp16 stands in, the same bytes on the wire)."""
+    if requested == "bf16" and backend == "gloo":
+        return "fp16", "bf16 requested, but gloo cannot all-reduce bf16: reducing in fp16 instead"
+    return requested, None
+
+
+class TimedHook:
+    """The hook's state: which recorder, which precision, whether to reduce at all. Registered
+    as `model.register_comm_hook(TimedHook(...), timed_hook)`."""
+
+    def __init__(self, recorder, world, reduce=True, wire="fp32"):
+        self.recorder = recorder
+        self.world = world
+        self.reduce = reduce
+        self.wire = wire
+
+    def __call__(self, bucket):
+        ready = now()
+        buffer = bucket.buffer()
+        rec = self.recorder
+        if rec.sampling_norms:
+            rec.local_grad_sq += float(torch.dot(buffer, buffer))  # flat: no temporary
+            rec.local_sampled = True
+        if not self.reduce:
+            # The ablation: every replica keeps its own gradient; nothing is on the wire.
+            c = rec.add_collective(0, ready)
+            c.end = c.start
+            fut = torch.futures.Future()
+            fut.set_result(buffer)
+            return fut
+        if self.wire == "fp32":
+            wire = buffer
+            wire.div_(self.world)
+        else:
+            wire = buffer.to(WIRE_DTYPES[self.wire]).div_(self.world)
+        c = rec.add_collective(wire.numel() * wire.element_size(), ready)
+        c.start = now()
+        fut = dist.all_reduce(wire, async_op=True).get_future()
+
+        def done(f):
+            c.end = now()
+            out = f.value()[0]
+            if out.dtype != buffer.dtype:
+                buffer.copy_(out)
+                return buffer
+            return out
+
+        return fut.then(done)
+
+
+def timed_hook(state, bucket):
+    """The communication hook DDP calls for every bucket; `state` is a TimedHook."""
+    return state(bucket)

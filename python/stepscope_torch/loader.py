@@ -1,0 +1,89 @@
+"""The input pipeline as the helper sees it: every batch's wait timed, the synthetic-input
+ablation (the first batch replayed from memory), the loader-worker lever (the DataLoader rebuilt
+with other num_workers / prefetch_factor) and the step limit diagnose sets (STEPSCOPE_STEPS)."""
+import torch
+from torch.utils.data import DataLoader
+
+from .recorder import now
+
+
+def batch_samples(batch):
+    """Examples in a batch: the first dimension of its first tensor."""
+    if isinstance(batch, torch.Tensor):
+        return int(batch.shape[0]) if batch.dim() > 0 else 1
+    if isinstance(batch, (list, tuple)) and batch:
+        return batch_samples(batch[0])
+    if isinstance(batch, dict) and batch:
+        return batch_samples(next(iter(batch.values())))
+    return 1
+
+
+def rebuild(loader, workers, prefetch):
+    """The same DataLoader (dataset, sampler, collate, batch size) with other workers."""
+    kwargs = dict(num_workers=workers, collate_fn=loader.collate_fn,
+                  pin_memory=loader.pin_memory, timeout=loader.timeout,
+                  worker_init_fn=loader.worker_init_fn, generator=loader.generator)
+    if workers > 0:
+        kwargs["prefetch_factor"] = prefetch if prefetch else loader.prefetch_factor
+        kwargs["persistent_workers"] = loader.persistent_workers
+    if loader.batch_size is None:
+        return DataLoader(loader.dataset, batch_sampler=loader.batch_sampler, **kwargs)
+    return DataLoader(loader.dataset, batch_size=loader.batch_size, sampler=loader.sampler,
+                      drop_last=loader.drop_last, **kwargs)
+
+
+class TimedLoader:
+    """Iterates like the wrapped loader; `len`, `dataset`, `sampler` and the rest pass through."""
+
+    def __init__(self, loader, recorder, synthetic, steps):
+        self._loader = loader
+        self._recorder = recorder
+        self._synthetic = synthetic
+        self._steps = steps
+        self._first = None
+
+    def __len__(self):
+        return len(self._loader)
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+    def _done(self):
+        return self._steps is not None and self._recorder.step >= self._steps
+
+    def __iter__(self):
+        rec = self._recorder
+        if self._done():
+            return
+        rec.begin_if_needed()
+        if self._synthetic and self._first is not None:
+            for _ in range(len(self._loader)):
+                if self._done():
+                    return
+                t0 = now()
+                rec.add_input_wait(now() - t0, batch_samples(self._first))
+                yield self._first
+            return
+        it = iter(self._loader)
+        while True:
+            if self._done():
+                return
+            t0 = now()
+            try:
+                batch = next(it)
+            except StopIteration:
+                break
+            rec.add_input_wait(now() - t0, batch_samples(batch))
+            if self._synthetic:
+                self._first = batch
+                yield batch
+                # Every later batch is this one, from memory.
+                for _ in range(len(self._loader) - 1):
+                    if self._done():
+                        return
+                    t0 = now()
+                    rec.add_input_wait(now() - t0, batch_samples(batch))
+                    yield batch
+                return
+            yield batch
+        rec.epoch += 1

@@ -1,0 +1,167 @@
+"""One rank's step records: the phases the wrappers time, assembled into stepscope's step-record
+lines (docs/train-output.md, version 2) and appended to RUN_DIR/rank-R.steps.jsonl.
+
+Times are time.perf_counter() seconds: CLOCK_MONOTONIC on Linux, one clock for every process of
+a host, so the ranks of a one-host job are aligned without offsets.
+"""
+import json
+import threading
+import time
+
+RECORD_VERSION = 2
+
+
+def now():
+    return time.perf_counter()
+
+
+class Collective:
+    """One gradient bucket's reduction, written from the main thread (ready, start) and from the
+    communication backend's thread (end)."""
+
+    __slots__ = ("index", "bytes", "ready", "start", "end")
+
+    def __init__(self, index, nbytes, ready):
+        self.index = index
+        self.bytes = nbytes
+        self.ready = ready
+        self.start = ready
+        self.end = None
+
+
+def _union_length(intervals):
+    total = 0.0
+    last_end = None
+    for start, end in sorted(intervals):
+        if last_end is None or start > last_end:
+            total += end - start
+            last_end = end
+        elif end > last_end:
+            total += end - last_end
+            last_end = end
+    return total
+
+
+class StepRecorder:
+    """Accumulates one step's phases; `end_step` writes its record."""
+
+    def __init__(self, path, rank, world, warmup_steps, grad_norm_every):
+        self.rank = rank
+        self.world = world
+        self.warmup_steps = warmup_steps
+        self.grad_norm_every = grad_norm_every
+        self._file = open(path, "w", buffering=1)
+        self._lock = threading.Lock()
+        self.step = 0
+        self.epoch = 0
+        self.steps_written = 0
+        self.step_times = []  # (samples, seconds, warmup) of every step written
+        self.buckets_per_step = 0
+        self._start = None
+        self._reset()
+
+    def _reset(self):
+        self.input_wait = 0.0
+        self.forward = 0.0
+        self.samples = 0
+        self.micro_batches = 0
+        self.backward_start = None
+        self.backward_end = None
+        self.backward = 0.0
+        self.exposed = 0.0
+        self.collectives = []
+        self.local_grad_sq = 0.0
+        self.local_sampled = False
+        self.global_grad_sq = -1.0
+        self.loss = 0.0
+
+    def begin_if_needed(self):
+        if self._start is None:
+            self._start = now()
+
+    @property
+    def sampling_norms(self):
+        """True on the steps whose gradient norms are measured (as train's --grad-norm-every)."""
+        return self.world > 1 and self.grad_norm_every > 0 and \
+            self.step % self.grad_norm_every == 0
+
+    def add_input_wait(self, seconds, samples):
+        self.begin_if_needed()
+        self.input_wait += seconds
+        self.samples += samples
+
+    def add_forward(self, seconds):
+        self.begin_if_needed()
+        self.forward += seconds
+        self.micro_batches += 1
+
+    def mark_backward_start(self, t):
+        self.backward_start = t
+        self.backward_end = None
+        self.collectives = []  # only the last micro-batch's backward reduces
+
+    def add_collective(self, nbytes, ready):
+        with self._lock:
+            c = Collective(len(self.collectives), nbytes, ready)
+            self.collectives.append(c)
+        return c
+
+    def mark_backward_end(self, t):
+        """The backward call is over: gradients reduced and copied back by DDP. Backward
+        computes until the last bucket is ready; from then the main thread waits for the
+        reductions still in flight (exposed communication) until the last one ends; what
+        follows (DDP copying the reduced buckets back into the gradients) is backward again."""
+        if self.backward_start is None:
+            return
+        self.backward_end = t
+        last_ready = max((c.ready for c in self.collectives), default=None)
+        if last_ready is None:
+            self.backward += t - self.backward_start
+            return
+        last_end = max((c.end for c in self.collectives if c.end is not None), default=t)
+        waited_until = min(t, max(last_ready, last_end))
+        self.backward += (last_ready - self.backward_start) + (t - waited_until)
+        self.exposed += waited_until - last_ready
+
+    def end_step(self, optimizer_seconds, end):
+        """Writes the step's record; `end` is the end of the optimizer update."""
+        self.begin_if_needed()
+        start = self._start
+        collectives = []
+        for c in self.collectives:
+            c_end = c.end if c.end is not None else end
+            seconds = c_end - c.start
+            busbw = 0.0
+            if self.world > 1 and seconds > 0:
+                busbw = c.bytes / seconds * 2 * (self.world - 1) / self.world / 1e9
+            collectives.append({"index": c.index, "bytes": c.bytes, "ready": c.ready,
+                                "start": c.start, "end": c_end, "busbw_gbps": busbw})
+        compute = self.forward + self.backward + optimizer_seconds
+        record = {
+            "version": RECORD_VERSION, "rank": self.rank, "step": self.step,
+            "epoch": self.epoch, "warmup": self.step < self.warmup_steps,
+            "samples": self.samples, "micro_batches": max(1, self.micro_batches),
+            "start": start, "end": end,
+        }
+        if self.backward_start is not None:
+            record["backward_start"] = min(self.backward_start,
+                                           min((c["ready"] for c in collectives), default=end))
+        record.update({
+            "input_wait": self.input_wait, "forward": self.forward, "backward": self.backward,
+            "optimizer": optimizer_seconds, "compute": compute, "exposed_comm": self.exposed,
+            "comm_busy": _union_length([(c["start"], c["end"]) for c in collectives]),
+            "loss": self.loss,
+            "local_grad_sq": self.local_grad_sq if self.local_sampled else -1.0,
+            "global_grad_sq": self.global_grad_sq,
+            "collectives": collectives,
+        })
+        self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self.step_times.append((self.samples, end - start, record["warmup"]))
+        self.steps_written += 1
+        self.buckets_per_step = len(collectives)
+        self.step += 1
+        self._start = end
+        self._reset()
+
+    def close(self):
+        self._file.close()

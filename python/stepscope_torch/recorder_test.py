@@ -1,0 +1,49 @@
+"""Step records as the helper writes them: stepscope's format, phases from the marks."""
+import json
+import os
+import tempfile
+import unittest
+
+from stepscope_torch.recorder import StepRecorder, _union_length
+
+
+class Recorder(unittest.TestCase):
+    def test_union_of_reduction_intervals(self):
+        self.assertAlmostEqual(_union_length([(0, 2), (1, 3), (5, 6)]), 4)
+        self.assertEqual(_union_length([]), 0)
+
+    def test_a_step_from_its_marks(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "rank-1.steps.jsonl")
+            rec = StepRecorder(path, rank=1, world=2, warmup_steps=1, grad_norm_every=4)
+            rec._start = 10.0
+            rec.add_input_wait(0.5, 8)
+            rec.add_forward(1.0)
+            rec.mark_backward_start(12.0)
+            c = rec.add_collective(400, 13.0)
+            c.start, c.end = 13.0, 14.5
+            rec.mark_backward_end(15.0)
+            rec.end_step(0.25, 15.25)
+            rec.close()
+            with open(path) as f:
+                lines = [json.loads(line) for line in f]
+        self.assertEqual(len(lines), 1)
+        r = lines[0]
+        self.assertEqual((r["version"], r["rank"], r["step"], r["warmup"], r["samples"]),
+                         (2, 1, 0, True, 8))
+        self.assertEqual((r["start"], r["end"], r["backward_start"]), (10.0, 15.25, 12.0))
+        # backward up to the last bucket's arrival (1 s), the wait for its reduction (to 14.5)
+        # exposed communication, DDP's work after it (0.5 s) backward again
+        self.assertAlmostEqual(r["backward"], 1.5)
+        self.assertAlmostEqual(r["exposed_comm"], 1.5)
+        self.assertAlmostEqual(r["compute"], 1.0 + 1.5 + 0.25)
+        self.assertAlmostEqual(r["comm_busy"], 1.5)
+        self.assertEqual(r["collectives"][0]["bytes"], 400)
+        # 400 B in 1.5 s at N = 2: bus bandwidth 400 / 1.5 * 2 (N-1)/N / 1e9
+        self.assertAlmostEqual(r["collectives"][0]["busbw_gbps"], 400 / 1.5 / 1e9)
+        # step 0 samples norms (every 4th step of a multi-replica run), none were added here
+        self.assertEqual(r["local_grad_sq"], -1.0)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,208 @@
+"""`wrap`: one rank's recording session over the user's model, optimizer and loader."""
+import atexit
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+from .comm_hook import TimedHook, timed_hook, wire_dtype_for
+from .loader import TimedLoader, rebuild
+from .recorder import StepRecorder, now
+from .run_info import write_run_json
+from .settings import read_settings
+
+# Data-parallel wrappers the helper does not measure: it refuses them rather than misread them.
+UNSUPPORTED = ("FullyShardedDataParallel", "DataParallel", "ZeroRedundancyOptimizer",
+               "PipelineParallel", "Pipe", "DistributedDataParallelCPU")
+
+_ENGINE = torch.autograd.Variable._execution_engine
+
+
+class HelperError(RuntimeError):
+    """The script's objects are not ones the helper can measure; the message says what to do."""
+
+
+def _check_supported(model, optimizer):
+    for obj, what in ((model, "model"), (optimizer, "optimizer")):
+        name = type(obj).__name__
+        if name in UNSUPPORTED:
+            raise HelperError(
+                f"stepscope_torch: the {what} is a {name}, which the helper does not measure "
+                f"(only DistributedDataParallel, one process per device: docs/torch.md, Limits)")
+
+
+def _world():
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size(), dist.get_backend()
+    return int(os.environ.get("RANK", "0")), 1, "none"
+
+
+def _rebuild_ddp(model, bucket_mb):
+    """The same DistributedDataParallel over the same module with another bucket cap."""
+    return DistributedDataParallel(
+        model.module, device_ids=model.device_ids, output_device=model.output_device,
+        broadcast_buffers=model.broadcast_buffers, bucket_cap_mb=bucket_mb,
+        find_unused_parameters=model.find_unused_parameters,
+        gradient_as_bucket_view=model.gradient_as_bucket_view)
+
+
+def _first_tensor(out):
+    if isinstance(out, torch.Tensor):
+        return out
+    if isinstance(out, (list, tuple)):
+        for o in out:
+            t = _first_tensor(o)
+            if t is not None:
+                return t
+    if isinstance(out, dict):
+        for o in out.values():
+            t = _first_tensor(o)
+            if t is not None:
+                return t
+    return None
+
+
+class _Session:
+    def __init__(self, settings, model, optimizer, loader):
+        self.settings = settings
+        self.t_enter = time.time()
+        self.rank, self.world, backend = _world()
+        os.makedirs(settings.run_dir, exist_ok=True)
+        self.recorder = StepRecorder(os.path.join(settings.run_dir, f"rank-{self.rank}.steps.jsonl"),
+                                     self.rank, self.world, settings.warmup_steps,
+                                     settings.grad_norm_every)
+        self.notes = []
+        self.ddp = isinstance(model, DistributedDataParallel)
+        if not self.ddp and self.world > 1:
+            raise HelperError(
+                f"stepscope_torch: the model is a {type(model).__name__}, not a "
+                "DistributedDataParallel, in a job of several processes; wrap the DDP model "
+                "(docs/torch.md)")
+        if self.ddp and settings.bucket_mb is not None:
+            model = _rebuild_ddp(model, settings.bucket_mb)
+        self.bucket_mb = settings.bucket_mb if settings.bucket_mb is not None else (
+            getattr(model, "bucket_bytes_cap", 25 * (1 << 20)) / (1 << 20) if self.ddp else 25.0)
+        wire, note = wire_dtype_for(settings.reduce_dtype, backend)
+        if note:
+            self.notes.append(note)
+            print(f"stepscope_torch: {note}", file=sys.stderr)
+        self.wire = wire
+        self.reduce = settings.variant != "no_reduce"
+        if self.ddp:
+            hook = TimedHook(self.recorder, self.world, reduce=self.reduce, wire=wire)
+            try:
+                model.register_comm_hook(hook, timed_hook)
+            except RuntimeError as e:
+                raise HelperError(
+                    "stepscope_torch: cannot time the reduction: the DDP model already has a "
+                    f"communication hook ({e}); remove yours while diagnosing") from e
+        self.backend = backend
+        self.model = model
+        self._install_model_hooks(model)
+        self.optimizer = self._wrap_optimizer(optimizer)
+        self.loader_workers = getattr(loader, "num_workers", 0)
+        if settings.loader_workers is not None or settings.prefetch is not None:
+            if not hasattr(loader, "collate_fn"):
+                raise HelperError("stepscope_torch: STEPSCOPE_LOADER_WORKERS needs a "
+                                  "torch.utils.data.DataLoader to rebuild; the loader is a "
+                                  f"{type(loader).__name__}")
+            workers = settings.loader_workers if settings.loader_workers is not None \
+                else loader.num_workers
+            loader = rebuild(loader, workers, settings.prefetch)
+            self.loader_workers = workers
+        self.loader = TimedLoader(loader, self.recorder, settings.variant == "synthetic_input",
+                                  settings.steps)
+        params = [p for p in model.parameters() if p.requires_grad]
+        self.parameters = sum(p.numel() for p in params)
+        self.gradient_bytes = sum(p.numel() * p.element_size() for p in params)
+        self.params = params
+        self.t_startup_end = None
+        self.failed = False
+        self._install_exit()
+
+    # The model: forward timed by module hooks; backward's start by a hook on the output's
+    # gradient; backward's end (after DDP has waited for every bucket and copied it back) by an
+    # autograd-engine callback queued from a callback, so that it runs after DDP's own.
+    def _install_model_hooks(self, model):
+        rec = self.recorder
+        state = {"t0": 0.0}
+
+        def pre(module, inputs):
+            rec.begin_if_needed()
+            state["t0"] = now()
+
+        def post(module, inputs, output):
+            rec.add_forward(now() - state["t0"])
+            t = _first_tensor(output)
+            if t is not None and t.requires_grad:
+                t.register_hook(on_output_grad)
+
+        def on_output_grad(grad):
+            rec.mark_backward_start(now())
+            _ENGINE.queue_callback(lambda: _ENGINE.queue_callback(
+                lambda: rec.mark_backward_end(now())))
+            return None
+
+        model.register_forward_pre_hook(pre)
+        model.register_forward_hook(post)
+
+    def _wrap_optimizer(self, optimizer):
+        session = self
+        base = type(optimizer)
+        rec = self.recorder
+
+        def step(self_, *args, **kwargs):
+            if rec.backward_start is not None and rec.backward_end is None:
+                rec.mark_backward_end(now())  # no engine callback ran (should not happen)
+            if rec.sampling_norms and session.reduce:
+                rec.global_grad_sq = float(sum(
+                    float(torch.dot(p.grad.reshape(-1), p.grad.reshape(-1)))
+                    for p in session.params if p.grad is not None))
+            if session.t_startup_end is None:
+                session.t_startup_end = time.time()
+            t0 = now()
+            out = base.step(self_, *args, **kwargs)
+            t1 = now()
+            rec.end_step(t1 - t0, t1)
+            return out
+
+        # A subclass, so that optimizer.step stays a bound method (LR schedulers wrap it).
+        optimizer.__class__ = type(base.__name__, (base,), {"step": step})
+        return optimizer
+
+    def _install_exit(self):
+        previous = sys.excepthook
+
+        def excepthook(kind, value, tb):
+            self.failed = True
+            previous(kind, value, tb)
+
+        sys.excepthook = excepthook
+        atexit.register(self.finish)
+
+    def finish(self):
+        rec = self.recorder
+        rec.close()
+        if self.failed:
+            return
+        if rec.steps_written == 0:
+            print(f"stepscope_torch: rank {self.rank} finished without completing a step: the "
+                  "wrapped optimizer's step() was never called (is the returned optimizer the one "
+                  "the script steps?); no run.json written", file=sys.stderr)
+            return
+        if self.rank == 0:
+            write_run_json(self)
+
+
+def wrap(model, optimizer, loader):
+    """Returns (model, optimizer, loader) to use instead of the script's own: the same objects,
+    timed, with the ablation or lever diagnose asks for. Untouched without STEPSCOPE_RUN_DIR."""
+    settings = read_settings()
+    if not settings.active:
+        return model, optimizer, loader
+    _check_supported(model, optimizer)
+    s = _Session(settings, model, optimizer, loader)
+    return s.model, s.optimizer, s.loader

@@ -1,0 +1,123 @@
+#include "plan/torch_command.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "plan/run_plan.h"
+
+namespace stepscope::plan {
+namespace {
+
+using Words = std::vector<std::string>;
+
+TorchCommand Command(Words words) { return TorchCommand::FromWords(std::move(words)).value(); }
+
+bool Contains(const Words& words, const std::string& w) {
+  return std::find(words.begin(), words.end(), w) != words.end();
+}
+
+train::TrainOptions Options() {
+  train::TrainOptions o;
+  o.batch = 8;
+  o.steps = 20;
+  o.warmup_steps = 3;
+  return o;
+}
+
+TEST(TorchCommand, NeedsAnInterpreterAndAScript) {
+  EXPECT_FALSE(TorchCommand::FromWords({"python3"}).ok());
+  EXPECT_FALSE(TorchCommand::FromWords({"python3", "-u", "train.py"}).ok());
+  const TorchCommand c = Command({"python3", "train.py", "--batch", "{batch}"});
+  EXPECT_EQ(c.interpreter, "python3");
+  EXPECT_EQ(c.script, "train.py");
+  EXPECT_TRUE(c.Has("{batch}"));
+  EXPECT_FALSE(c.Has("{workers}"));
+  EXPECT_EQ(c.Words(), (Words{"python3", "train.py", "--batch", "{batch}"}));
+}
+
+TEST(TorchCommand, DefaultLauncherIsTorchRunByTheCommandsInterpreter) {
+  EXPECT_EQ(DefaultTorchLauncher(Command({"/usr/bin/python3", "t.py"})),
+            "/usr/bin/python3 -m stepscope_torch.run --nproc_per_node {n}");
+}
+
+TEST(MapOntoTorch, BaselineFillsPlaceholdersFromTheWorkload) {
+  const TorchMapping m = MapOntoTorch(
+      Command({"python3", "t.py", "--batch={batch}", "--w", "{workers}"}), Options(), RunChange{});
+  EXPECT_EQ(m.args, (Words{"--batch=8", "--w", "1"}));
+  EXPECT_TRUE(m.flags.empty());
+  EXPECT_TRUE(m.not_applicable.empty());
+  EXPECT_TRUE(Contains(m.env, "STEPSCOPE_STEPS=20"));
+  EXPECT_TRUE(Contains(m.env, "STEPSCOPE_WARMUP_STEPS=3"));
+  EXPECT_FALSE(std::any_of(m.env.begin(), m.env.end(), [](const std::string& e) {
+    return e.rfind("STEPSCOPE_VARIANT", 0) == 0;
+  }));
+}
+
+TEST(MapOntoTorch, AblationsGoToTheHelper) {
+  const TorchCommand c = Command({"python3", "t.py"});
+  RunChange no_reduce;
+  no_reduce.no_reduce = true;
+  EXPECT_TRUE(Contains(MapOntoTorch(c, Options(), no_reduce).env, "STEPSCOPE_VARIANT=no_reduce"));
+  RunChange synthetic;
+  synthetic.synthetic_input = true;
+  EXPECT_TRUE(
+      Contains(MapOntoTorch(c, Options(), synthetic).env, "STEPSCOPE_VARIANT=synthetic_input"));
+}
+
+TEST(MapOntoTorch, LeversUsePlaceholdersElseVariablesElseAreNotApplicable) {
+  RunChange change;
+  change.levers.micro_batch = 16;
+  change.levers.bucket_mib = 1.5;
+  change.levers.loader_workers = 2;
+  change.levers.wire = comm::WireDtype::kBf16;
+  const TorchMapping with =
+      MapOntoTorch(Command({"python3", "t.py", "--batch", "{batch}", "--bucket", "{bucket_mb}"}),
+                   Options(), change);
+  EXPECT_EQ(with.args, (Words{"--batch", "16", "--bucket", "1.5"}));
+  EXPECT_TRUE(Contains(with.env, "STEPSCOPE_LOADER_WORKERS=2"));
+  EXPECT_TRUE(Contains(with.env, "STEPSCOPE_REDUCE_DTYPE=bf16"));
+  EXPECT_FALSE(Contains(with.env, "STEPSCOPE_BUCKET_MB=1.5"));
+  EXPECT_TRUE(with.not_applicable.empty());
+
+  const TorchMapping without = MapOntoTorch(Command({"python3", "t.py"}), Options(), change);
+  EXPECT_TRUE(Contains(without.env, "STEPSCOPE_BUCKET_MB=1.5"));
+  ASSERT_EQ(without.not_applicable.size(), 1u);
+  EXPECT_NE(without.not_applicable[0].find("{batch}"), std::string::npos);
+}
+
+TEST(PlanMainRuns, TorchRunsCarryTheScriptsArgumentsAndTheHelpersEnvironment) {
+  PlanRequest r;
+  r.options = Options();
+  r.torch = Command({"python3", "t.py", "--batch", "{batch}"});
+  r.replicas = {1, 2};
+  r.ablate_at = {2};
+  const RunPlan plan = PlanMainRuns(r);
+  ASSERT_EQ(plan.runs.size(), 5u);
+  EXPECT_EQ(plan.runs[0].args, (Words{"--batch", "8"}));
+  const PlannedRun& doubled = plan.runs.back();
+  EXPECT_EQ(doubled.name, "double_batch-n2");
+  EXPECT_EQ(doubled.args, (Words{"--batch", "16"}));
+  EXPECT_TRUE(Contains(plan.runs[2].env, "STEPSCOPE_VARIANT=no_reduce"));
+}
+
+TEST(PlanMainRuns, WithoutTheHelperOnlyTheDoubleBatchAblationRuns) {
+  PlanRequest r;
+  r.options = Options();
+  r.torch = Command({"python3", "t.py", "--batch", "{batch}"});
+  r.torch->helper = false;
+  r.replicas = {1, 2};
+  r.ablate_at = {2};
+  const RunPlan plan = PlanMainRuns(r);
+  ASSERT_EQ(plan.runs.size(), 3u);
+  EXPECT_EQ(plan.runs[2].name, "double_batch-n2");
+  EXPECT_EQ(plan.notes.size(), 1u);
+  RunChange change;
+  change.levers.loader_workers = 2;
+  change.levers.wire = comm::WireDtype::kBf16;
+  const TorchMapping m = MapOntoTorch(*r.torch, Options(), change);
+  EXPECT_EQ(m.not_applicable.size(), 2u);
+}
+
+}  // namespace
+}  // namespace stepscope::plan

@@ -1,0 +1,137 @@
+#include "report/model_chart.h"
+
+#include <fmt/format.h>
+
+#include "analysis/scaling.h"
+
+namespace stepscope::report {
+namespace {
+
+using nlohmann::json;
+
+Result<std::vector<ModelPoint>> Points(const json& doc, const std::string& field) {
+  std::vector<ModelPoint> out;
+  const auto it = doc.find(field);
+  if (it == doc.end()) return out;
+  if (!it->is_array()) return Status::Error("field '" + field + "' is not an array");
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& p = (*it)[i];
+    const std::string where = field + "[" + std::to_string(i) + "]";
+    if (!p.is_object() || !p.contains("replicas") || !p["replicas"].is_number_integer()) {
+      return Status::Error("field '" + where + ".replicas' is missing or not a whole number");
+    }
+    if (!p.contains("samples_per_s")) {
+      return Status::Error("field '" + where + ".samples_per_s' is missing");
+    }
+    Result<Estimate> e = EstimateFromJson(p["samples_per_s"], where + ".samples_per_s");
+    if (!e.ok()) return e.status();
+    out.push_back({p["replicas"].get<int>(), *e});
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::optional<ModelCurve>> ModelCurveFromJson(const json& diagnosis) {
+  if (!diagnosis.is_object() || !diagnosis.contains("predictions")) {
+    return std::optional<ModelCurve>();
+  }
+  ModelCurve c;
+  Result<std::vector<ModelPoint>> predicted = Points(diagnosis, "predictions");
+  if (!predicted.ok()) return predicted.status();
+  Result<std::vector<ModelPoint>> levers = Points(diagnosis, "lever_curve");
+  if (!levers.ok()) return levers.status();
+  c.predicted = std::move(*predicted), c.with_levers = std::move(*levers);
+  if (c.predicted.empty()) return std::optional<ModelCurve>();
+  return std::optional<ModelCurve>(std::move(c));
+}
+
+int HalfDeviceReplicas(const std::vector<ModelPoint>& points) {
+  if (points.empty() || points.front().replicas != 1) return 0;
+  const double x1 = points.front().samples_per_s.value;
+  if (!(x1 > 0)) return 0;
+  for (size_t i = 1; i < points.size(); ++i) {
+    const int added = points[i].replicas - points[i - 1].replicas;
+    if (added <= 0) continue;
+    const double marginal =
+        (points[i].samples_per_s.value - points[i - 1].samples_per_s.value) / added / x1;
+    if (marginal < 0.5) return points[i].replicas;
+  }
+  return 0;
+}
+
+json ModelChart(const analysis::Diagnosis& d, const ModelCurve& curve, const std::string& schema) {
+  json rows = json::array();
+  auto add = [&rows](const std::string& series, int n, const Estimate& e) {
+    rows.push_back({{"series", series},
+                    {"replicas", n},
+                    {"samples_per_s", e.value},
+                    {"low", e.low},
+                    {"high", e.high}});
+  };
+  for (const analysis::DiagnosisPoint& p : d.points) {
+    add("measured", p.scaling.replicas, Estimate::Exact(p.scaling.samples_per_s));
+  }
+  for (const ModelPoint& p : curve.predicted) add("model", p.replicas, p.samples_per_s);
+  for (const ModelPoint& p : curve.with_levers)
+    add("model, free levers", p.replicas, p.samples_per_s);
+  const int half = HalfDeviceReplicas(curve.predicted);
+  const json x = {{"field", "replicas"},
+                  {"type", "quantitative"},
+                  {"title", "replicas (N, log scale)"},
+                  {"scale", {{"type", "log"}, {"base", 2}}},
+                  {"axis", {{"format", "d"}}}};
+  const json y = {{"field", "samples_per_s"},
+                  {"type", "quantitative"},
+                  {"title", std::string(analysis::UnitText(d.source.throughput_unit))}};
+  const json colour = {{"field", "series"},
+                       {"type", "nominal"},
+                       {"title", nullptr},
+                       {"scale",
+                        {{"domain", {"measured", "model", "model, free levers"}},
+                         {"range", {"#4c78a8", "#f58518", "#54a24b"}}}}};
+  json layers = json::array();
+  layers.push_back({{"transform", json::array({{{"filter", "datum.series !== 'measured'"}}})},
+                    {"mark", {{"type", "area"}, {"opacity", 0.2}}},
+                    {"encoding",
+                     {{"x", x},
+                      {"y", {{"field", "low"}, {"type", "quantitative"}}},
+                      {"y2", {{"field", "high"}}},
+                      {"color", colour}}}});
+  layers.push_back({{"mark", {{"type", "line"}, {"point", true}}},
+                    {"encoding",
+                     {{"x", x},
+                      {"y", y},
+                      {"color", colour},
+                      {"tooltip", json::array({{{"field", "series"}},
+                                               {{"field", "replicas"}},
+                                               {{"field", "samples_per_s"}, {"format", ".1f"}},
+                                               {{"field", "low"}, {"format", ".1f"}},
+                                               {{"field", "high"}, {"format", ".1f"}}})}}}});
+  json spec = {{"$schema", schema},
+               {"title", "Measured and predicted throughput (band: the model's 90 % interval)"},
+               {"width", 380},
+               {"height", 240},
+               {"datasets", {{"model", rows}}},
+               {"data", {{"name", "model"}}}};
+  if (half > 0) {
+    spec["datasets"]["model_half_device"] = json::array(
+        {{{"replicas", half}, {"label", fmt::format("N={}: marginal device < 0.5", half)}}});
+    layers.push_back({{"data", {{"name", "model_half_device"}}},
+                      {"mark", {{"type", "rule"}, {"strokeDash", {4, 3}}, {"color", "#e45756"}}},
+                      {"encoding", {{"x", x}}}});
+    layers.push_back({{"data", {{"name", "model_half_device"}}},
+                      {"mark",
+                       {{"type", "text"},
+                        {"align", "left"},
+                        {"dx", 4},
+                        {"y", 8},
+                        {"color", "#e45756"},
+                        {"fontSize", 10}}},
+                      {"encoding", {{"x", x}, {"text", {{"field", "label"}}}}}});
+  }
+  spec["layer"] = std::move(layers);
+  return spec;
+}
+
+}  // namespace stepscope::report
