@@ -22,7 +22,8 @@ from harness import MPIRUN_LOCAL, STEPSCOPE, TempDirTest, read_json, skip_withou
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "scripts")
 # Runs of about 2 s (40 ms of input delay per batch): long enough to be hit mid-run.
 WORKLOAD = ["--model", "mlp", "--hidden", "32", "--batch", "16", "--steps", "40",
-            "--warmup-steps", "3", "--inject-input-delay", "40", "--wire-check-steps", "0"]
+            "--warmup-steps", "3", "--inject-input-delay", "40", "--wire-check-steps", "0",
+            "--noise-scale-steps", "0"]
 TARGET = "baseline-n2"
 # After the target: the ablations at 2, largest N first (docs/diagnose.md "The runs").
 LATER = ["no_reduce-n2", "synthetic_input-n2", "double_batch-n2"]
