@@ -33,8 +33,13 @@ done
 
 destroy() {
   [[ -f $dir/namespaces ]] || return 0
+  # Processes still inside a namespace (an orted whose mpirun lost it when a link went down)
+  # would keep it alive unnamed after `ip netns del`: they go first.
   while read -r ns; do
-    [[ $ns == stepscope-h* ]] && ip netns del "$ns" 2>/dev/null || true
+    [[ $ns == stepscope-h* ]] || continue
+    local pids; pids=$(ip netns pids "$ns" 2>/dev/null || true)
+    [[ -n $pids ]] && kill -9 $pids 2>/dev/null || true
+    ip netns del "$ns" 2>/dev/null || true
   done < "$dir/namespaces"
   rm -rf "$dir"
 }

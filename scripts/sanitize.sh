@@ -3,8 +3,7 @@
 #   build-asan: AddressSanitizer + UndefinedBehaviorSanitizer. Every unit test, one short real
 #     2-rank training run that uses every helper thread (overlapped reduction on a communication
 #     thread, bf16 on the wire, two loader workers, gradient accumulation, the record writer),
-#     and the bounded fuzz runs of the trace reader and the predict spec reader (their fuzz
-#     targets live in the same build).
+#     and the bounded fuzz runs of every reader (their fuzz targets live in the same build).
 #   build-tsan: ThreadSanitizer. The thread-heavy unit tests (reducer, loader, recorder,
 #     watchdog) and the shared-memory all-reduce and heartbeat tests at 2 ranks (as processes:
 #     an MPI shared-memory window cannot be shared by threads of one process).
@@ -53,8 +52,9 @@ if [[ $which == asan || $which == all ]]; then
     --reduce-dtype bf16 --bucket-mb 0.05 --no-eval --quiet --out "$run/mlp2" >/dev/null
   test -s "$run/mlp2/rank-1.steps.jsonl"
   echo "sanitize: ASan+UBSan: unit tests and a 2-rank run (overlap, bf16, 2 workers, accum 2) clean"
-  (cd build-asan && ctest -R '^fuzz_' --output-on-failure)
-  echo "sanitize: the trace reader (30 s) and the predict spec reader (5 s) fuzzed under ASan+UBSan, no finding"
+  # Every reader's fuzz target (fuzz/CMakeLists.txt), 10 s each, side by side.
+  (cd build-asan && ctest -R '^fuzz_' --output-on-failure -j"$jobs")
+  echo "sanitize: every reader (trace, step records, run.json, sweep.json, diagnosis.json, predict spec) fuzzed under ASan+UBSan, no finding"
   echo "sanitize: ASan+UBSan step took ${SECONDS} s (build, tests, run and fuzz)"
 fi
 

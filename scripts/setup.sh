@@ -9,6 +9,7 @@ packages=(
   dataset-fashion-mnist fortunes-min fortunes
   python3 python3-torch iproute2
   clang-14 libclang-rt-14-dev
+  munge slurmd slurmctld slurm-client
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -38,6 +38,7 @@ struct DiagnoseFlags {
   int64_t noise_scale_steps = 1000;
   bool no_ablations = false;
   bool fresh = false;
+  double run_timeout_s = 0;
   std::optional<double> device_cost;
   std::optional<double> deadline;
   std::optional<double> samples_to_target;
@@ -248,6 +249,10 @@ Result<DiagnoseRequest> BuildRequest(const DiagnoseFlags& f) {
   r.wire_check_steps = r.plan.torch ? 0 : f.wire_check_steps;
   r.noise_scale_steps = r.plan.torch ? 0 : f.noise_scale_steps;
   r.fresh = f.fresh;
+  if (!(f.run_timeout_s >= 0)) {
+    return Status::Error("--run-timeout must be 0 (no limit) or a number of seconds, e.g. 600");
+  }
+  r.run_timeout_s = f.run_timeout_s;
   r.quiet = f.train.quiet;
   r.dir = f.train.options.out.empty() ? std::string(kDefaultDiagnoseDir) : f.train.options.out;
   const bool launcher_given = f.launcher_option != nullptr && f.launcher_option->count() > 0;
@@ -354,6 +359,11 @@ void AddDiagnoseCommand(CLI::App& app, std::function<int()>* run) {
       ->capture_default_str();
   cmd->add_flag("--fresh", flags->fresh,
                 "Discard the runs stored in --out DIR instead of resuming");
+  cmd->add_option("--run-timeout", flags->run_timeout_s,
+                  "Seconds a run may take before it is ended (its launcher's process group "
+                  "killed) and counted as failed; the sweep goes on. 0: no limit")
+      ->check(Number("--run-timeout 600"))
+      ->capture_default_str();
   cmd->add_option("--currency", flags->currency,
                   "What the decision minimises: cost (to the target, within the deadline) or time "
                   "(to the target, within the budget)")

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <vector>
 
 #include "analysis/build_diagnosis.h"
 #include "analysis/diagnosis.h"
@@ -194,7 +195,23 @@ std::string FailedRunsText(const sweep::SweepResult& r) {
   std::string out;
   for (const sweep::JobOutcome& o : r.outcomes) {
     if (o.state == sweep::JobState::kFailed) {
-      out += fmt::format("  {} (exit {}): log in {}/log.txt\n", o.job.name, o.exit_code, o.run_dir);
+      out += fmt::format("  {} (exit {}): {}; log in {}/log.txt\n", o.job.name, o.exit_code,
+                         o.cause, o.run_dir);
+    }
+  }
+  return out;
+}
+
+// The failed runs of every sweep of the session, for diagnosis.json (the last outcome of a run
+// that ran more than once).
+std::vector<analysis::FailedRun> FailedRuns(const std::vector<sweep::SweepResult>& results) {
+  std::vector<analysis::FailedRun> out;
+  for (const sweep::SweepResult& r : results) {
+    for (const sweep::JobOutcome& o : r.outcomes) {
+      std::erase_if(out, [&](const analysis::FailedRun& f) { return f.run == o.job.name; });
+      if (o.state == sweep::JobState::kFailed) {
+        out.push_back({o.job.name, o.job.replicas, o.cause, o.exit_code, o.run_dir + "/log.txt"});
+      }
     }
   }
   return out;
@@ -213,6 +230,7 @@ class Session {
     run_options_.program = request.program;
     run_options_.launcher = request.launcher;
     run_options_.progress = request.quiet ? nullptr : stderr;
+    run_options_.run_timeout_s = request.run_timeout_s;
     if (request.plan.torch) {
       run_options_.out_env = "STEPSCOPE_RUN_DIR";
       run_options_.extra_env.push_back(TorchPythonPath());
@@ -486,11 +504,6 @@ void Session::PrintSummary(const analysis::Diagnosis& d, const std::string& json
         "\n(EMULATED devices/links: every number above is paced emulation, "
         "not real hardware of that speed)\n");
   }
-  std::string failed;
-  for (const sweep::SweepResult& r : results_) failed += FailedRunsText(r);
-  if (!failed.empty()) {
-    std::printf("\nfailed runs (diagnosis made without them):\n%s", failed.c_str());
-  }
   std::printf("\n%sdiagnosis written to %s (report: %s)\n", partial_ ? "partial " : "",
               json_path.c_str(), html_path.c_str());
 }
@@ -519,6 +532,7 @@ int Session::Finish(analysis::Diagnosis* d) {
         "the options were not priced (the step-time model could not be "
         "fitted: see model_error); the decision is the curve's");
   }
+  d->failed_runs = FailedRuns(results_);
   nlohmann::json j = analysis::ToJson(*d);
   j.update(model_section);
   if (fitted) {

@@ -556,7 +556,7 @@ Status ReadAppliedLevers(const json& after, int version, std::vector<AppliedLeve
       if (!(*arr)[i].is_string()) {
         return Status::Error(fmt::format("diagnosis.json: field '{}' is not a string", q));
       }
-      const std::string text = (*arr)[i].get<std::string>();
+      const std::string text = PlainText((*arr)[i].get<std::string>());
       const size_t space = text.find(' ');
       const std::string name = text.substr(0, space);
       std::optional<Lever> lever = Parse<Lever>(name);
@@ -662,9 +662,41 @@ nlohmann::json ToJson(const Diagnosis& d) {
   } else {
     j["after"] = nullptr;
   }
+  json failed = json::array();
+  for (const FailedRun& f : d.failed_runs) {
+    failed.push_back({{"run", f.run},
+                      {"replicas", f.replicas},
+                      {"cause", f.cause},
+                      {"exit_code", f.exit_code},
+                      {"log", f.log}});
+  }
+  j["failed_runs"] = failed;
   j["warnings"] = d.warnings;
   return j;
 }
+
+namespace {
+
+// failed_runs: absent in files written before it.
+Status ReadFailedRuns(const json& j, std::vector<FailedRun>* out) {
+  if (!j.contains("failed_runs")) return Status::Ok();
+  const json* arr = nullptr;
+  STEPSCOPE_RETURN_IF_ERROR(GetArray(j, "", "failed_runs", &arr));
+  for (size_t i = 0; i < arr->size(); ++i) {
+    const std::string q = At("", "failed_runs", i);
+    const json& e = (*arr)[i];
+    FailedRun f;
+    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "run", &f.run));
+    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "replicas", &f.replicas));
+    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "cause", &f.cause));
+    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "exit_code", &f.exit_code));
+    STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "log", &f.log));
+    out->push_back(std::move(f));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 Result<Diagnosis> DiagnosisFromJson(const nlohmann::json& j) {
   Diagnosis d;
@@ -723,6 +755,7 @@ Result<Diagnosis> DiagnosisFromJson(const nlohmann::json& j) {
     }
     d.after = std::move(a);
   }
+  STEPSCOPE_RETURN_IF_ERROR(ReadFailedRuns(j, &d.failed_runs));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, "", "warnings", &d.warnings));
   return d;
 }

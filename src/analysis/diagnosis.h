@@ -73,6 +73,16 @@ struct AfterLevers {
   double EfficiencyAgainstOriginal(const DiagnosisPoint& point) const;
 };
 
+// A run of the sweep that did not finish: which, why (in words, naming the rank or host when the
+// log tells: "rank 1 on host vm died of signal 9 (Killed)") and where its launcher's log is.
+struct FailedRun {
+  std::string run;  // the run's name, e.g. "baseline-n4"
+  int replicas = 0;
+  std::string cause;
+  int exit_code = 0;  // the launcher's exit status (128 + signal when it died of one)
+  std::string log;    // path of the run's log.txt
+};
+
 struct Diagnosis {
   int schema_version = kDiagnosisSchemaVersion;  // as read; ToJson always writes the current
   SourceInfo source;
@@ -82,6 +92,7 @@ struct Diagnosis {
   NoiseScale noise_scale;
   Verdict verdict;
   std::optional<AfterLevers> after;
+  std::vector<FailedRun> failed_runs;  // runs of the sweep that did not finish
   std::vector<std::string> warnings;
 };
 

@@ -114,6 +114,46 @@ TEST(Diagnosis, DocumentedFieldNames) {
   EXPECT_TRUE(j.at("emulation").at("emulated").get<bool>());
 }
 
+// failed_runs[]: each run that did not finish, its cause and its log, round-trips; the field
+// names written are those docs/diagnosis.md documents; a file without it (older) still reads.
+TEST(Diagnosis, FailedRunsRoundTripAndAreDocumented) {
+  Diagnosis d = Sample();
+  d.failed_runs.push_back({"baseline-n4", 4, "rank 1 on host vm died of signal 9 (Killed)", 137,
+                           "/tmp/d/runs/baseline-n4/log.txt"});
+  nlohmann::json j = ToJson(d);
+  Result<Diagnosis> back = DiagnosisFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->failed_runs.size(), 1u);
+  EXPECT_EQ(back->failed_runs[0].run, "baseline-n4");
+  EXPECT_EQ(back->failed_runs[0].replicas, 4);
+  EXPECT_EQ(back->failed_runs[0].cause, d.failed_runs[0].cause);
+  EXPECT_EQ(back->failed_runs[0].exit_code, 137);
+  EXPECT_EQ(back->failed_runs[0].log, d.failed_runs[0].log);
+
+  std::ifstream doc(std::string(STEPSCOPE_DOCS_DIR) + "/diagnosis.md");
+  ASSERT_TRUE(doc.good());
+  std::string line, row;
+  while (std::getline(doc, line)) {
+    if (line.rfind("| `failed_runs`", 0) == 0) row = line;
+  }
+  ASSERT_FALSE(row.empty()) << "docs/diagnosis.md has no failed_runs row";
+  const nlohmann::json& entry = j.at("failed_runs").at(0);
+  EXPECT_EQ(entry.size(), 5u);
+  for (auto it = entry.begin(); it != entry.end(); ++it) {
+    EXPECT_NE(row.find("`" + it.key() + "`"), std::string::npos) << it.key();
+  }
+
+  j.erase("failed_runs");
+  back = DiagnosisFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(back->failed_runs.empty());
+  j["failed_runs"] = nlohmann::json::array({{{"run", "x"}}});
+  back = DiagnosisFromJson(j);
+  ASSERT_FALSE(back.ok());
+  EXPECT_NE(back.status().message().find("failed_runs[0].replicas"), std::string::npos)
+      << back.status().message();
+}
+
 // A priced decision, its options and what the pricing assumed round-trip; a version-2
 // document (the decision a word, its reason beside it) still reads.
 TEST(Diagnosis, PricedDecisionRoundTripsAndVersion2Reads) {

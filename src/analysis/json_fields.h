@@ -5,11 +5,15 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "core/estimate.h"
+#include "core/json_number.h"
 #include "core/status.h"
 #include "core/vocabulary.h"
 
@@ -21,6 +25,34 @@ inline std::string Join(const std::string& path, const std::string& key) {
   return path.empty() ? key : path + "." + key;
 }
 
+// Free text read from the file shows in terminals and pages: control characters (other than tab
+// and newline) become U+FFFD, so that no string can move a terminal's cursor or recolour it.
+inline std::string PlainText(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\t' && c != '\n') || u == 0x7f) {
+      out += "\xEF\xBF\xBD";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+inline void MakePlain(std::string* s) { *s = PlainText(*s); }
+inline void MakePlain(std::vector<std::string>* v) {
+  for (std::string& s : *v) MakePlain(&s);
+}
+inline void MakePlain(std::map<std::string, std::string>* m) {
+  std::map<std::string, std::string> plain;
+  for (const auto& [k, v] : *m) plain[PlainText(k)] = PlainText(v);
+  *m = std::move(plain);
+}
+template <typename T>
+void MakePlain(T*) {}
+
 template <typename T>
 Status Get(const json& j, const std::string& path, const char* key, T* out) {
   const std::string where = Join(path, key);
@@ -31,12 +63,21 @@ Status Get(const json& j, const std::string& path, const char* key, T* out) {
   if (it == j.end()) {
     return Status::Error(fmt::format("diagnosis.json: missing field '{}'", where));
   }
+  if constexpr (std::is_arithmetic_v<T>) {
+    if (!JsonValueTo(*it, out)) {
+      return Status::Error(
+          fmt::format("diagnosis.json: field '{}' has the wrong type or is out of range ({})",
+                      where, it->dump()));
+    }
+    return Status::Ok();
+  }
   try {
     *out = it->template get<T>();
   } catch (const json::exception& e) {
     return Status::Error(
         fmt::format("diagnosis.json: field '{}' has the wrong type ({})", where, it->type_name()));
   }
+  MakePlain(out);
   return Status::Ok();
 }
 

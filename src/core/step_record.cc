@@ -3,6 +3,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/json_number.h"
 #include "core/json_text.h"
 
 namespace stepscope {
@@ -17,10 +18,9 @@ Status Field(const json& obj, const char* key, T* out, const std::string& where)
   if (it == obj.end()) {
     return Status::Error(where + ": missing field '" + key + "'");
   }
-  try {
-    *out = it->get<T>();
-  } catch (const json::exception&) {
-    return Status::Error(where + ": field '" + key + "' has the wrong type (" + it->dump() + ")");
+  if (!JsonValueTo(*it, out)) {
+    return Status::Error(where + ": field '" + key + "' has the wrong type or is out of range (" +
+                         it->dump() + ")");
   }
   return Status::Ok();
 }

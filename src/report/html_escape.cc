@@ -23,7 +23,14 @@ std::string EscapeHtml(std::string_view text) {
         out += "&#39;";
         break;
       default:
-        out += c;
+        // A control character (other than tab and newlines) is not text a page may carry: it
+        // shows as the replacement character.
+        if ((static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') ||
+            c == '\x7f') {
+          out += "\xEF\xBF\xBD";
+        } else {
+          out += c;
+        }
     }
   }
   return out;
@@ -43,6 +50,8 @@ std::string JsonForScript(const nlohmann::json& value) {
       out += "\\u003e";
     } else if (c == '&') {
       out += "\\u0026";
+    } else if (c == '\x7f') {  // valid in JSON, but a control character in a page
+      out += "\\u007f";
     } else if (c == '\xE2' && i + 2 < json.size() && json[i + 1] == '\x80' &&
                (json[i + 2] == '\xA8' || json[i + 2] == '\xA9')) {
       out += json[i + 2] == '\xA8' ? "\\u2028" : "\\u2029";

@@ -10,6 +10,14 @@ TEST(EscapeHtml, ReplacesTheFiveSpecialCharacters) {
   EXPECT_EQ(EscapeHtml("plain text"), "plain text");
 }
 
+TEST(EscapeHtml, ControlCharactersBecomeReplacementCharacters) {
+  EXPECT_EQ(EscapeHtml("a\x01"
+                       "b\x1b[31mc\x7f\td\ne"),
+            "a\xEF\xBF\xBD"
+            "b\xEF\xBF\xBD[31mc\xEF\xBF\xBD\td\ne");
+  EXPECT_EQ(EscapeHtml(std::string("nul\0", 4)), "nul\xEF\xBF\xBD");
+}
+
 TEST(JsonForScript, NoScriptBreakoutAndSameValue) {
   const std::string hostile = "</script><img src=x onerror=alert(1)> <!-- & \xE2\x80\xA8";
   const nlohmann::json j = {{"name", hostile}};

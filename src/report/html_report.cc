@@ -682,6 +682,16 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
                 : std::string("unknown")) +
        (n.reason.empty() ? "" : " — " + H(n.reason)) + "</p>\n";
 
+  if (!d.failed_runs.empty()) {
+    h += "<h2>Failed runs</h2>\n<p>The diagnosis is made without them; each log holds the "
+         "launcher's output.</p>\n<table id=\"failed-runs\">\n";
+    h += Row({"run", "N", "exit", "cause", "log"}, true);
+    for (const analysis::FailedRun& f : d.failed_runs) {
+      h += Row({H(f.run), std::to_string(f.replicas), std::to_string(f.exit_code), H(f.cause),
+                H(f.log)});
+    }
+    h += "</table>\n";
+  }
   if (!d.warnings.empty()) {
     h += "<h2>Warnings</h2>\n<div class=\"warn\">" + ListOf(d.warnings) + "</div>\n";
   }

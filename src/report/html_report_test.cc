@@ -13,15 +13,6 @@
 namespace stepscope::report {
 namespace {
 
-size_t Count(const std::string& haystack, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos;
-       at = haystack.find(needle, at + 1)) {
-    ++n;
-  }
-  return n;
-}
-
 size_t SeriesCount(const nlohmann::json& rows) {
   std::set<std::string> series;
   for (const auto& r : rows) series.insert(r["series"].get<std::string>());
@@ -66,21 +57,11 @@ TEST(HtmlReport, HostileNamesStayText) {
   // Exactly the page's own five script elements, and no injected element.
   EXPECT_EQ(Count(page, "<script"), 5u);
   EXPECT_EQ(Count(page, "</script>"), 5u);
-  // Outside the script elements (the chart library's code has its own "<img" strings)...
-  std::string markup;
-  size_t at = 0;
-  for (size_t open = page.find("<script"); open != std::string::npos;
-       open = page.find("<script", at)) {
-    const size_t body = page.find('>', open) + 1;
-    markup += page.substr(at, body - at);
-    at = page.find("</script>", body);
-    ASSERT_NE(at, std::string::npos);
-    const std::string content = page.substr(body, at - body);
-    if (page.compare(open, 36, "<script type=\"application/json\" id=\"") == 0) {
-      EXPECT_EQ(content.find('<'), std::string::npos);  // ...and in the data block
-    }
-  }
-  markup += page.substr(at);
+  // Outside the script elements (the chart library's code has its own "<img" strings), and no
+  // '<' in the data block.
+  bool data_block_clean = false;
+  const std::string markup = MarkupOutsideScripts(page, &data_block_clean);
+  EXPECT_TRUE(data_block_clean);
   EXPECT_EQ(Count(markup, "<img"), 0u);
   EXPECT_EQ(Count(markup, "<b>bold"), 0u);
   EXPECT_EQ(Count(page, "<!--"), 0u);

@@ -105,4 +105,31 @@ Result<analysis::Diagnosis> MakeTestDiagnosis(const TestDiagnosisOptions& option
   return d;
 }
 
+size_t Count(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+std::string MarkupOutsideScripts(const std::string& page, bool* data_block_clean) {
+  std::string markup;
+  size_t at = 0;
+  *data_block_clean = true;
+  for (size_t open = page.find("<script"); open != std::string::npos;
+       open = page.find("<script", at)) {
+    const size_t body = page.find('>', open) + 1;
+    markup += page.substr(at, body - at);
+    at = page.find("</script>", body);
+    if (at == std::string::npos) return markup;
+    if (page.compare(open, 36, "<script type=\"application/json\" id=\"") == 0 &&
+        page.substr(body, at - body).find('<') != std::string::npos) {
+      *data_block_clean = false;
+    }
+  }
+  return markup + page.substr(at);
+}
+
 }  // namespace stepscope::report

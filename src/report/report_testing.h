@@ -25,4 +25,11 @@ struct TestDiagnosisOptions {
 
 Result<analysis::Diagnosis> MakeTestDiagnosis(const TestDiagnosisOptions& options = {});
 
+// How many times `needle` occurs in `haystack` (overlapping occurrences too).
+size_t Count(const std::string& haystack, const std::string& needle);
+
+// A page's markup outside its script elements (where an injected element would show); sets
+// *data_block_clean to whether the JSON data block holds no '<'.
+std::string MarkupOutsideScripts(const std::string& page, bool* data_block_clean);
+
 }  // namespace stepscope::report

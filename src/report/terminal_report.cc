@@ -239,6 +239,14 @@ std::string TerminalReport(const analysis::Diagnosis& d, const TerminalReportOpt
   } else {
     out += VerdictSection(d.verdict, unit, colour);
   }
+  if (!d.failed_runs.empty()) {
+    out +=
+        Paint("\nfailed runs (the diagnosis is made without them):", Style::kYellow, colour) + "\n";
+    for (const analysis::FailedRun& f : d.failed_runs) {
+      out += fmt::format("  {} ({} replica{}, exit {}): {}\n    log: {}\n", f.run, f.replicas,
+                         f.replicas == 1 ? "" : "s", f.exit_code, f.cause, f.log);
+    }
+  }
   for (const std::string& w : d.warnings) {
     out += Paint("warning: " + w, Style::kYellow, colour) + "\n";
   }

@@ -6,6 +6,7 @@
 
 #include "analysis/build_diagnosis.h"
 #include "analysis/synthetic_run.h"
+#include "report/html_report.h"
 #include "report/report_testing.h"
 
 namespace stepscope::report {
@@ -116,6 +117,28 @@ TEST(TerminalReport, NoMarginalFromOneReplicaCount) {
   ASSERT_GE(cells.size(), 5u);
   EXPECT_EQ(cells[4], "-") << lines[1];
   EXPECT_EQ(d.verdict.decision, Decision::kPullLevers);
+}
+
+// A failed run is listed with its cause and its log, in the terminal and in the page.
+TEST(TerminalReport, ListsFailedRunsWithCauseAndLog) {
+  auto d = MakeTestDiagnosis();
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  d->failed_runs.push_back({"baseline-n8", 8, "rank 5 on host node-2 died of signal 9 (Killed)",
+                            137, "/sweeps/a/runs/baseline-n8/log.txt"});
+  const std::string text = TerminalReport(*d);
+  EXPECT_NE(text.find("failed runs"), std::string::npos);
+  EXPECT_NE(text.find("baseline-n8 (8 replicas, exit 137): rank 5 on host node-2 died of signal 9"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("log: /sweeps/a/runs/baseline-n8/log.txt"), std::string::npos);
+  const std::string page = RenderHtmlReport(*d);
+  EXPECT_NE(page.find("<h2>Failed runs</h2>"), std::string::npos);
+  EXPECT_NE(page.find("<td>rank 5 on host node-2 died of signal 9 (Killed)</td>"),
+            std::string::npos);
+  EXPECT_NE(page.find("<td>/sweeps/a/runs/baseline-n8/log.txt</td>"), std::string::npos);
+  d->failed_runs.clear();
+  EXPECT_EQ(TerminalReport(*d).find("failed runs"), std::string::npos);
+  EXPECT_EQ(RenderHtmlReport(*d).find("Failed runs"), std::string::npos);
 }
 
 }  // namespace

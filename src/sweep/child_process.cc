@@ -110,27 +110,33 @@ Result<ChildProcess> ChildProcess::Start(const std::vector<std::string>& argv,
   return ChildProcess(pid, start);
 }
 
-ChildResult ChildProcess::Wait(InterruptGuard* guard, double kill_grace_s) {
+ChildResult ChildProcess::Wait(InterruptGuard* guard, double kill_grace_s, double timeout_s) {
   ChildResult result;
   int status = 0;
   double kill_at = -1;
-  bool killed = false;
+  bool stopping = false, killed = false;
   for (;;) {
     const pid_t got = waitpid(pid_, &status, WNOHANG);
     if (got == pid_ || (got < 0 && errno != EINTR)) break;
-    if (!result.interrupted && guard != nullptr && guard->Interrupted()) {
+    if (!stopping && guard != nullptr && guard->Interrupted()) {
       result.interrupted = true;
+    } else if (!stopping && timeout_s > 0 && Now() - start_ >= timeout_s) {
+      result.timed_out = true;
+    }
+    if (!stopping && (result.interrupted || result.timed_out)) {
+      stopping = true;
       kill(-pid_, SIGTERM);
+      kill(-pid_, SIGCONT);  // a stopped group could not act on SIGTERM
       kill_at = Now() + kill_grace_s;
     }
-    if (result.interrupted && !killed && Now() >= kill_at) {
+    if (stopping && !killed && Now() >= kill_at) {
       kill(-pid_, SIGKILL);
       killed = true;
     }
     usleep(50 * 1000);
   }
   // Whatever is left of the group (ranks that outlived the launcher) goes too.
-  if (result.interrupted) kill(-pid_, SIGKILL);
+  if (stopping) kill(-pid_, SIGKILL);
   result.exit_code = DecodeStatus(status);
   result.seconds = Now() - start_;
   return result;

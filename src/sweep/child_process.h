@@ -36,6 +36,7 @@ class InterruptGuard {
 
 struct ChildResult {
   bool interrupted = false;  // the wait was interrupted and the child's group killed
+  bool timed_out = false;    // the child outlived the wait's timeout and its group was killed
   int exit_code = 0;         // exit status, or 128 + signal when it died of a signal
   double seconds = 0;        // wall time from start to end
 };
@@ -48,9 +49,10 @@ class ChildProcess {
                                     const std::vector<std::string>& extra_env,
                                     const std::string& log_path);
 
-  // Waits for the child. When `guard` reports an interrupt, sends SIGTERM to the child's process
-  // group, then SIGKILL after `kill_grace_s`, reaps it and returns interrupted = true.
-  ChildResult Wait(InterruptGuard* guard, double kill_grace_s = 5.0);
+  // Waits for the child. When `guard` reports an interrupt, or the child has run `timeout_s`
+  // (when positive), sends SIGTERM to the child's process group, then SIGKILL after
+  // `kill_grace_s`, reaps it and returns interrupted (or timed_out) = true.
+  ChildResult Wait(InterruptGuard* guard, double kill_grace_s = 5.0, double timeout_s = 0);
 
   pid_t pid() const { return pid_; }
 

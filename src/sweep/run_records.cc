@@ -5,7 +5,10 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <type_traits>
+
+#include "core/json_number.h"
 
 namespace stepscope::sweep {
 namespace fs = std::filesystem;
@@ -46,46 +49,76 @@ Result<std::vector<StepRecord>> ReadRunRecords(const std::string& run_dir) {
 
 namespace {
 
-Result<nlohmann::json> ReadRunJson(const std::string& run_dir) {
-  const std::string path = run_dir + "/run.json";
-  std::ifstream in(path);
+std::string RunJsonPath(const std::string& run_dir) { return run_dir + "/run.json"; }
+
+Result<std::string> ReadRunJsonText(const std::string& run_dir) {
+  const std::string path = RunJsonPath(run_dir);
+  std::ifstream in(path, std::ios::binary);
   if (!in) return Status::Error(path + ": cannot open");
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+Result<nlohmann::json> ParseRunJson(const std::string& text, const std::string& path) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return Status::Error(path + ": not a JSON object");
   return j;
+}
+
+// The count at `key` of the object `o`; 0 when it is absent or not a count.
+int64_t Count(const nlohmann::json& o, const char* key) {
+  auto it = o.find(key);
+  int64_t n = 0;
+  return it != o.end() && JsonValueTo(*it, &n) ? n : 0;
+}
+
+// True when `key` of `o` is true; false when it is absent or not true/false.
+bool Flag(const nlohmann::json& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->is_boolean() && it->get<bool>();
 }
 
 }  // namespace
 
 Result<std::optional<RunPacing>> ReadRunPacing(const std::string& run_dir) {
-  Result<nlohmann::json> read = ReadRunJson(run_dir);
+  Result<std::string> text = ReadRunJsonText(run_dir);
+  if (!text.ok()) return text.status();
+  return RunPacingFromText(*text, RunJsonPath(run_dir));
+}
+
+Result<std::optional<RunPacing>> RunPacingFromText(const std::string& text,
+                                                   const std::string& path) {
+  Result<nlohmann::json> read = ParseRunJson(text, path);
   if (!read.ok()) return read.status();
   const nlohmann::json& j = *read;
   auto e = j.find("emulation");
-  if (e == j.end() || !e->is_object() || !e->value("emulated", false) ||
-      !e->contains("paced_segments")) {
+  if (e == j.end() || !e->is_object() || !Flag(*e, "emulated") || !e->contains("paced_segments")) {
     return std::optional<RunPacing>();
   }
-  auto count = [&](const nlohmann::json& o, const char* key) -> int64_t {
-    auto it = o.find(key);
-    return it != o.end() && it->is_number() ? it->get<int64_t>() : 0;
-  };
   RunPacing p;
-  p.paced_segments = count(*e, "paced_segments");
-  p.unhonoured_segments = count(*e, "unhonoured_segments");
-  p.unhonoured_links = count(*e, "unhonoured_links");
+  p.paced_segments = Count(*e, "paced_segments");
+  p.unhonoured_segments = Count(*e, "unhonoured_segments");
+  p.unhonoured_links = Count(*e, "unhonoured_links");
   auto link = e->find("link_gbps");
   if (link != e->end() && link->is_number() && link->get<double>() > 0) {
-    p.link_reductions = count(j, "buckets_per_step") * count(j, "steps");
+    const int64_t buckets = Count(j, "buckets_per_step"), steps = Count(j, "steps");
+    // A product beyond int64 (only in a damaged file) counts as no reductions.
+    if (__builtin_mul_overflow(buckets, steps, &p.link_reductions)) p.link_reductions = 0;
   }
   return std::optional<RunPacing>(p);
 }
 
 Result<RunSummary> ReadRunSummary(const std::string& run_dir) {
-  Result<nlohmann::json> read = ReadRunJson(run_dir);
+  Result<std::string> text = ReadRunJsonText(run_dir);
+  if (!text.ok()) return text.status();
+  return RunSummaryFromText(*text, RunJsonPath(run_dir));
+}
+
+Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string& path) {
+  Result<nlohmann::json> read = ParseRunJson(text, path);
   if (!read.ok()) return read.status();
   const nlohmann::json& j = *read;
-  const std::string path = run_dir + "/run.json";
   // The object at a dotted path, or an error naming it.
   auto at = [&](const std::string& dotted) -> Result<const nlohmann::json*> {
     const nlohmann::json* node = &j;
@@ -112,16 +145,13 @@ Result<RunSummary> ReadRunSummary(const std::string& run_dir) {
     Result<const nlohmann::json*> node = at(dotted);
     if (!node.ok()) return node.status();
     const nlohmann::json& v = **node;
-    const bool fits = std::is_same_v<T, bool>          ? v.is_boolean()
-                      : std::is_same_v<T, std::string> ? v.is_string()
-                                                       : v.is_number();
-    if (!fits) {
-      const char* kind = std::is_same_v<T, bool>          ? "true/false"
-                         : std::is_same_v<T, std::string> ? "a string"
-                                                          : "a number";
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (!v.is_string()) return Status::Error(path + ": field '" + dotted + "' is not a string");
+      *out = v.get<std::string>();
+    } else if (!JsonValueTo(v, out)) {
+      const char* kind = std::is_same_v<T, bool> ? "true/false" : "a number in range";
       return Status::Error(path + ": field '" + dotted + "' is not " + kind);
     }
-    *out = v.get<T>();
     return Status::Ok();
   };
   STEPSCOPE_RETURN_IF_ERROR(field("replicas", &s.replicas));
@@ -151,7 +181,7 @@ Result<RunSummary> ReadRunSummary(const std::string& run_dir) {
     s.model_memory_bytes = model, s.peak_memory_bytes = peak;
   }
   if (const auto target = j.find("target");
-      target != j.end() && target->is_object() && target->value("reached", false)) {
+      target != j.end() && target->is_object() && Flag(*target, "reached")) {
     double samples = 0;
     STEPSCOPE_RETURN_IF_ERROR(field("target.samples_to_target", &samples));
     s.samples_to_target = samples;

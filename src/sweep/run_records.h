@@ -28,6 +28,9 @@ struct RunPacing {
 // nullopt when the run was not emulated (or run.json predates these fields); an error when
 // run.json is missing or unreadable.
 Result<std::optional<RunPacing>> ReadRunPacing(const std::string& run_dir);
+// The same from run.json's text; `path` names the file in errors.
+Result<std::optional<RunPacing>> RunPacingFromText(const std::string& text,
+                                                   const std::string& path);
 
 // run.json: the configuration and model sizes the step-time model needs. Errors name the file
 // and the field.
@@ -62,5 +65,7 @@ struct RunSummary {
   int64_t wire_error_steps = 0;
 };
 Result<RunSummary> ReadRunSummary(const std::string& run_dir);
+// The same from run.json's text; `path` names the file in errors.
+Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string& path);
 
 }  // namespace stepscope::sweep

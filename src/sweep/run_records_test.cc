@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "sweep/sweep_store.h"
+
 namespace stepscope::sweep {
 namespace {
 
@@ -36,6 +38,40 @@ TEST(RunPacing, NotEmulatedIsNulloptAndMissingIsAnError) {
   ASSERT_TRUE(p.ok());
   EXPECT_FALSE(p->has_value());
   EXPECT_FALSE(ReadRunPacing(dir + "/absent").ok());
+}
+
+// Damaged files found by fuzzing: a flag of the wrong kind, a count beyond int64 and a replica
+// count beyond int are read as absent or refused with the field named, never thrown or
+// converted out of range.
+TEST(RunPacing, DamagedFieldsAreAbsentOrNamed) {
+  auto p = RunPacingFromText(R"({"emulation": {"emulated": "yes", "paced_segments": 1}})", "r");
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->has_value());
+  p = RunPacingFromText(
+      R"({"steps": 1e300, "buckets_per_step": 4,
+          "emulation": {"emulated": true, "paced_segments": 1e300, "link_gbps": 1}})",
+      "r");
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(p->has_value());
+  EXPECT_EQ((*p)->paced_segments, 0);
+  EXPECT_EQ((*p)->link_reductions, 0);
+  auto s = RunSummaryFromText(R"({"replicas": 1e300})", "x/run.json");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("x/run.json: field 'replicas'"), std::string::npos)
+      << s.status().message();
+}
+
+TEST(SweepManifest, DamagedRunIsNamed) {
+  auto runs = ParseSweepManifest(
+      R"({"workload": ["w"], "runs": [{"name": "a", "args": [], "state": "finished",
+          "replicas": 1e300, "seconds": 1}]})",
+      "d/sweep.json", {"w"});
+  ASSERT_FALSE(runs.ok());
+  EXPECT_NE(runs.status().message().find("runs[0].replicas"), std::string::npos)
+      << runs.status().message();
+  EXPECT_NE(runs.status().message().find("--fresh"), std::string::npos);
+  EXPECT_FALSE(ParseSweepManifest("[1,2]", "d/sweep.json", {"w"}).ok());
+  EXPECT_FALSE(ParseSweepManifest(R"({"workload": ["w"], "runs": 3})", "d/sweep.json", {"w"}).ok());
 }
 
 }  // namespace

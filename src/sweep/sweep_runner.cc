@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <map>
 
+#include "sweep/failure_cause.h"
+
 namespace stepscope::sweep {
 
 const char* ToString(JobState state) {
@@ -108,15 +110,17 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
     if (Status st = store->PrepareRun(jobs[i].name); !st.ok()) {
       out.state = JobState::kFailed;
       out.message = st.message();
+      out.cause = out.message;
     } else {
       const std::string log = out.run_dir + "/log.txt";
       Result<ChildProcess> child = ChildProcess::Start(argv, env, log);
       if (!child.ok()) {
         out.state = JobState::kFailed;
         out.message = child.status().message();
+        out.cause = out.message;
         out.exit_code = 127;
       } else {
-        const ChildResult r = child->Wait(guard);
+        const ChildResult r = child->Wait(guard, 5.0, options.run_timeout_s);
         out.seconds = r.seconds;
         out.exit_code = r.exit_code;
         bool marker = std::filesystem::exists(out.run_dir + "/run.json");
@@ -130,17 +134,24 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
           // run.json is written last: a run that got that far is kept even if stopped on exit.
           out.state = marker ? JobState::kFinished : JobState::kInterrupted;
           result.interrupted = true;
-        } else if (r.exit_code == 0 && marker) {
+        } else if (r.exit_code == 0 && marker && !r.timed_out) {
           out.state = JobState::kFinished;
         } else {
           out.state = JobState::kFailed;
-          if (r.exit_code == 0 && out.message.empty()) {
+          if (r.exit_code == 0 && !r.timed_out && out.message.empty()) {
             out.message = "exited 0 but wrote no run.json" +
                           (options.no_marker_hint.empty() ? "" : "; " + options.no_marker_hint);
           }
         }
         if (out.state == JobState::kFailed) {
           out.log_tail = TailOfFile(log, options.log_tail_lines);
+          const std::string log_text = TailOfFile(log, 400);
+          out.cause =
+              !out.message.empty() ? out.message : FailureCause(r, options.run_timeout_s, log_text);
+          // A full disk leaves nothing in the log to tell it: say so when it is the case.
+          if (const std::string full = FullDiskCause(out.run_dir); !full.empty()) {
+            out.cause = log_text.empty() ? full : out.cause + "; " + full;
+          }
         }
       }
     }
@@ -154,9 +165,8 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
       say(fmt::format("{}: finished in {}\n", head, FormatDuration(out.seconds)));
     } else if (out.state == JobState::kFailed) {
       say(fmt::format(
-          "{}: FAILED (exit {}){}; the sweep goes on. Command:\n  {}{}\n{}", head, out.exit_code,
-          out.message.empty() ? "" : ": " + out.message,
-          jobs[i].env.empty() ? "" : QuoteCommand(jobs[i].env) + " ", QuoteCommand(argv),
+          "{}: FAILED (exit {}): {}; the sweep goes on. Command:\n  {}{}\n{}", head, out.exit_code,
+          out.cause, jobs[i].env.empty() ? "" : QuoteCommand(jobs[i].env) + " ", QuoteCommand(argv),
           out.log_tail.empty()
               ? std::string()
               : fmt::format("last lines of {}/log.txt:\n{}", out.run_dir, out.log_tail)));

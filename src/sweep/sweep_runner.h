@@ -37,6 +37,7 @@ struct JobOutcome {
   int exit_code = 0;
   std::string log_tail;  // failed runs: the last lines of log.txt
   std::string message;   // why a run failed to start, if it did
+  std::string cause;     // failed runs: why, in words (sweep/failure_cause.h)
 };
 
 struct SweepRunOptions {
@@ -56,6 +57,9 @@ struct SweepRunOptions {
   // with its message.
   std::function<Status(const std::string& run_dir, const Job& job)> complete_run;
   int log_tail_lines = 15;
+  // A run still going after this many seconds is ended (its process group killed) and counts as
+  // failed; 0: no limit (diagnose --run-timeout).
+  double run_timeout_s = 0;
   std::FILE* progress = stderr;  // progress lines; nullptr: silent
 };
 

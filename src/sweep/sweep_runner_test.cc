@@ -127,6 +127,24 @@ TEST_F(SweepRunnerTest, FailedRunIsReportedAndTheSweepGoesOn) {
   EXPECT_NE(r.outcomes[0].log_tail.find("boom-line"), std::string::npos);
   EXPECT_EQ(r.outcomes[1].state, JobState::kFinished);
   EXPECT_EQ(store->Find("a-n1")->state, "failed");
+  EXPECT_EQ(r.outcomes[0].cause, "exit 3: boom-line");
+}
+
+// --run-timeout: a run that hangs (here the fake program sleeps 30 s) is ended with its process
+// group, counted as failed with the limit named (even had it written run.json on its way out),
+// and the next runs go on.
+TEST_F(SweepRunnerTest, RunOutlivingItsTimeoutIsEndedAndTheSweepGoesOn) {
+  auto store = SweepStore::Open(dir_ + "/s", {"w"}, false);
+  ASSERT_TRUE(store.ok());
+  options_.run_timeout_s = 0.5;
+  std::vector<Job> jobs{{"a-n1", 1, {"sleep"}}, {"b-n1", 1, {"fine"}}};
+  SweepResult r = RunSweep(jobs, options_, &store.value(), nullptr);
+  ASSERT_EQ(r.outcomes.size(), 2u);
+  EXPECT_FALSE(r.interrupted);
+  EXPECT_EQ(r.outcomes[0].state, JobState::kFailed);
+  EXPECT_NE(r.outcomes[0].cause.find("(--run-timeout)"), std::string::npos) << r.outcomes[0].cause;
+  EXPECT_EQ(r.outcomes[1].state, JobState::kFinished);
+  EXPECT_EQ(store->Find("a-n1")->state, "failed");
 }
 
 TEST_F(SweepRunnerTest, MissingProgramFailsWithAMessage) {

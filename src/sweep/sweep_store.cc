@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/json_number.h"
+
 namespace stepscope::sweep {
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -36,10 +38,26 @@ Result<SweepStore> SweepStore::Open(const std::string& dir,
     STEPSCOPE_RETURN_IF_ERROR(store.Save());
     return store;
   }
-  std::ifstream in(manifest);
-  json j;
+  std::ifstream in(manifest, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  Result<std::vector<StoredRun>> runs = ParseSweepManifest(text.str(), manifest, workload);
+  if (!runs.ok()) return runs.status();
+  store.runs_ = std::move(*runs);
+  return store;
+}
+
+Result<std::vector<StoredRun>> ParseSweepManifest(const std::string& text,
+                                                  const std::string& manifest,
+                                                  const std::vector<std::string>& workload) {
+  auto damaged = [&](const std::string& what) {
+    return Status::Error(manifest + " is not a sweep manifest (" + what +
+                         "); pass --fresh to start over");
+  };
+  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return damaged("not a JSON object");
+  std::vector<StoredRun> runs;
   try {
-    j = json::parse(in);
     const std::vector<std::string> stored = j.at("workload").get<std::vector<std::string>>();
     if (stored != workload) {
       return Status::Error(
@@ -47,21 +65,30 @@ Result<SweepStore> SweepStore::Open(const std::string& dir,
           "\n  now:    " + Join(workload) +
           "\nuse another --out DIR, or pass --fresh to discard the runs stored there");
     }
-    for (const json& r : j.at("runs")) {
+    const json& list = j.at("runs");
+    if (!list.is_array()) return damaged("field 'runs' is not an array");
+    for (size_t i = 0; i < list.size(); ++i) {
+      const json& r = list[i];
+      const std::string where = "runs[" + std::to_string(i) + "]";
       StoredRun run;
       run.name = r.at("name").get<std::string>();
-      run.replicas = r.at("replicas").get<int>();
       run.args = r.at("args").get<std::vector<std::string>>();
       run.state = r.at("state").get<std::string>();
-      run.seconds = r.at("seconds").get<double>();
-      run.exit_code = r.value("exit_code", 0);
-      store.runs_.push_back(std::move(run));
+      if (!JsonValueTo(r.at("replicas"), &run.replicas)) {
+        return damaged("field '" + where + ".replicas' is not a count");
+      }
+      if (!JsonValueTo(r.at("seconds"), &run.seconds)) {
+        return damaged("field '" + where + ".seconds' is not a number");
+      }
+      if (r.contains("exit_code") && !JsonValueTo(r.at("exit_code"), &run.exit_code)) {
+        return damaged("field '" + where + ".exit_code' is not an exit code");
+      }
+      runs.push_back(std::move(run));
     }
   } catch (const json::exception& e) {
-    return Status::Error(manifest + " is not a sweep manifest (" + e.what() +
-                         "); pass --fresh to start over");
+    return damaged(e.what());
   }
-  return store;
+  return runs;
 }
 
 bool SweepStore::Finished(const std::string& name, const std::vector<std::string>& args) const {

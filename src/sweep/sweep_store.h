@@ -24,6 +24,12 @@ struct StoredRun {
   int exit_code = 0;
 };
 
+// The runs stored in a sweep.json's text (`manifest` names the file in errors); an error when the
+// text is damaged or was made for another workload than `workload`.
+Result<std::vector<StoredRun>> ParseSweepManifest(const std::string& text,
+                                                  const std::string& manifest,
+                                                  const std::vector<std::string>& workload);
+
 class SweepStore {
  public:
   // Opens (creating) DIR. `workload` identifies what is being measured (the effective train

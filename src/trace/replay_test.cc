@@ -1,5 +1,5 @@
-// Replays the fuzz corpus (fuzz/corpus) and systematic mutations of it through the reader and the
-// importer in the normal build: every prefix (truncation), every byte replaced by each JSON
+// Replays the fuzz corpus (fuzz/corpus/trace) and systematic mutations of it through the reader
+// and the importer in the normal build: every prefix (truncation), every byte replaced by each JSON
 // structural character, gzip of each. Each must give a value or a Status, never a crash; run
 // under the sanitizers in the fuzz build for more.
 #include <gtest/gtest.h>

@@ -464,6 +464,17 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   summary.unhonoured_links = reducer.unhonoured_links();
   summary.paced_segments = pacer.segments();
   summary.unhonoured_segments = pacer.unhonoured();
+  // The emulation is as honest as its worst rank: every rank is paced alike, and one that the
+  // host could not keep up with (128 replicas on 2 cores) must show in run.json, not only
+  // rank 0's own counts.
+  long long honour[3] = {summary.paced_segments, summary.unhonoured_segments,
+                         summary.unhonoured_links};
+  if (MPI_Allreduce(MPI_IN_PLACE, honour, 3, MPI_LONG_LONG, MPI_MAX, comm.world()) != MPI_SUCCESS) {
+    return Status::Error("summary: MPI_Allreduce of the emulation counts failed");
+  }
+  summary.paced_segments = honour[0];
+  summary.unhonoured_segments = honour[1];
+  summary.unhonoured_links = honour[2];
 
   // Job-level figures: the job's step is the slowest rank's.
   if (!steady_step_times.empty() &&

@@ -8,7 +8,7 @@ import subprocess
 import time
 import unittest
 
-from harness import STEPSCOPE, TempDirTest, read_json, read_jsonl
+from harness import STEPSCOPE, TempDirTest, read_json, read_jsonl, skip_without_namespaces
 
 # A small fast workload: runs of a few seconds each.
 MLP = ["--model", "mlp", "--hidden", "64,64", "--batch", "32", "--steps", "10",
@@ -348,12 +348,7 @@ class EmulatedHosts(TempDirTest):
 
     def setUp(self):
         super().setUp()
-        probe = subprocess.run(["ip", "netns", "add", "stepscope-hprobe"], capture_output=True,
-                               text=True)
-        if probe.returncode != 0:
-            self.skipTest("cannot create network namespaces here (needs root and "
-                          f"CAP_SYS_ADMIN): {probe.stderr.strip()}")
-        subprocess.run(["ip", "netns", "del", "stepscope-hprobe"], check=True)
+        skip_without_namespaces(self)
 
     def exposed_comm_ms(self, rate):
         state = self.path(f"hosts-{rate}")

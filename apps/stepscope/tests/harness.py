@@ -38,6 +38,16 @@ def read_json(path):
         return json.load(f)
 
 
+def skip_without_namespaces(test):
+    """Skips `test` where network namespaces cannot be made (not root, no CAP_SYS_ADMIN)."""
+    probe = subprocess.run(["ip", "netns", "add", "stepscope-hprobe"], capture_output=True,
+                           text=True)
+    if probe.returncode != 0:
+        test.skipTest("cannot create network namespaces here (needs root and "
+                      f"CAP_SYS_ADMIN): {probe.stderr.strip()}")
+    subprocess.run(["ip", "netns", "del", "stepscope-hprobe"], check=True)
+
+
 class TempDirTest(unittest.TestCase):
     def setUp(self):
         self._tmp = tempfile.TemporaryDirectory(prefix="stepscope-test-")
