@@ -17,7 +17,7 @@ bool Contains(const Words& words, const std::string& w) {
   return std::find(words.begin(), words.end(), w) != words.end();
 }
 
-train::TrainOptions Options() {
+train::TrainOptions ScriptOptions() {
   train::TrainOptions o;
   o.batch = 8;
   o.steps = 20;
@@ -43,7 +43,7 @@ TEST(TorchCommand, DefaultLauncherIsTorchRunByTheCommandsInterpreter) {
 
 TEST(MapOntoTorch, BaselineFillsPlaceholdersFromTheWorkload) {
   const TorchMapping m = MapOntoTorch(
-      Command({"python3", "t.py", "--batch={batch}", "--w", "{workers}"}), Options(), RunChange{});
+      Command({"python3", "t.py", "--batch={batch}", "--w", "{workers}"}), ScriptOptions(), RunChange{});
   EXPECT_EQ(m.args, (Words{"--batch=8", "--w", "1"}));
   EXPECT_TRUE(m.flags.empty());
   EXPECT_TRUE(m.not_applicable.empty());
@@ -58,11 +58,11 @@ TEST(MapOntoTorch, AblationsGoToTheHelper) {
   const TorchCommand c = Command({"python3", "t.py"});
   RunChange no_reduce;
   no_reduce.no_reduce = true;
-  EXPECT_TRUE(Contains(MapOntoTorch(c, Options(), no_reduce).env, "STEPSCOPE_VARIANT=no_reduce"));
+  EXPECT_TRUE(Contains(MapOntoTorch(c, ScriptOptions(), no_reduce).env, "STEPSCOPE_VARIANT=no_reduce"));
   RunChange synthetic;
   synthetic.synthetic_input = true;
   EXPECT_TRUE(
-      Contains(MapOntoTorch(c, Options(), synthetic).env, "STEPSCOPE_VARIANT=synthetic_input"));
+      Contains(MapOntoTorch(c, ScriptOptions(), synthetic).env, "STEPSCOPE_VARIANT=synthetic_input"));
 }
 
 TEST(MapOntoTorch, LeversUsePlaceholdersElseVariablesElseAreNotApplicable) {
@@ -73,14 +73,14 @@ TEST(MapOntoTorch, LeversUsePlaceholdersElseVariablesElseAreNotApplicable) {
   change.levers.wire = comm::WireDtype::kBf16;
   const TorchMapping with =
       MapOntoTorch(Command({"python3", "t.py", "--batch", "{batch}", "--bucket", "{bucket_mb}"}),
-                   Options(), change);
+                   ScriptOptions(), change);
   EXPECT_EQ(with.args, (Words{"--batch", "16", "--bucket", "1.5"}));
   EXPECT_TRUE(Contains(with.env, "STEPSCOPE_LOADER_WORKERS=2"));
   EXPECT_TRUE(Contains(with.env, "STEPSCOPE_REDUCE_DTYPE=bf16"));
   EXPECT_FALSE(Contains(with.env, "STEPSCOPE_BUCKET_MB=1.5"));
   EXPECT_TRUE(with.not_applicable.empty());
 
-  const TorchMapping without = MapOntoTorch(Command({"python3", "t.py"}), Options(), change);
+  const TorchMapping without = MapOntoTorch(Command({"python3", "t.py"}), ScriptOptions(), change);
   EXPECT_TRUE(Contains(without.env, "STEPSCOPE_BUCKET_MB=1.5"));
   ASSERT_EQ(without.not_applicable.size(), 1u);
   EXPECT_NE(without.not_applicable[0].find("{batch}"), std::string::npos);
@@ -88,7 +88,7 @@ TEST(MapOntoTorch, LeversUsePlaceholdersElseVariablesElseAreNotApplicable) {
 
 TEST(PlanMainRuns, TorchRunsCarryTheScriptsArgumentsAndTheHelpersEnvironment) {
   PlanRequest r;
-  r.options = Options();
+  r.options = ScriptOptions();
   r.torch = Command({"python3", "t.py", "--batch", "{batch}"});
   r.replicas = {1, 2};
   r.ablate_at = {2};
@@ -103,7 +103,7 @@ TEST(PlanMainRuns, TorchRunsCarryTheScriptsArgumentsAndTheHelpersEnvironment) {
 
 TEST(PlanMainRuns, WithoutTheHelperOnlyTheDoubleBatchAblationRuns) {
   PlanRequest r;
-  r.options = Options();
+  r.options = ScriptOptions();
   r.torch = Command({"python3", "t.py", "--batch", "{batch}"});
   r.torch->helper = false;
   r.replicas = {1, 2};
@@ -115,7 +115,7 @@ TEST(PlanMainRuns, WithoutTheHelperOnlyTheDoubleBatchAblationRuns) {
   RunChange change;
   change.levers.loader_workers = 2;
   change.levers.wire = comm::WireDtype::kBf16;
-  const TorchMapping m = MapOntoTorch(*r.torch, Options(), change);
+  const TorchMapping m = MapOntoTorch(*r.torch, ScriptOptions(), change);
   EXPECT_EQ(m.not_applicable.size(), 2u);
 }
 
