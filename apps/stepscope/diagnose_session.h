@@ -21,11 +21,11 @@ struct DiagnoseRequest {
   // Steps of the dedicated noise-scale run (plan::PlanNoiseScale); 0: the noise scale is pooled
   // from the sweep's own short runs.
   int64_t noise_scale_steps = 1000;
-  bool fresh = false;   // discard the runs stored in `dir`
+  bool fresh = false;        // discard the runs stored in `dir`
   double run_timeout_s = 0;  // a run still going after this long is ended as failed; 0: no limit
-  bool quiet = false;   // no per-run progress lines
-  std::string dir;      // the sweep directory
-  std::string program;  // the binary each run launches (as `program train ...`)
+  bool quiet = false;        // no per-run progress lines
+  std::string dir;           // the sweep directory
+  std::string program;       // the binary each run launches (as `program train ...`)
   sweep::Launcher launcher;
   decide::DecisionInputs decision;  // validated (decide/decision_inputs.h)
 };

@@ -173,10 +173,6 @@ bool HasNegativeDuration(const StepRecord& r) {
          r.overhead() < -slack;
 }
 
-}  // namespace
-
-namespace {
-
 // One step's contribution to RankDecomposition::work_lead: when every rank took part in this
 // step's collectives and (`consecutive`) ended one in the previous step, each rank's work since
 // then up to its last arrival, and its lead on the rank with the most. Then records where each

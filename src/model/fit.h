@@ -33,7 +33,7 @@ struct RunObservation {
   // Peak resident memory of the run's highest rank, as train recorded it (run.json memory);
   // unset for runs recorded before it.
   std::optional<Bytes> peak_memory_bytes;
-  double samples_per_s = 0;        // as the run measured it
+  double samples_per_s = 0;  // as the run measured it
   std::vector<StepRecord> records;
 };
 

@@ -99,7 +99,7 @@ struct Scenario {
   // fitted on the measured host), an inter-host link not given the model's or `link`.
   std::optional<int> devices_per_host;
   std::optional<AlphaBeta> intra_link, inter_link;
-  double compute_scale = 1;       // devices this many times faster
+  double compute_scale = 1;  // devices this many times faster
   std::optional<std::string> dtype;
   std::optional<double> bucket_mb;
   std::optional<bool> overlap;

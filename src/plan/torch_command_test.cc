@@ -42,8 +42,9 @@ TEST(TorchCommand, DefaultLauncherIsTorchRunByTheCommandsInterpreter) {
 }
 
 TEST(MapOntoTorch, BaselineFillsPlaceholdersFromTheWorkload) {
-  const TorchMapping m = MapOntoTorch(
-      Command({"python3", "t.py", "--batch={batch}", "--w", "{workers}"}), ScriptOptions(), RunChange{});
+  const TorchMapping m =
+      MapOntoTorch(Command({"python3", "t.py", "--batch={batch}", "--w", "{workers}"}),
+                   ScriptOptions(), RunChange{});
   EXPECT_EQ(m.args, (Words{"--batch=8", "--w", "1"}));
   EXPECT_TRUE(m.flags.empty());
   EXPECT_TRUE(m.not_applicable.empty());
@@ -58,11 +59,12 @@ TEST(MapOntoTorch, AblationsGoToTheHelper) {
   const TorchCommand c = Command({"python3", "t.py"});
   RunChange no_reduce;
   no_reduce.no_reduce = true;
-  EXPECT_TRUE(Contains(MapOntoTorch(c, ScriptOptions(), no_reduce).env, "STEPSCOPE_VARIANT=no_reduce"));
+  EXPECT_TRUE(
+      Contains(MapOntoTorch(c, ScriptOptions(), no_reduce).env, "STEPSCOPE_VARIANT=no_reduce"));
   RunChange synthetic;
   synthetic.synthetic_input = true;
-  EXPECT_TRUE(
-      Contains(MapOntoTorch(c, ScriptOptions(), synthetic).env, "STEPSCOPE_VARIANT=synthetic_input"));
+  EXPECT_TRUE(Contains(MapOntoTorch(c, ScriptOptions(), synthetic).env,
+                       "STEPSCOPE_VARIANT=synthetic_input"));
 }
 
 TEST(MapOntoTorch, LeversUsePlaceholdersElseVariablesElseAreNotApplicable) {

@@ -25,8 +25,8 @@ struct RunChange {
   std::vector<RankedInjection> dropped;  // injections left out of the run
   // The injected stragglers the run keeps (those its replica count has); unset: the workload's.
   std::optional<std::vector<train::StragglerInjection>> stragglers;
-  std::optional<uint64_t> seed;  // another --seed
-  std::optional<int64_t> steps;  // another --steps
+  std::optional<uint64_t> seed;        // another --seed
+  std::optional<int64_t> steps;        // another --steps
   std::optional<int> grad_norm_every;  // another --grad-norm-every
   bool measure_wire_error = false;     // --measure-wire-error
   // Numerics, not timing: no emulated device or link and no injected fault.

@@ -197,11 +197,11 @@ Status Reducer::RunJob(const Job& job) {
     }
     if (norms) global_sq = SumSquares(slice.data(), slice.size());
   }
+  record.end = clock_();
   double error_sq = 0, exact_sq = 0;
   if (wire_error) {
     // The same bucket reduced in fp32 (a collective every rank makes at the same steps); the
-    // time it takes is not the bucket's (the record ends before it).
-    record.end = clock_();
+    // time it takes is not the bucket's (the record ended before it).
     STEPSCOPE_RETURN_IF_ERROR(
         allreducer_->Allreduce(exact, comm::WireDtype::kFp32, comm::ReduceOp::kMean)
             .WithContext("fp32 all-reduce of bucket " + std::to_string(job.index) +
@@ -212,7 +212,6 @@ Status Reducer::RunJob(const Job& job) {
     }
     exact_sq = SumSquares(exact.data(), exact.size());
   }
-  if (!wire_error) record.end = clock_();
   record.busbw_gbps = options_.reduce ? comm::AllreduceBusBandwidthGBps(
                                             record.bytes, record.end - record.start, world_)
                                       : 0;

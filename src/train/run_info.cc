@@ -218,13 +218,11 @@ Status WriteRunJson(const std::string& dir, const TrainOptions& o, const RunSumm
         {"over_training_most",
          s.noise_over_training.known ? json(s.noise_over_training.b_noise_high) : json(nullptr)},
         {"over_training_how", s.noise_over_training.reason}}},
-      {"wire_error",
-       s.wire_relative_error >= 0
-           ? json{{"dtype", comm::ToString(o.reducer.dtype)},
-                  {"relative", s.wire_relative_error},
-                  {"relative_max", s.wire_relative_error_max},
-                  {"steps", s.wire_error_steps}}
-           : json(nullptr)},
+      {"wire_error", s.wire_relative_error >= 0 ? json{{"dtype", comm::ToString(o.reducer.dtype)},
+                                                       {"relative", s.wire_relative_error},
+                                                       {"relative_max", s.wire_relative_error_max},
+                                                       {"steps", s.wire_error_steps}}
+                                                : json(nullptr)},
       {"emulation",
        {{"emulated", emulated},
         {"device_speed", o.emulation.device_speed},
