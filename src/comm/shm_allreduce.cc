@@ -116,10 +116,7 @@ class ShmAllreducer final : public Allreducer {
           break;
         case WireDtype::kBf16:
           std::fill(acc, acc + m, 0.0f);
-          for (int j = 0; j < size_; ++j) {
-            FloatToBf16(residents_[j] + at, wire, m);
-            AddBf16ToFloat(wire, acc, m);
-          }
+          for (int j = 0; j < size_; ++j) AddBf16RoundedToFloat(residents_[j] + at, acc, m);
           break;
         case WireDtype::kFp16:
           std::fill(acc, acc + m, 0.0f);
@@ -137,8 +134,7 @@ class ShmAllreducer final : public Allreducer {
       }
       if (scaling.post != 1.0f) Scale(acc, scaling.post, m);
       if (dtype == WireDtype::kBf16) {
-        FloatToBf16(acc, wire, m);
-        Bf16ToFloat(wire, acc, m);
+        RoundToBf16(acc, m);
       } else if (dtype == WireDtype::kFp16) {
         FloatToFp16(acc, wire, m);
         Fp16ToFloat(wire, acc, m);

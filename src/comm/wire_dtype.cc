@@ -175,6 +175,18 @@ STEPSCOPE_DISPATCH void AddBf16ToFloat(const Bf16Bits* in, float* sum, size_t n)
   for (size_t i = 0; i < n; ++i) sum[i] += FloatFromBf16(in[i]);
 }
 
+STEPSCOPE_DISPATCH void AddBf16RoundedToFloat(const float* in, float* sum, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    sum[i] += FloatFromBf16(Bf16FromBits(std::bit_cast<uint32_t>(in[i])));
+  }
+}
+
+STEPSCOPE_DISPATCH void RoundToBf16(float* data, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    data[i] = FloatFromBf16(Bf16FromBits(std::bit_cast<uint32_t>(data[i])));
+  }
+}
+
 void AddFp16ToFloat(const Fp16Bits* in, float* sum, size_t n) {
   size_t i = 0;
 #if STEPSCOPE_F16C_PATH

@@ -37,6 +37,12 @@ void AccumulateFp32(float* acc, const float* in, size_t n);
 void AddBf16ToFloat(const Bf16Bits* in, float* sum, size_t n);
 void AddFp16ToFloat(const Fp16Bits* in, float* sum, size_t n);
 
+// One pass each for the reduction that reads float inputs and rounds them to bf16 on the way
+// (the shared-memory path's resident buffers): sum[i] += float(bf16(in[i])), and
+// data[i] = float(bf16(data[i])). Bit-identical to converting through a bf16 buffer.
+void AddBf16RoundedToFloat(const float* in, float* sum, size_t n);
+void RoundToBf16(float* data, size_t n);
+
 // data[i] *= factor.
 void Scale(float* data, float factor, size_t n);
 

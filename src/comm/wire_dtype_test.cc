@@ -97,5 +97,36 @@ TEST(WireBuffers, AgreeWithScalarConversions) {
   }
 }
 
+// The fused bf16 loops give the same bits as the two-pass route through a bf16 buffer, NaN and
+// infinity included.
+TEST(WireBuffers, FusedBf16LoopsMatchTheTwoPassRoute) {
+  const size_t n = 1037;
+  std::vector<float> x(n);
+  for (size_t i = 0; i < n; ++i) x[i] = std::cos(0.91f * i) * std::ldexp(1.0f, int(i % 40) - 20);
+  x[5] = std::nanf("");
+  x[6] = std::numeric_limits<float>::infinity();
+  x[7] = std::numeric_limits<float>::max();
+  std::vector<uint16_t> wire(n);
+  std::vector<float> two_pass(n, 0.5f), fused(n, 0.5f);
+  FloatToBf16(x.data(), wire.data(), n);
+  AddBf16ToFloat(wire.data(), two_pass.data(), n);
+  AddBf16RoundedToFloat(x.data(), fused.data(), n);
+  std::vector<float> rounded = x;
+  RoundToBf16(rounded.data(), n);
+  for (size_t i = 0; i < n; ++i) {
+    if (std::isnan(two_pass[i])) {
+      ASSERT_TRUE(std::isnan(fused[i])) << i;
+    } else {
+      ASSERT_EQ(fused[i], two_pass[i]) << i;
+    }
+    const float expected = Bf16ToFloat(FloatToBf16(x[i]));
+    if (std::isnan(expected)) {
+      ASSERT_TRUE(std::isnan(rounded[i])) << i;
+    } else {
+      ASSERT_EQ(rounded[i], expected) << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace stepscope::comm
