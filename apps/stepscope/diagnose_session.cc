@@ -496,9 +496,23 @@ std::vector<LeverPrediction> Session::ModelLeverGains(const model::StepModel& mo
     for (const analysis::AppliedLever& a : d->after->levers_applied) applied.push_back(a.lever);
     for (const analysis::LeverAdvice& l : d->after->verdict->levers) next.push_back(l.lever);
     const model::Scenario levered = decide::WithLevers({}, LeverOptions(applied, basis));
-    const std::vector<LeverPrediction> after =
-        PredictLeversFrom(model, levered, d->after->points.back().scaling.replicas,
-                          LeverOptions(next, LeveredBasis(applied, basis)), &d->warnings);
+    const int n = d->after->points.back().scaling.replicas;
+    std::vector<LeverPrediction> after = PredictLeversFrom(
+        model, levered, n, LeverOptions(next, LeveredBasis(applied, basis)), &d->warnings);
+    // A lever whose change the applied levers already made (bf16 already on the wire, say)
+    // changes nothing more: the model's gain is 0.
+    const std::vector<decide::LeverOption> made = LeverOptions(applied, basis);
+    for (Lever l : next) {
+      const auto is = [l](const auto& x) { return x.lever == l; };
+      if (std::none_of(after.begin(), after.end(), is) &&
+          std::any_of(made.begin(), made.end(), is)) {
+        LeverPrediction p;
+        p.lever = l;
+        p.change = "no further change (the applied levers made it)";
+        p.replicas = n;
+        after.push_back(std::move(p));
+      }
+    }
     UseModelGains(after, &*d->after->verdict, x1(d->after->points));
   }
   return out;
