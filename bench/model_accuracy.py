@@ -6,6 +6,12 @@ the run-to-run spread of the largest N, measured by running it twice (the goal i
 max(5 %, spread)). Prints the error of every check and the median and worst per fit.
 
   bench/model_accuracy.py [--workloads default,comm,compute,input,straggler] [--out DIR]
+  bench/model_accuracy.py --levers [--workloads comm,input,compute] [--replicas 1,2,4]
+
+With --levers: each workload's diagnose with --apply-levers (the ablations at the largest N
+only, longer runs so that a loader's prefetch buffer does not dominate the measured steps); for
+every recommended lever, the model's predicted gain (samples/s, at the largest N) against the
+gain its own run measured, and the relative error of the predicted gain.
 
 Emulated links follow the alpha-beta formula the model fits, so emulated checks are partly
 circular; the shared-memory all-reduce (the `shm` workload, no emulated link) is not.
@@ -37,17 +43,74 @@ WORKLOADS = {
 }
 
 
+# The lever workloads: as above, run longer (30 steps, 6 warm-up) for steadier lever runs.
+LONGER = ["--steps", "30", "--warmup-steps", "6"]
+LEVER_WORKLOADS = {
+    # the link binds: overlap/bucketing, bf16 on the wire, a bigger micro-batch
+    "comm": MLP + ["--emulate-link", "0.02,50"] + LONGER,
+    # the loader binds (a 120 ms batch against a ~50 ms step): more loader workers
+    "input": MLP + ["--emulate-link", "2,5", "--inject-input-delay", "120"] + LONGER,
+    # per-step fixed costs against little compute: a bigger micro-batch
+    "compute": MLP + ["--emulate-link", "0.5,200"] + LONGER,
+}
+
+
 def sh(args, timeout=1800):
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL)
 
 
+def levers(a):
+    """Each lever's predicted gain against its measured one."""
+    rows = []
+    for name in a.workloads.split(","):
+        d = os.path.join(a.out, "levers-" + name)
+        t = time.time()
+        p = sh([STEPSCOPE, "diagnose"] + LEVER_WORKLOADS[name] +
+               ["--replicas", a.replicas, "--ablate-at", "largest", "--apply-levers",
+                "--noise-scale-steps", "0", "--wire-check-steps", "0", "--out", d], timeout=900)
+        path = os.path.join(d, "diagnosis.json")
+        if not os.path.exists(path):
+            print(f"{name}: diagnose failed ({p.returncode}): {p.stderr[-400:]}", file=sys.stderr)
+            continue
+        j = json.load(open(path))
+        base = j["points"][-1]["samples_per_s"]
+        print(f"\n== {name} ({time.time() - t:.0f} s): binding {j['verdict']['binding']}, "
+              f"baseline {base:.1f} samples/s at N={j['points'][-1]['replicas']}")
+        for lp in j.get("lever_predictions", []):
+            g = lp["expected_gain_samples_per_s"]
+            m = lp.get("measured_gain_samples_per_s")
+            err = None if m is None or m == 0 else g["value"] / m - 1
+            within = err is not None and abs(err) <= 0.10
+            rows.append({"workload": name, "lever": lp["lever"], "predicted": g["value"],
+                         "low": g["low"], "high": g["high"], "measured": m, "error": err,
+                         "within_10pct": within})
+            print(f"  {lp['lever']:<26} predicted {g['value']:+8.1f} [{g['low']:+.1f}, "
+                  f"{g['high']:+.1f}]  measured "
+                  f"{'(no run)' if m is None else f'{m:+8.1f}'}"
+                  f"{'' if err is None else f'  error {100 * err:+6.1f} %'}"
+                  f"{'  within 10 %' if within else ''}")
+    with open(os.path.join(a.out, "levers.jsonl"), "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--workloads", default="default,comm,compute,input,straggler,shm")
-    ap.add_argument("--replicas", default="1,2,4,8,16")
+    ap.add_argument("--workloads", default=None)
+    ap.add_argument("--replicas", default=None)
+    ap.add_argument("--levers", action="store_true",
+                    help="predicted against measured gain of each recommended lever")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench/results/model"))
     a = ap.parse_args()
+    if a.levers:
+        a.workloads = a.workloads or "comm,input,compute"
+        a.replicas = a.replicas or "1,2,4"
+        os.makedirs(a.out, exist_ok=True)
+        levers(a)
+        return
+    a.workloads = a.workloads or "default,comm,compute,input,straggler,shm"
+    a.replicas = a.replicas or "1,2,4,8,16"
     os.makedirs(a.out, exist_ok=True)
     largest = a.replicas.split(",")[-1]
     rows = []

@@ -36,6 +36,14 @@ std::vector<decide::LeverOption> LeverOptions(const std::vector<Lever>& recommen
   return out;
 }
 
+plan::LeverBasis LeveredBasis(const std::vector<Lever>& applied, const plan::LeverBasis& basis) {
+  plan::LeverBasis levered = basis;
+  for (const plan::PlannedLever& p : plan::PlanLevers(applied, basis).planned) {
+    levered = plan::AfterChange(levered, p.change);
+  }
+  return levered;
+}
+
 void AddMeasuredStartup(const sweep::SweepStore& store, decide::DecisionInputs* inputs) {
   std::vector<double> outside;
   for (const sweep::StoredRun& stored : store.runs()) {
@@ -149,15 +157,18 @@ void ApplyPricedDecision(const model::StepModel& model, const decide::DecisionIn
   for (const analysis::LeverAdvice& l : d->verdict.levers) recommended.push_back(l.lever);
   PriceVerdict(model, inputs, d->points, d->noise_scale, model::Scenario{}, "as measured",
                LeverOptions(recommended, basis), &d->verdict, &d->warnings);
-  // After the levers: the same model, from the levered configuration. The levers the second
-  // verdict recommends are named there but not priced: their changes would start from values
-  // the levers already moved.
+  // After the levers: the same model (it describes the workload; the levered runs are its
+  // checks), from the levered configuration, the second verdict's levers planned from the
+  // values the first levers left.
   if (!d->after || !d->after->verdict || d->after->points.empty()) return;
   std::vector<Lever> applied;
   for (const analysis::AppliedLever& a : d->after->levers_applied) applied.push_back(a.lever);
   const model::Scenario levered = decide::WithLevers({}, LeverOptions(applied, basis));
+  std::vector<Lever> next;
+  for (const analysis::LeverAdvice& l : d->after->verdict->levers) next.push_back(l.lever);
   PriceVerdict(model, inputs, d->after->points, d->noise_scale, levered,
-               "with the free levers applied", {}, &*d->after->verdict, &d->warnings);
+               "with the free levers applied", LeverOptions(next, LeveredBasis(applied, basis)),
+               &*d->after->verdict, &d->warnings);
 }
 
 }  // namespace stepscope::app

@@ -17,6 +17,10 @@ namespace stepscope::app {
 std::vector<decide::LeverOption> LeverOptions(const std::vector<Lever>& recommended,
                                               const plan::LeverBasis& basis);
 
+// The job's values once the `applied` levers are made (planned from `basis` as LeverOptions
+// plans them): what the levers of the verdict after the levers start from.
+plan::LeverBasis LeveredBasis(const std::vector<Lever>& applied, const plan::LeverBasis& basis);
+
 // Adds to the fixed costs the time a job spends starting and ending, as the sweep's finished
 // runs measured it: each run's process time (the launcher's, in the sweep store) less its steps
 // and held-out evaluations (run.json), the median over the runs. Runs whose run.json predates
@@ -24,7 +28,9 @@ std::vector<decide::LeverOption> LeverOptions(const std::vector<Lever>& recommen
 void AddMeasuredStartup(const sweep::SweepStore& store, decide::DecisionInputs* inputs);
 
 // Prices the options for `d` (its curve, noise scale and levers) and sets its verdict's priced
-// decision. On an error the verdict keeps the curve's decision and a warning says why.
+// decision; likewise the verdict after the levers (d->after), from the levered configuration,
+// its own levers priced from the levered values (LeveredBasis). On an error a verdict keeps the
+// curve's decision and a warning says why.
 void ApplyPricedDecision(const model::StepModel& model, const decide::DecisionInputs& inputs,
                          const plan::LeverBasis& basis, analysis::Diagnosis* d);
 

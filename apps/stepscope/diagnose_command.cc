@@ -39,6 +39,7 @@ struct DiagnoseFlags {
   bool no_ablations = false;
   bool fresh = false;
   double run_timeout_s = 0;
+  std::optional<double> device_memory_gb;  // memory per device the model checks levers against
   std::optional<double> device_cost;
   std::optional<double> deadline;
   std::optional<double> samples_to_target;
@@ -253,6 +254,10 @@ Result<DiagnoseRequest> BuildRequest(const DiagnoseFlags& f) {
     return Status::Error("--run-timeout must be 0 (no limit) or a number of seconds, e.g. 600");
   }
   r.run_timeout_s = f.run_timeout_s;
+  if (f.device_memory_gb && !(*f.device_memory_gb > 0)) {
+    return Status::Error("option --device-memory-gb must be > 0 GiB (e.g. --device-memory-gb 80)");
+  }
+  r.device_memory_gb = f.device_memory_gb;
   r.quiet = f.train.quiet;
   r.dir = f.train.options.out.empty() ? std::string(kDefaultDiagnoseDir) : f.train.options.out;
   const bool launcher_given = f.launcher_option != nullptr && f.launcher_option->count() > 0;
@@ -364,6 +369,11 @@ void AddDiagnoseCommand(CLI::App& app, std::function<int()>* run) {
                   "killed) and counted as failed; the sweep goes on. 0: no limit")
       ->check(Number("--run-timeout 600"))
       ->capture_default_str();
+  cmd->add_option("--device-memory-gb", flags->device_memory_gb,
+                  "Memory per device (GiB) the step-time model checks each lever and priced "
+                  "option against: a micro-batch that does not fit becomes the largest that "
+                  "does, accumulated to the same samples per step (docs/model.md)")
+      ->check(Number("--device-memory-gb 80"));
   cmd->add_option("--currency", flags->currency,
                   "What the decision minimises: cost (to the target, within the deadline) or time "
                   "(to the target, within the budget)")

@@ -286,7 +286,8 @@ class Session {
 
  private:
   sweep::SweepResult Run(const plan::RunPlan& plan);
-  // The step-time model's gain for each recommended lever, written into the verdict's levers.
+  // The step-time model's gain for each recommended lever, written into the verdict's levers
+  // (and into those of the verdict after the levers, from the levered configuration).
   std::vector<LeverPrediction> ModelLeverGains(const model::StepModel& model,
                                                analysis::Diagnosis* d) const;
   void PrintSummary(const analysis::Diagnosis& d, const std::string& json_path,
@@ -478,13 +479,42 @@ std::vector<LeverPrediction> Session::ModelLeverGains(const model::StepModel& mo
                                                       analysis::Diagnosis* d) const {
   std::vector<Lever> recommended;
   for (const analysis::LeverAdvice& l : d->verdict.levers) recommended.push_back(l.lever);
-  std::vector<LeverPrediction> out = PredictLevers(
-      model, LeverOptions(recommended, plan::TrainBasis(request_.plan.options)), *d, &d->warnings);
-  double x1 = 0;  // one replica's samples/s, as the curve has it
-  if (!d->points.empty() && d->points.front().scaling.speedup > 0) {
-    x1 = d->points.front().scaling.samples_per_s / d->points.front().scaling.speedup;
+  const plan::LeverBasis basis = Basis();
+  std::vector<LeverPrediction> out =
+      PredictLevers(model, LeverOptions(recommended, basis), *d, &d->warnings);
+  // One replica's samples/s, as a curve has it.
+  const auto x1 = [](const std::vector<analysis::DiagnosisPoint>& points) {
+    const analysis::ScalingPoint& first = points.front().scaling;
+    return first.speedup > 0 ? first.samples_per_s / first.speedup : 0.0;
+  };
+  if (!d->points.empty()) UseModelGains(out, &d->verdict, x1(d->points));
+  // The verdict after the levers: the same model (the levered runs are its checks), from the
+  // levered configuration at the largest N re-measured, its levers planned from the values the
+  // applied levers left.
+  if (d->after && d->after->verdict && !d->after->points.empty()) {
+    std::vector<Lever> applied, next;
+    for (const analysis::AppliedLever& a : d->after->levers_applied) applied.push_back(a.lever);
+    for (const analysis::LeverAdvice& l : d->after->verdict->levers) next.push_back(l.lever);
+    const model::Scenario levered = decide::WithLevers({}, LeverOptions(applied, basis));
+    const int n = d->after->points.back().scaling.replicas;
+    std::vector<LeverPrediction> after = PredictLeversFrom(
+        model, levered, n, LeverOptions(next, LeveredBasis(applied, basis)), &d->warnings);
+    // A lever whose change the applied levers already made (bf16 already on the wire, say)
+    // changes nothing more: the model's gain is 0.
+    const std::vector<decide::LeverOption> made = LeverOptions(applied, basis);
+    for (Lever l : next) {
+      const auto is = [l](const auto& x) { return x.lever == l; };
+      if (std::none_of(after.begin(), after.end(), is) &&
+          std::any_of(made.begin(), made.end(), is)) {
+        LeverPrediction p;
+        p.lever = l;
+        p.change = "no further change (the applied levers made it)";
+        p.replicas = n;
+        after.push_back(std::move(p));
+      }
+    }
+    UseModelGains(after, &*d->after->verdict, x1(d->after->points));
   }
-  UseModelGains(out, &d->verdict, x1);
   return out;
 }
 
@@ -520,7 +550,8 @@ int Session::Finish(analysis::Diagnosis* d) {
   std::vector<int> replicas;
   for (long long n = 1; n <= 16LL * largest; n *= 2) replicas.push_back(static_cast<int>(n));
   std::optional<model::StepModel> fitted;
-  const nlohmann::json model_section = DiagnosisModelSection(request_.dir, replicas, &fitted);
+  const nlohmann::json model_section =
+      DiagnosisModelSection(request_.dir, replicas, request_.device_memory_gb, &fitted);
   std::vector<LeverPrediction> lever_predictions;
   if (fitted) {
     decide::DecisionInputs inputs = request_.decision;

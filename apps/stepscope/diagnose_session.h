@@ -3,6 +3,7 @@
 // (DIR/diagnosis.json, DIR/report.html, the terminal summary).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "analysis/verdict.h"
@@ -23,9 +24,12 @@ struct DiagnoseRequest {
   int64_t noise_scale_steps = 1000;
   bool fresh = false;        // discard the runs stored in `dir`
   double run_timeout_s = 0;  // a run still going after this long is ended as failed; 0: no limit
-  bool quiet = false;        // no per-run progress lines
-  std::string dir;           // the sweep directory
-  std::string program;       // the binary each run launches (as `program train ...`)
+  // Memory per device (GiB) the model's predictions check a micro-batch against (levers, priced
+  // options, predictions); none: not checked.
+  std::optional<double> device_memory_gb;
+  bool quiet = false;   // no per-run progress lines
+  std::string dir;      // the sweep directory
+  std::string program;  // the binary each run launches (as `program train ...`)
   sweep::Launcher launcher;
   decide::DecisionInputs decision;  // validated (decide/decision_inputs.h)
 };

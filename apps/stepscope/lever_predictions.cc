@@ -27,24 +27,20 @@ std::optional<double> MeasuredAlone(const analysis::Diagnosis& d, Lever lever, i
 
 }  // namespace
 
-std::vector<LeverPrediction> PredictLevers(const model::StepModel& model,
-                                           const std::vector<decide::LeverOption>& levers,
-                                           const analysis::Diagnosis& d,
-                                           std::vector<std::string>* warnings) {
+std::vector<LeverPrediction> PredictLeversFrom(const model::StepModel& model,
+                                               const model::Scenario& base, int replicas,
+                                               const std::vector<decide::LeverOption>& levers,
+                                               std::vector<std::string>* warnings) {
   std::vector<LeverPrediction> out;
-  if (d.points.empty()) return out;
-  const analysis::DiagnosisPoint& largest = d.points.back();
-  const int n = largest.scaling.replicas;
-  model::Scenario base;
-  base.replicas = n;
-  Result<model::Prediction> before = model::Predict(model, base);
+  model::Scenario from = base;
+  from.replicas = replicas;
+  Result<model::Prediction> before = model::Predict(model, from);
   if (!before.ok()) {
     warnings->push_back("the levers were not simulated: " + before.status().message());
     return out;
   }
   for (const decide::LeverOption& option : levers) {
-    model::Scenario with = option.change;
-    with.replicas = n;
+    model::Scenario with = decide::WithLevers(from, {option});
     Result<model::Prediction> after = model::Predict(model, with);
     if (!after.ok()) {
       warnings->push_back(fmt::format("lever {} not simulated: {}", ToString(option.lever),
@@ -54,7 +50,7 @@ std::vector<LeverPrediction> PredictLevers(const model::StepModel& model,
     LeverPrediction p;
     p.lever = option.lever;
     p.change = option.words;
-    p.replicas = n;
+    p.replicas = replicas;
     p.predicted_samples_per_s = after->samples_per_s;
     // The difference of two predictions of one model: the same constants at the same end of
     // their intervals move both, so the band pairs low with low and high with high.
@@ -64,11 +60,24 @@ std::vector<LeverPrediction> PredictLevers(const model::StepModel& model,
     p.predicted_gain_samples_per_s = {gain, std::min({gain, a.low - b.low, a.high - b.high}),
                                       std::max({gain, a.low - b.low, a.high - b.high})};
     p.memory_note = after->memory_note;
-    p.measured_samples_per_s = MeasuredAlone(d, option.lever, n);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<LeverPrediction> PredictLevers(const model::StepModel& model,
+                                           const std::vector<decide::LeverOption>& levers,
+                                           const analysis::Diagnosis& d,
+                                           std::vector<std::string>* warnings) {
+  if (d.points.empty()) return {};
+  const analysis::DiagnosisPoint& largest = d.points.back();
+  const int n = largest.scaling.replicas;
+  std::vector<LeverPrediction> out = PredictLeversFrom(model, {}, n, levers, warnings);
+  for (LeverPrediction& p : out) {
+    p.measured_samples_per_s = MeasuredAlone(d, p.lever, n);
     if (p.measured_samples_per_s) {
       p.measured_gain_samples_per_s = *p.measured_samples_per_s - largest.scaling.samples_per_s;
     }
-    out.push_back(std::move(p));
   }
   return out;
 }
@@ -110,6 +119,7 @@ void UseModelGains(const std::vector<LeverPrediction>& predictions, analysis::Ve
           "(90% band {:+.1f} to {:+.1f})",
           p.change, p.replicas, p.predicted_gain_samples_per_s.value,
           p.predicted_gain_samples_per_s.low, p.predicted_gain_samples_per_s.high);
+      if (!p.memory_note.empty()) l.basis += "; " + p.memory_note;
       changed = true;
     }
   }

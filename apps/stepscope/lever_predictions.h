@@ -25,6 +25,14 @@ struct LeverPrediction {
   std::optional<double> measured_samples_per_s, measured_gain_samples_per_s;
 };
 
+// The model's prediction for each lever of `levers` made on top of `base` at `replicas`, against
+// `base` alone (no measurement). Levers the model cannot simulate are left out (a warning in
+// `warnings`).
+std::vector<LeverPrediction> PredictLeversFrom(const model::StepModel& model,
+                                               const model::Scenario& base, int replicas,
+                                               const std::vector<decide::LeverOption>& levers,
+                                               std::vector<std::string>* warnings);
+
 // The model's prediction for each lever of `levers` at the largest measured N of `d`, with the
 // measurement where a run of that lever exists (d.after). Levers the model cannot simulate are
 // left out (a warning in `warnings`).

@@ -260,11 +260,16 @@ int PrintPredictions(const PredictFlags& f, const model::StepModel& m,
 }  // namespace
 
 nlohmann::json DiagnosisModelSection(const std::string& dir, const std::vector<int>& replicas,
+                                     std::optional<double> device_memory_gb,
                                      std::optional<model::StepModel>* out) {
   Result<std::vector<model::RunObservation>> runs = ReadRuns(dir);
   if (!runs.ok()) return {{"model_error", runs.status().message()}};
   Result<model::StepModel> fitted = model::FitStepModel(*runs);
   if (!fitted.ok()) return {{"model_error", fitted.status().message()}};
+  // The checks predict each run as it ran on this host; the device memory applies to the
+  // predictions, the levers and the priced options.
+  const std::vector<model::ModelCheck> checks = model::CheckRuns(*fitted, *runs);
+  fitted->device_memory_gb = device_memory_gb;
   std::vector<model::Prediction> predictions;
   for (int n : replicas) {
     model::Scenario s;
@@ -274,7 +279,7 @@ nlohmann::json DiagnosisModelSection(const std::string& dir, const std::vector<i
     predictions.push_back(*p);
   }
   if (out != nullptr) *out = *fitted;
-  return PredictionsJson(*fitted, predictions, model::CheckRuns(*fitted, *runs));
+  return PredictionsJson(*fitted, predictions, checks);
 }
 
 int RunPredict(const PredictFlags& f) {

@@ -41,8 +41,11 @@ int RunPredict(const PredictFlags& flags);
 // What diagnose adds to diagnosis.json: the model fitted to every run of DIR (`model`), its
 // predictions at `replicas` for the measured configuration (`predictions`) and its checks
 // against the runs it did not fit (`model_checks`); when the model cannot be fitted, only
-// `model_error` saying why. The fitted model is handed back in *fitted when asked for.
+// `model_error` saying why. The fitted model is handed back in *fitted when asked for. With
+// `device_memory_gb` the model (and so every prediction made with it, the checks excepted)
+// turns a micro-batch that does not fit that memory into accumulation.
 nlohmann::json DiagnosisModelSection(const std::string& dir, const std::vector<int>& replicas,
+                                     std::optional<double> device_memory_gb = std::nullopt,
                                      std::optional<model::StepModel>* fitted = nullptr);
 void AddPredictCommand(CLI::App& app, std::function<int()>* run);
 

@@ -61,6 +61,24 @@ TEST(PriceOptions, EveryKindIsPricedOnTheModel) {
             (std::vector<Lever>{Lever::kLowPrecisionReduction}));
 }
 
+TEST(PriceOptions, ADoubledMicroBatchThatDoesNotFitTheDeviceIsAccumulated) {
+  model::StepModel m = model::testing::FitSynthetic({});
+  // Room for the measured micro-batch of 8 but not for 16.
+  m.device_memory_gb =
+      (static_cast<double>(m.memory_fixed) + 8.5 * static_cast<double>(m.memory_per_sample)) /
+      (1024.0 * 1024 * 1024);
+  OptionsRequest r = Request();
+  r.levers.push_back({Lever::kBiggerMicroBatch, "micro-batch 8 -> 16", {}});
+  r.levers.back().change.batch = 16;
+  Result<std::vector<PricedOption>> options = PriceOptions(m, r);
+  ASSERT_TRUE(options.ok()) << options.status().message();
+  EXPECT_TRUE(Find(*options, OptionKind::kStay, 8).note.empty());
+  const PricedOption& lever = Find(*options, OptionKind::kLever, 8);
+  EXPECT_EQ(lever.global_batch, 8 * 16);  // the same samples per step, accumulated
+  EXPECT_NE(lever.note.find("micro-batch 16 does not fit"), std::string::npos) << lever.note;
+  EXPECT_NE(lever.note.find("8 x 2 accumulated"), std::string::npos) << lever.note;
+}
+
 TEST(PriceOptions, ANoiseScaleMakesBigBatchesWorthLessPerSample) {
   const model::StepModel m = model::testing::FitSynthetic({});
   OptionsRequest r = Request();

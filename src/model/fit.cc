@@ -36,6 +36,16 @@ std::vector<double> TypicalPerStep(const std::vector<StepRecord>& records, F f,
   return out;
 }
 
+// True when the typical rank waited for its batch 2 % of the step or more: the loader, not the
+// rest of the step, set the step's length (one loader period).
+bool LoaderBound(const RunObservation& run) {
+  const double wait =
+      Mean(TypicalPerStep(run.records, [](const StepRecord& r) { return r.input_wait; }));
+  const double step =
+      Mean(TypicalPerStep(run.records, [](const StepRecord& r) { return r.step_time(); }));
+  return step > 0 && wait >= 0.02 * step;
+}
+
 double PerMicroBatch(const StepRecord& r, Seconds total) {
   return total / std::max(1, r.micro_batches);
 }
@@ -368,11 +378,10 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   for (const RunObservation* run : baselines) {
     const std::vector<double> w =
         TypicalPerStep(run->records, [](const StepRecord& r) { return r.input_wait; });
-    const std::vector<double> s =
-        TypicalPerStep(run->records, [](const StepRecord& r) { return r.step_time(); });
     waits.insert(waits.end(), w.begin(), w.end());
-    const double wait = Mean(w), step = Mean(s);
-    if (step > 0 && wait >= 0.02 * step) {
+    if (LoaderBound(*run)) {
+      const double step =
+          Mean(TypicalPerStep(run->records, [](const StepRecord& r) { return r.step_time(); }));
       services.push_back(run->config.loader_workers * step);  // wait + the rest = one period
     }
   }
@@ -399,12 +408,15 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   // How fast reductions progress beside backward: the rate that best reproduces the runs that
   // overlapped several buckets (a grid over [0, 1]; the band: every rate within 10 % of the
   // best fit's squared error, and at least one grid step).
+  // A run whose loader set the step (it waited for input) says nothing about the rate: its
+  // step is one loader period whatever the reduction overlapped, and fitting on it would pick an
+  // arbitrary rate that then inflates every step the loader no longer sets.
   std::vector<const RunObservation*> overlapped;
   for (const RunObservation& run : runs) {
     bool several = false;
     for (const StepRecord& r : run.records) several |= !r.warmup && r.collectives.size() >= 2;
     if (run.reduce && run.config.overlap && run.config.replicas >= 2 && several &&
-        !run.synthetic_input && run.samples_per_s > 0) {
+        !run.synthetic_input && run.samples_per_s > 0 && !LoaderBound(run)) {
       overlapped.push_back(&run);
     }
   }

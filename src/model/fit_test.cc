@@ -77,6 +77,29 @@ TEST(FitStepModel, RecoversComputeCommunicationAndOverhead) {
   EXPECT_EQ(m->fitted_replicas, (std::vector<int>{1, 2, 4, 8}));
 }
 
+TEST(FitStepModel, ARunTheLoaderSetDoesNotFitTheOverlapRate) {
+  const Truth t;
+  std::vector<RunObservation> runs = Sweep(t, {1, 2, 4, 8});
+  // A run at 8 that overlapped two buckets per step but waited for its loader most of the step:
+  // its step is one loader period whatever the reduction overlapped.
+  Truth slow_input = t;
+  slow_input.input_wait = 0.2;
+  RunObservation levered = SyntheticRun(slow_input, "levers-n8", RunRole::kOther, 8, 8);
+  for (StepRecord& r : levered.records) {
+    if (r.collectives.empty()) continue;
+    CollectiveRecord half = r.collectives.front();
+    half.bytes /= 2;
+    r.collectives = {half, half};
+    r.collectives[1].index = 1;
+  }
+  runs.push_back(levered);
+  Result<StepModel> m = FitStepModel(runs);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_TRUE(m->overlap_rate.assumed) << m->overlap_rate.how;
+  EXPECT_EQ(m->overlap_rate.estimate.value, 1.0);
+  EXPECT_FALSE(m->loader_service.has_value());  // the baselines did not wait
+}
+
 TEST(FitStepModel, PredictsAHeldOutReplicaCount) {
   const Truth t;
   Result<StepModel> m = FitStepModel(Sweep(t, {1, 2, 4, 8}));

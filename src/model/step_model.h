@@ -69,7 +69,8 @@ struct StepModel {
   // How fast a reduction progresses beside backward (replay.h), fitted to the runs that
   // overlapped several buckets; 1 (assumed) without one.
   Constant overlap_rate{"overlap_rate", Estimate::Exact(1), "share of full speed",
-                        "assumed 1: no run overlapped several buckets", true};
+                        "assumed 1: no run overlapped several buckets without waiting for input",
+                        true};
 
   // Input: a loader worker's service time per batch, when the measured wait identifies it;
   // otherwise the measured mean wait, held constant.

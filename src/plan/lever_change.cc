@@ -80,6 +80,18 @@ void LeverChange::Merge(const LeverChange& other) {
   Take(&balance_lengths, other.balance_lengths);
 }
 
+LeverBasis AfterChange(const LeverBasis& basis, const LeverChange& change) {
+  LeverBasis b = basis;
+  b.micro_batch = change.micro_batch.value_or(b.micro_batch);
+  b.accumulation = change.accumulation.value_or(b.accumulation);
+  b.bucket_mib = change.bucket_mib.value_or(b.bucket_mib);
+  b.overlap = change.overlap.value_or(b.overlap);
+  b.wire = change.wire.value_or(b.wire);
+  b.loader_workers = change.loader_workers.value_or(b.loader_workers);
+  b.prefetch = change.prefetch.value_or(b.prefetch);
+  return b;
+}
+
 double BucketForOverlap(const LeverBasis& basis) {
   const double cap = basis.bucket_mib;
   if (!(basis.gradient_mib > 0)) return cap;

@@ -42,6 +42,10 @@ struct LeverBasis {
   double gradient_mib = 0;  // gradient size per step; 0: unknown
 };
 
+// The job's values once `change` is made: the basis the levers of a re-measured (levered)
+// configuration start from. Length balancing is not a basis value and is ignored.
+LeverBasis AfterChange(const LeverBasis& basis, const LeverChange& change);
+
 // A lever the plan turned into a change.
 struct PlannedLever {
   Lever lever;

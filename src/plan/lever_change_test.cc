@@ -104,6 +104,22 @@ TEST(LeverChange, MergeTakesEverySetField) {
   EXPECT_TRUE(LeverChange{}.empty());
 }
 
+TEST(LeverChange, AfterChangeIsTheBasisTheNextLeversStartFrom) {
+  LeverChange c = Only(Lever::kBiggerMicroBatch, Basis());
+  c.Merge(Only(Lever::kLoaderWorkersPrefetch, Basis()));
+  c.Merge(Only(Lever::kLowPrecisionReduction, Basis()));
+  const LeverBasis after = AfterChange(Basis(), c);
+  EXPECT_EQ(after.micro_batch, 16);
+  EXPECT_EQ(after.loader_workers, 2);
+  EXPECT_EQ(after.prefetch, 8);
+  EXPECT_EQ(after.wire, comm::WireDtype::kBf16);
+  EXPECT_EQ(after.accumulation, 1);
+  EXPECT_EQ(after.bucket_mib, 25);
+  EXPECT_EQ(after.gradient_mib, 4);
+  // A second doubling starts from the levered micro-batch.
+  EXPECT_EQ(Only(Lever::kBiggerMicroBatch, after).micro_batch, 32);
+}
+
 TEST(BucketForOverlap, AQuarterOfTheGradientWithinBounds) {
   LeverBasis b = Basis();
   b.gradient_mib = 10;
