@@ -179,11 +179,15 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side, dou
     p.exposed_comm = ReplayReductions(buckets, backward_critical, r.overlap, rate).exposed;
   }
   p.overhead = Pick(m.overhead.estimate, side);
+  // Accumulating K micro-batches asks the loader for K batches per step: K/K_ref loader periods
+  // (or K/K_ref of the reference's wait) per step, not one.
+  const double batches = static_cast<double>(r.accum) / std::max(1, m.reference.accum);
   if (m.loader_service) {
     const Seconds other = p.compute + p.straggler_wait + p.exposed_comm + p.overhead;
-    p.input_wait = std::max(0.0, Pick(m.loader_service->estimate, side) / r.workers - other);
+    p.input_wait =
+        std::max(0.0, batches * Pick(m.loader_service->estimate, side) / r.workers - other);
   } else {
-    p.input_wait = Pick(m.input_wait.estimate, side);
+    p.input_wait = batches * Pick(m.input_wait.estimate, side);
   }
   return p;
 }

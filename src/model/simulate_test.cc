@@ -78,6 +78,25 @@ TEST(SimulateStep, WhatIfsChangeWhatTheyShould) {
   accum.accum = 4;
   const double fb = 0.002 + 0.001 * 8 + 0.004 + 0.002 * 8;
   EXPECT_NEAR(Must(SimulateStep(m, accum)).compute, 4 * fb + t.optimizer, 1e-9);
+  // Four micro-batches per step wait four times for their batches.
+  EXPECT_NEAR(Must(SimulateStep(m, accum)).input_wait, 4 * base.input_wait, 1e-12);
+}
+
+// A loader-bound step lasts one loader period per batch: accumulating K micro-batches asks the
+// loader for K batches per step, so accumulation cannot hide the loader (and more workers can).
+TEST(SimulateStep, AccumulationAsksTheLoaderForEveryMicroBatch) {
+  StepModel m = Fitted();
+  const Seconds period = 0.5;  // far longer than the rest of the step
+  m.loader_service =
+      Constant{"loader_service", Estimate::Exact(period), "s per batch per worker", "test"};
+  Scenario s;
+  s.replicas = 4;
+  s.loader_workers = 1;
+  EXPECT_NEAR(Must(SimulateStep(m, s)).step(), period, 1e-9);
+  s.accum = 4;
+  EXPECT_NEAR(Must(SimulateStep(m, s)).step(), 4 * period, 1e-9);
+  s.loader_workers = 4;
+  EXPECT_NEAR(Must(SimulateStep(m, s)).step(), period, 1e-9);
 }
 
 TEST(SimulateStep, AcrossHostsHandComputed) {
