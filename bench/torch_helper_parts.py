@@ -1,8 +1,9 @@
 """Where the stepscope_torch helper's cost goes: the loop of bench/torch_helper_overhead.py
 without the helper ("plain") and with variants that switch one part of the helper off or put a
-bare communication hook in its place, in interleaved rounds (the order reversed every other
-round), each round a fresh model. Prints, per variant, the median ratio to "plain" of the
-process's CPU time and of the wall-clock time per step, with the quartiles.
+bare communication hook in its place. Each round builds a fresh model for every variant and runs
+them alternately, --block steps at a time (the order reversed every block). Prints, per
+variant, the median over the rounds of its ratio to "plain" in the process's CPU time and in
+wall-clock time per step, with the quartiles.
 
 Variants:
   helper             stepscope_torch.wrap as is
@@ -12,7 +13,7 @@ Variants:
   builtin_hook       no helper; DDP's C++ built-in all-reduce communication hook
 
 Usage: /usr/bin/python3 bench/torch_helper_parts.py [--rounds 16] [--steps 100] [--width 512]
-                                                     [--batch 64] [VARIANT ...]
+                                                     [--batch 64] [--block 5] [VARIANT ...]
 """
 import argparse
 import atexit
@@ -61,7 +62,7 @@ def apply(variant, model, optimizer, loader, run_dir):
         helper_session._Session._install_model_hooks = saved
 
 
-def one_round(args, variant, run_dir):
+def build(args, variant, run_dir):
     torch.manual_seed(0)
     n = args.batch * (args.steps + WARMUP)
     data = TensorDataset(torch.randn(n, args.width), torch.randint(0, 10, (n,)))
@@ -70,16 +71,41 @@ def one_round(args, variant, run_dir):
         nn.Linear(args.width, args.width), nn.ReLU(), nn.Linear(args.width, args.width),
         nn.ReLU(), nn.Linear(args.width, 10)))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    model, optimizer, loader = apply(variant, model, optimizer, loader, run_dir)
+    return apply(variant, model, optimizer, loader, run_dir)
+
+
+def one_round(args, variants, run_dir):
+    """Every variant's loop built, then run alternately --block steps at a time (the order
+    reversed every block); returns each variant's (wall, CPU) seconds per step."""
+    jobs = {v: build(args, v, os.path.join(run_dir, v)) for v in variants}
+    its = {v: iter(jobs[v][2]) for v in variants}
     loss_fn = nn.CrossEntropyLoss()
-    t0 = c0 = None
-    for step, (x, y) in enumerate(loader):
-        if step == WARMUP:
+    spent = {v: [0.0, 0.0] for v in variants}
+
+    def run(v, steps):
+        model, optimizer, _ = jobs[v]
+        for _ in range(steps):
+            x, y = next(its[v])
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+
+    for v in variants:
+        run(v, WARMUP)
+    done, b = 0, 0
+    while done < args.steps:
+        k = min(args.block, args.steps - done)
+        for v in (variants if b % 2 == 0 else variants[::-1]):
             t0, c0 = time.perf_counter(), time.process_time()
-        optimizer.zero_grad()
-        loss_fn(model(x), y).backward()
-        optimizer.step()
-    return (time.perf_counter() - t0) / args.steps, (time.process_time() - c0) / args.steps
+            run(v, k)
+            spent[v][0] += time.perf_counter() - t0
+            spent[v][1] += time.process_time() - c0
+        done += k
+        b += 1
+    for v in variants:
+        for _ in its[v]:
+            pass
+    return {v: (spent[v][0] / args.steps, spent[v][1] / args.steps) for v in variants}
 
 
 def main():
@@ -89,8 +115,13 @@ def main():
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--width", type=int, default=512)
     p.add_argument("--batch", type=int, default=64)
-    p.add_argument("variants", nargs="*", choices=VARIANTS, default=list(VARIANTS))
+    p.add_argument("--block", type=int, default=5)
+    p.add_argument("variants", nargs="*", help=", ".join(VARIANTS) + " (default: all)")
     args = p.parse_args()
+    args.variants = args.variants or list(VARIANTS)
+    for v in args.variants:
+        if v not in VARIANTS:
+            p.error(f"unknown variant {v!r}; one of {', '.join(VARIANTS)}")
     torch.set_num_threads(1)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -103,10 +134,7 @@ def main():
     cpu = {v: [] for v in args.variants}
     plain = []
     for r in range(args.rounds):
-        order = ["plain"] + list(args.variants)
-        if r % 2:
-            order.reverse()
-        t = {v: one_round(args, v, os.path.join(tmp, f"round-{r}-{v}")) for v in order}
+        t = one_round(args, ["plain"] + list(args.variants), os.path.join(tmp, f"round-{r}"))
         plain.append(t["plain"])
         for v in args.variants:
             wall[v].append(t[v][0] / t["plain"][0])
