@@ -1,7 +1,9 @@
 """The same PyTorch DDP run measured two ways: the stepscope_torch helper's step records and
 PyTorch's autograd profiler trace of the same steps (read by `stepscope analyze`). Prints the
 steady-state means of compute and exposed communication from both, rank by rank, and their
-difference.
+difference, and the mean duration of each step's last all-reduce launch in the trace (the
+`c10d::allreduce_` op on the main thread, inside the autograd node that completed the bucket):
+both count the launches as communication (docs/torch.md, "Agreement with the profiler").
 
 The job is apps/stepscope/tests/torch_jobs/ddp_job.py (2 ranks over gloo, communication-heavy at
 a small batch by default), started by PyTorch's launcher with both the helper and the profiler.
@@ -36,6 +38,29 @@ def helper_means(run_dir, warmup):
     return out
 
 
+def last_launch_means(traces, warmup):
+    """Per rank: the mean duration of the last c10d::allreduce_ of each steady step, seconds
+    (steps end where the optimizer's annotation ends, as the importer infers them)."""
+    out = {}
+    for name in sorted(os.listdir(traces)):
+        if not name.endswith(".pt.trace.json"):
+            continue
+        with open(os.path.join(traces, name)) as f:
+            doc = json.load(f)
+        events = doc["traceEvents"] if isinstance(doc, dict) else doc
+        events = sorted((e for e in events if e.get("ph") == "X"), key=lambda e: e["ts"])
+        ends = [e["ts"] + e["dur"] for e in events if e["name"].startswith("Optimizer.step")]
+        launches = [e for e in events if e["name"] == "c10d::allreduce_"]
+        last = []
+        for i in range(max(1, warmup), len(ends)):
+            inside = [e for e in launches if ends[i - 1] <= e["ts"] < ends[i]]
+            if inside:
+                last.append(inside[-1]["dur"] * 1e-6)
+        rank = int(name.split("-")[1].split(".")[0])
+        out[rank] = statistics.mean(last) if last else 0.0
+    return out
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -59,6 +84,7 @@ def main():
         with open(os.path.join(out, "diagnosis.json")) as f:
             ranks = {r["rank"]: r["components"] for r in json.load(f)["points"][-1]["ranks"]}
         helper = helper_means(run_dir, args.warmup_steps)
+        launch = last_launch_means(traces, args.warmup_steps)
         print(f"{args.shape} at batch {args.batch}, 2 ranks, {args.steps} steps "
               f"({args.warmup_steps} warm-up): each rank's means over its steady steps")
         print(f"  {'rank':>4s} {'':14s} {'helper ms':>10s} {'profiler ms':>12s} "
@@ -70,6 +96,8 @@ def main():
                 print(f"  {rank:4d} {name:14s} {h[name] * 1e3:10.2f} {t[name] * 1e3:12.2f} "
                       f"{d * 1e3:+9.2f} ms ({100 * d / t['step']:+.1f} % of the "
                       f"{t['step'] * 1e3:.1f} ms step)")
+            print(f"  {rank:4d} {'last launch':14s} {'':10s} {launch[rank] * 1e3:12.2f} "
+                  f"(the step's last c10d::allreduce_ launch, communication in both)")
 
 
 if __name__ == "__main__":

@@ -35,9 +35,11 @@ class TimedHook:
         ready = now()
         buffer = bucket.buffer()
         rec = self.recorder
-        if rec.sampling_norms:
-            rec.local_grad_sq += float(torch.dot(buffer, buffer))  # flat: no temporary
-            rec.local_sampled = True
+        sampling = rec.sampling_norms
+        if sampling:
+            # The local gradient before the reduction overwrites it; kept as a tensor (no
+            # synchronisation here), summed when the step's record is written.
+            rec.local_sq.append(torch.dot(buffer, buffer))
         if not self.reduce:
             # The ablation: every replica keeps its own gradient; nothing is on the wire.
             c = rec.add_collective(0, ready)
@@ -47,21 +49,26 @@ class TimedHook:
             return fut
         if self.wire == "fp32":
             wire = buffer
-            wire.div_(self.world)
+            if self.world > 1:  # dividing by 1 is a pass over the bucket that changes nothing
+                wire.div_(self.world)
         else:
             wire = buffer.to(WIRE_DTYPES[self.wire]).div_(self.world)
+        if sampling:
+            rec.reduced.append(buffer)  # holds the reduced gradient once the future completes
         c = rec.add_collective(wire.numel() * wire.element_size(), ready)
         c.start = now()
-        fut = dist.all_reduce(wire, async_op=True).get_future()
-
-        def done(f):
-            c.end = now()
-            out = f.value()[0]
-            if out.dtype != buffer.dtype:
-                buffer.copy_(out)
+        work = dist.all_reduce(wire, async_op=True)
+        c.launched = now()
+        fut = work.get_future()
+        if wire is buffer:
+            def done(f):
+                c.end = now()
+                return f.value()[0]  # raises the reduction's error, if any
+        else:
+            def done(f):
+                c.end = now()
+                buffer.copy_(f.value()[0])
                 return buffer
-            return out
-
         return fut.then(done)
 
 

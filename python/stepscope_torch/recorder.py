@@ -9,6 +9,7 @@ import threading
 import time
 
 RECORD_VERSION = 2
+WRITE_EVERY = 64  # records held in memory before one write (and at close)
 
 
 def now():
@@ -16,16 +17,17 @@ def now():
 
 
 class Collective:
-    """One gradient bucket's reduction, written from the main thread (ready, start) and from the
-    communication backend's thread (end)."""
+    """One gradient bucket's reduction, written from the main thread (ready, start, launched:
+    when the launch returned) and from the communication backend's thread (end)."""
 
-    __slots__ = ("index", "bytes", "ready", "start", "end")
+    __slots__ = ("index", "bytes", "ready", "start", "launched", "end")
 
     def __init__(self, index, nbytes, ready):
         self.index = index
         self.bytes = nbytes
         self.ready = ready
         self.start = ready
+        self.launched = None
         self.end = None
 
 
@@ -50,7 +52,8 @@ class StepRecorder:
         self.world = world
         self.warmup_steps = warmup_steps
         self.grad_norm_every = grad_norm_every
-        self._file = open(path, "w", buffering=1)
+        self._file = open(path, "w")
+        self._pending = []
         self._lock = threading.Lock()
         self.step = 0
         self.epoch = 0
@@ -70,8 +73,8 @@ class StepRecorder:
         self.backward = 0.0
         self.exposed = 0.0
         self.collectives = []
-        self.local_grad_sq = 0.0
-        self.local_sampled = False
+        self.local_sq = []  # per bucket, before the reduction (tensors)
+        self.reduced = []  # the buckets' buffers, reduced once their futures complete
         self.global_grad_sq = -1.0
         self.loss = 0.0
 
@@ -108,20 +111,33 @@ class StepRecorder:
 
     def mark_backward_end(self, t):
         """The backward call is over: gradients reduced and copied back by DDP. Backward
-        computes until the last bucket is ready; from then the main thread waits for the
-        reductions still in flight (exposed communication) until the last one ends; what
-        follows (DDP copying the reduced buckets back into the gradients) is backward again."""
+        computes until the last bucket's reduction is launched (the hook's own work on the
+        bucket before it, dividing by the world size and sampling its norm, is the work DDP's
+        default does while copying the gradients in: compute), except while it launched the
+        earlier buckets' reductions (the main thread in the collective: communication); from
+        the last launch the main thread waits for the reductions still in flight (exposed
+        communication) until the last one ends; what follows (DDP copying the reduced buckets
+        back into the gradients) is backward again."""
         if self.backward_start is None:
             return
         self.backward_end = t
-        last_ready = max((c.ready for c in self.collectives), default=None)
-        if last_ready is None:
+        last_start = max((c.start for c in self.collectives), default=None)
+        if last_start is None:
             self.backward += t - self.backward_start
             return
+        launching = sum(min(c.launched, last_start) - c.start for c in self.collectives
+                        if c.launched is not None and c.start < last_start)
         last_end = max((c.end for c in self.collectives if c.end is not None), default=t)
-        waited_until = min(t, max(last_ready, last_end))
-        self.backward += (last_ready - self.backward_start) + (t - waited_until)
-        self.exposed += waited_until - last_ready
+        waited_until = min(t, max(last_start, last_end))
+        self.backward += (last_start - self.backward_start - launching) + (t - waited_until)
+        self.exposed += waited_until - last_start + launching
+
+    def sample_global_norm(self):
+        """The reduced gradient's squared norm, from the buckets the hook kept on a sampled
+        step (one dot product per bucket); called before the optimizer changes them."""
+        if self.reduced:
+            self.global_grad_sq = float(sum(float(b.dot(b)) for b in self.reduced))
+            self.reduced = []
 
     def end_step(self, optimizer_seconds, end):
         """Writes the step's record; `end` is the end of the optimizer update."""
@@ -151,11 +167,14 @@ class StepRecorder:
             "optimizer": optimizer_seconds, "compute": compute, "exposed_comm": self.exposed,
             "comm_busy": _union_length([(c["start"], c["end"]) for c in collectives]),
             "loss": self.loss,
-            "local_grad_sq": self.local_grad_sq if self.local_sampled else -1.0,
+            "local_grad_sq": float(sum(float(x) for x in self.local_sq)) if self.local_sq
+            else -1.0,
             "global_grad_sq": self.global_grad_sq,
             "collectives": collectives,
         })
-        self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self._pending.append(json.dumps(record, separators=(",", ":")))
+        if len(self._pending) >= WRITE_EVERY:
+            self._flush()
         self.step_times.append((self.samples, end - start, record["warmup"]))
         self.steps_written += 1
         self.buckets_per_step = len(collectives)
@@ -163,5 +182,14 @@ class StepRecorder:
         self._start = end
         self._reset()
 
+    def _flush(self):
+        if self._pending:
+            self._file.write("\n".join(self._pending) + "\n")
+            self._file.flush()
+            self._pending = []
+
     def close(self):
+        if self._file.closed:
+            return
+        self._flush()
         self._file.close()

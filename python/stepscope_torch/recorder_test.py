@@ -4,7 +4,7 @@ import os
 import tempfile
 import unittest
 
-from stepscope_torch.recorder import StepRecorder, _union_length
+from stepscope_torch.recorder import WRITE_EVERY, StepRecorder, _union_length
 
 
 class Recorder(unittest.TestCase):
@@ -43,6 +43,71 @@ class Recorder(unittest.TestCase):
         self.assertAlmostEqual(r["collectives"][0]["busbw_gbps"], 400 / 1.5 / 1e9)
         # step 0 samples norms (every 4th step of a multi-replica run), none were added here
         self.assertEqual(r["local_grad_sq"], -1.0)
+
+
+    def test_the_hooks_own_work_before_the_launch_is_backward(self):
+        # Bucket ready at 13, the hook divides and samples until 13.5 and launches the
+        # reduction, which ends at 14.5: exposed from the launch, not from the arrival.
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "rank-0.steps.jsonl")
+            rec = StepRecorder(path, rank=0, world=2, warmup_steps=0, grad_norm_every=1)
+            rec._start = 10.0
+            rec.add_forward(1.0)
+            rec.mark_backward_start(12.0)
+            c = rec.add_collective(400, 13.0)
+            c.start, c.end = 13.5, 14.5
+            rec.mark_backward_end(15.0)
+            self.assertAlmostEqual(rec.backward, 1.5 + 0.5)
+            self.assertAlmostEqual(rec.exposed, 1.0)
+            rec.end_step(0.25, 15.25)
+            rec.close()
+            with open(path) as f:
+                r = json.loads(f.readline())
+        self.assertEqual(r["collectives"][0]["ready"], 13.0)
+        self.assertAlmostEqual(r["exposed_comm"], 1.0)
+
+    def test_launching_an_earlier_reduction_is_communication(self):
+        # Two buckets: the first launched from 12.5 to 12.75 mid-backward, the second ready
+        # and launched at 13 (returning at 13.2), reduced until 14.5; the backward call ends
+        # at 15. The first launch is exposed communication, the rest of backward up to 13 is
+        # backward, and so is DDP's work after 14.5.
+        with tempfile.TemporaryDirectory() as tmp:
+            rec = StepRecorder(os.path.join(tmp, "r.jsonl"), rank=0, world=2, warmup_steps=0,
+                               grad_norm_every=0)
+            rec.mark_backward_start(12.0)
+            a = rec.add_collective(400, 12.5)
+            a.start, a.launched, a.end = 12.5, 12.75, 13.5
+            b = rec.add_collective(400, 13.0)
+            b.start, b.launched, b.end = 13.0, 13.2, 14.5
+            rec.mark_backward_end(15.0)
+            rec.close()
+        self.assertAlmostEqual(rec.exposed, 0.25 + 1.5)
+        self.assertAlmostEqual(rec.backward, 1.0 - 0.25 + 0.5)
+
+    def test_norms_and_batched_writes(self):
+        import torch
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "rank-0.steps.jsonl")
+            rec = StepRecorder(path, rank=0, world=2, warmup_steps=0, grad_norm_every=2)
+            steps = WRITE_EVERY + 3
+            for step in range(steps):
+                self.assertEqual(rec.sampling_norms, step % 2 == 0)
+                if rec.sampling_norms:
+                    rec.local_sq.append(torch.tensor(3.0))
+                    rec.local_sq.append(torch.tensor(4.0))
+                    rec.reduced.append(torch.tensor([1.0, 2.0]))
+                    rec.reduced.append(torch.tensor([2.0]))
+                    rec.sample_global_norm()
+                rec.end_step(0.0, 1.0 + step)
+                if step == 0:
+                    self.assertEqual(os.path.getsize(path), 0)  # held until WRITE_EVERY
+            rec.close()
+            rec.close()  # a second close (at exit after an explicit one) is harmless
+            with open(path) as f:
+                lines = [json.loads(line) for line in f]
+        self.assertEqual([r["step"] for r in lines], list(range(steps)))
+        self.assertEqual((lines[0]["local_grad_sq"], lines[0]["global_grad_sq"]), (7.0, 9.0))
+        self.assertEqual((lines[1]["local_grad_sq"], lines[1]["global_grad_sq"]), (-1.0, -1.0))
 
 
 if __name__ == "__main__":

@@ -118,7 +118,6 @@ class _Session:
         params = [p for p in model.parameters() if p.requires_grad]
         self.parameters = sum(p.numel() for p in params)
         self.gradient_bytes = sum(p.numel() * p.element_size() for p in params)
-        self.params = params
         self.t_startup_end = None
         self.failed = False
         self._install_exit()
@@ -157,10 +156,7 @@ class _Session:
         def step(self_, *args, **kwargs):
             if rec.backward_start is not None and rec.backward_end is None:
                 rec.mark_backward_end(now())  # no engine callback ran (should not happen)
-            if rec.sampling_norms and session.reduce:
-                rec.global_grad_sq = float(sum(
-                    float(torch.dot(p.grad.reshape(-1), p.grad.reshape(-1)))
-                    for p in session.params if p.grad is not None))
+            rec.sample_global_norm()
             if session.t_startup_end is None:
                 session.t_startup_end = time.time()
             t0 = now()

@@ -1,0 +1,155 @@
+"""Where the stepscope_torch helper's cost goes: the loop of bench/torch_helper_overhead.py
+without the helper ("plain") and with variants that switch one part of the helper off or put a
+bare communication hook in its place. Each round builds a fresh model for every variant and runs
+them alternately, --block steps at a time (the order reversed every block). Prints, per
+variant, the median over the rounds of its ratio to "plain" in the process's CPU time and in
+wall-clock time per step, with the quartiles.
+
+Variants:
+  helper             stepscope_torch.wrap as is
+  no_comm_hook       the helper, but DDP keeps its built-in reduction (no timed hook)
+  no_model_hooks     the helper without its forward hooks and backward marks
+  torch_python_hook  no helper; PyTorch's own Python all-reduce hook (divide, all-reduce, then)
+  builtin_hook       no helper; DDP's C++ built-in all-reduce communication hook
+
+Usage: /usr/bin/python3 bench/torch_helper_parts.py [--rounds 16] [--steps 100] [--width 512]
+                                                     [--batch 64] [--block 5] [VARIANT ...]
+"""
+import argparse
+import atexit
+import os
+import shutil
+import socket
+import statistics
+import sys
+import tempfile
+import time
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils.data import DataLoader, TensorDataset
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import stepscope_torch  # noqa: E402
+from stepscope_torch import session as helper_session  # noqa: E402
+
+WARMUP = 5
+VARIANTS = ("helper", "no_comm_hook", "no_model_hooks", "torch_python_hook", "builtin_hook")
+
+
+def apply(variant, model, optimizer, loader, run_dir):
+    if variant == "plain":
+        return model, optimizer, loader
+    if variant == "torch_python_hook":
+        model.register_comm_hook(dist.group.WORLD, default_hooks.allreduce_hook)
+        return model, optimizer, loader
+    if variant == "builtin_hook":
+        model._register_builtin_comm_hook(dist.BuiltinCommHookType.ALLREDUCE)
+        return model, optimizer, loader
+    if variant == "no_comm_hook":
+        model.register_comm_hook = lambda *args, **kwargs: None
+    saved = helper_session._Session._install_model_hooks
+    if variant == "no_model_hooks":
+        helper_session._Session._install_model_hooks = lambda self, m: None
+    os.environ["STEPSCOPE_RUN_DIR"] = run_dir
+    try:
+        return stepscope_torch.wrap(model, optimizer, loader)
+    finally:
+        del os.environ["STEPSCOPE_RUN_DIR"]
+        helper_session._Session._install_model_hooks = saved
+
+
+def build(args, variant, run_dir):
+    torch.manual_seed(0)
+    n = args.batch * (args.steps + WARMUP)
+    data = TensorDataset(torch.randn(n, args.width), torch.randint(0, 10, (n,)))
+    loader = DataLoader(data, batch_size=args.batch)
+    model = DistributedDataParallel(nn.Sequential(
+        nn.Linear(args.width, args.width), nn.ReLU(), nn.Linear(args.width, args.width),
+        nn.ReLU(), nn.Linear(args.width, 10)))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    return apply(variant, model, optimizer, loader, run_dir)
+
+
+def one_round(args, variants, run_dir):
+    """Every variant's loop built, then run alternately --block steps at a time (the order
+    reversed every block); returns each variant's (wall, CPU) seconds per step."""
+    jobs = {v: build(args, v, os.path.join(run_dir, v)) for v in variants}
+    its = {v: iter(jobs[v][2]) for v in variants}
+    loss_fn = nn.CrossEntropyLoss()
+    spent = {v: [0.0, 0.0] for v in variants}
+
+    def run(v, steps):
+        model, optimizer, _ = jobs[v]
+        for _ in range(steps):
+            x, y = next(its[v])
+            optimizer.zero_grad()
+            loss_fn(model(x), y).backward()
+            optimizer.step()
+
+    for v in variants:
+        run(v, WARMUP)
+    done, b = 0, 0
+    while done < args.steps:
+        k = min(args.block, args.steps - done)
+        for v in (variants if b % 2 == 0 else variants[::-1]):
+            t0, c0 = time.perf_counter(), time.process_time()
+            run(v, k)
+            spent[v][0] += time.perf_counter() - t0
+            spent[v][1] += time.process_time() - c0
+        done += k
+        b += 1
+    for v in variants:
+        for _ in its[v]:
+            pass
+    return {v: (spent[v][0] / args.steps, spent[v][1] / args.steps) for v in variants}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rounds", type=int, default=16)
+    p.add_argument("--steps", type=int, default=100)
+    p.add_argument("--width", type=int, default=512)
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--block", type=int, default=5)
+    p.add_argument("variants", nargs="*", help=", ".join(VARIANTS) + " (default: all)")
+    args = p.parse_args()
+    args.variants = args.variants or list(VARIANTS)
+    for v in args.variants:
+        if v not in VARIANTS:
+            p.error(f"unknown variant {v!r}; one of {', '.join(VARIANTS)}")
+    torch.set_num_threads(1)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0,
+                            world_size=1)
+    tmp = tempfile.mkdtemp(prefix="stepscope-parts-")
+    atexit.register(shutil.rmtree, tmp, True)
+    wall = {v: [] for v in args.variants}
+    cpu = {v: [] for v in args.variants}
+    plain = []
+    for r in range(args.rounds):
+        t = one_round(args, ["plain"] + list(args.variants), os.path.join(tmp, f"round-{r}"))
+        plain.append(t["plain"])
+        for v in args.variants:
+            wall[v].append(t[v][0] / t["plain"][0])
+            cpu[v].append(t[v][1] / t["plain"][1])
+    print(f"plain: {statistics.median(p[0] for p in plain) * 1e3:.3f} ms/step wall, "
+          f"{statistics.median(p[1] for p in plain) * 1e3:.3f} ms/step CPU (medians over "
+          f"{args.rounds} rounds); load average (1 min) at the end "
+          f"{os.getloadavg()[0]:.1f}")
+    for name, ratios in (("CPU time", cpu), ("wall clock", wall)):
+        for v in args.variants:
+            q = statistics.quantiles(ratios[v], n=4)
+            print(f"  {name:10s} {v:18s} median ratio {statistics.median(ratios[v]):.4f} "
+                  f"(quartiles {q[0]:.4f} to {q[2]:.4f})")
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
