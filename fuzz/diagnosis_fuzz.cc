@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 #include "report/curve_csv.h"
 #include "report/html_report.h"
 #include "report/terminal_report.h"

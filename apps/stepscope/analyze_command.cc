@@ -9,8 +9,8 @@
 #include <map>
 #include <memory>
 
-#include "analysis/build_diagnosis.h"
-#include "analysis/diagnosis.h"
+#include "decide/build_diagnosis.h"
+#include "decide/diagnosis.h"
 #include "apps/stepscope/numeric_option.h"
 #include "core/step_record.h"
 #include "report/html_report.h"

@@ -4,7 +4,7 @@
 // time_to_quality) and its explanation.
 #pragma once
 
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 #include "decide/decision_inputs.h"
 #include "model/step_model.h"
 #include "plan/lever_change.h"

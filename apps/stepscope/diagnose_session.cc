@@ -12,9 +12,9 @@
 #include <optional>
 #include <vector>
 
-#include "analysis/build_diagnosis.h"
-#include "analysis/diagnosis.h"
-#include "analysis/wire_check.h"
+#include "decide/build_diagnosis.h"
+#include "decide/diagnosis.h"
+#include "decide/wire_check.h"
 #include "apps/stepscope/decision_section.h"
 #include "apps/stepscope/lever_predictions.h"
 #include "apps/stepscope/predict_command.h"
@@ -265,7 +265,7 @@ class Session {
   // The main sweep and the diagnosis made from it; nullopt (with the exit code in `exit_code`)
   // when there is nothing to diagnose.
   std::optional<analysis::Diagnosis> Diagnose(int* exit_code);
-  // A recommended reduced-precision lever checked by three short runs (analysis/wire_check.h);
+  // A recommended reduced-precision lever checked by three short runs (decide/wire_check.h);
   // dropped from the levers when its numerical cost exceeds the seed-to-seed spread.
   void CheckWire(analysis::Diagnosis* d);
   // The free levers applied and re-measured: the curve after them joins the diagnosis.

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 #include "core/estimate.h"
 #include "decide/priced_options.h"
 #include "model/step_model.h"

@@ -8,7 +8,7 @@
 #include <memory>
 #include <sstream>
 
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 #include "report/curve_csv.h"
 #include "report/html_report.h"
 #include "report/terminal_report.h"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 
 namespace stepscope::report {
 

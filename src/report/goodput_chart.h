@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 
 namespace stepscope::report {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 #include "report/html_escape.h"
 #include "report/html_report.h"
 #include "report/report_testing.h"

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 #include "core/status.h"
 #include "report/model_chart.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 #include "core/estimate.h"
 #include "core/status.h"
 

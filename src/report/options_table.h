@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/verdict.h"
+#include "decide/verdict.h"
 
 namespace stepscope::report {
 

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 #include "report/report_testing.h"
 
 int main(int argc, char** argv) {

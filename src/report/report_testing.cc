@@ -1,6 +1,6 @@
 #include "report/report_testing.h"
 
-#include "analysis/build_diagnosis.h"
+#include "decide/build_diagnosis.h"
 #include "analysis/synthetic_run.h"
 
 namespace stepscope::report {

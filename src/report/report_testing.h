@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 #include "core/status.h"
 
 namespace stepscope::report {

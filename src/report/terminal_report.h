@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 
 namespace stepscope::report {
 

@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "analysis/build_diagnosis.h"
+#include "decide/build_diagnosis.h"
 #include "analysis/synthetic_run.h"
 #include "report/html_report.h"
 #include "report/report_testing.h"

@@ -11,7 +11,7 @@
 #include <numeric>
 #include <thread>
 
-#include "analysis/noise_scale.h"
+#include "decide/noise_scale.h"
 #include "core/clock.h"
 #include "data/prng.h"
 #include "data/source.h"
@@ -260,7 +260,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   double local_sq_sum = 0, global_sq_sum = 0;
   int64_t grad_sq_steps = 0;
   // Every sampled step's norms in training order, warm-up included (the noise scale over
-  // training, analysis/noise_scale.h).
+  // training, decide/noise_scale.h).
   std::vector<double> sampled_local_sq, sampled_global_sq;
   double wire_error_sq = 0, wire_exact_sq = 0;  // --measure-wire-error, over the sampled steps
 

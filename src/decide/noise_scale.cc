@@ -1,4 +1,4 @@
-#include "analysis/noise_scale.h"
+#include "decide/noise_scale.h"
 
 #include <fmt/format.h>
 

@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "analysis/ablation.h"
-#include "analysis/binding_losses.h"
+#include "decide/binding_losses.h"
 #include "analysis/decomposition.h"
-#include "analysis/noise_scale.h"
+#include "decide/noise_scale.h"
 #include "analysis/scaling.h"
 #include "analysis/skew.h"
-#include "analysis/wire_check.h"
+#include "decide/wire_check.h"
 #include "core/vocabulary.h"
 #include "decide/choose.h"
 #include "decide/priced_options.h"

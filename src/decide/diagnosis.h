@@ -11,10 +11,10 @@
 #include "analysis/ablation.h"
 #include "analysis/attribution.h"
 #include "analysis/decomposition.h"
-#include "analysis/noise_scale.h"
+#include "decide/noise_scale.h"
 #include "analysis/scaling.h"
 #include "analysis/skew.h"
-#include "analysis/verdict.h"
+#include "decide/verdict.h"
 #include "core/status.h"
 
 namespace stepscope::analysis {

@@ -1,10 +1,10 @@
 // Ground truths for the verdict: synthetic sweeps whose cause is known by construction.
-#include "analysis/verdict.h"
+#include "decide/verdict.h"
 
 #include <gtest/gtest.h>
 
-#include "analysis/build_diagnosis.h"
-#include "analysis/synthetic_run.h"
+#include "decide/build_diagnosis.h"
+#include "decide/synthetic_run_set.h"
 
 namespace stepscope::analysis {
 namespace {

@@ -1,11 +1,11 @@
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
-#include "analysis/build_diagnosis.h"
+#include "decide/build_diagnosis.h"
 #include "analysis/synthetic_run.h"
 
 namespace stepscope::analysis {

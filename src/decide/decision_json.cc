@@ -1,6 +1,6 @@
-#include "analysis/decision_json.h"
+#include "decide/decision_json.h"
 
-#include "analysis/json_fields.h"
+#include "decide/json_fields.h"
 
 namespace stepscope::analysis {
 namespace {

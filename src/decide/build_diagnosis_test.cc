@@ -1,8 +1,8 @@
-#include "analysis/build_diagnosis.h"
+#include "decide/build_diagnosis.h"
 
 #include <gtest/gtest.h>
 
-#include "analysis/synthetic_run.h"
+#include "decide/synthetic_run_set.h"
 
 namespace stepscope::analysis {
 namespace {

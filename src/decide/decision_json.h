@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "analysis/verdict.h"
+#include "decide/verdict.h"
 #include "core/status.h"
 
 namespace stepscope::analysis {

@@ -1,4 +1,4 @@
-#include "analysis/build_diagnosis.h"
+#include "decide/build_diagnosis.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "analysis/attribution.h"
-#include "analysis/noise_scale.h"
+#include "decide/noise_scale.h"
 #include "analysis/scaling.h"
 #include "core/text_format.h"
 

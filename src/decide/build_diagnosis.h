@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "analysis/ablation.h"
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 #include "analysis/skew.h"
-#include "analysis/verdict.h"
+#include "decide/verdict.h"
 #include "core/status.h"
 #include "core/step_record.h"
 

@@ -1,4 +1,4 @@
-#include "analysis/wire_check.h"
+#include "decide/wire_check.h"
 
 #include <gtest/gtest.h>
 

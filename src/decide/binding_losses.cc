@@ -1,4 +1,4 @@
-#include "analysis/binding_losses.h"
+#include "decide/binding_losses.h"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "analysis/verdict.h"
+#include "decide/verdict.h"
 
 #include <fmt/format.h>
 

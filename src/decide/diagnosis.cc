@@ -1,9 +1,9 @@
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 
 #include <fmt/format.h>
 
-#include "analysis/decision_json.h"
-#include "analysis/json_fields.h"
+#include "decide/decision_json.h"
+#include "decide/json_fields.h"
 
 namespace stepscope::analysis {
 namespace {
