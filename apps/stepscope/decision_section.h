@@ -4,8 +4,8 @@
 // time_to_quality) and its explanation.
 #pragma once
 
-#include "decide/diagnosis.h"
 #include "decide/decision_inputs.h"
+#include "decide/diagnosis.h"
 #include "model/step_model.h"
 #include "plan/lever_change.h"
 #include "sweep/sweep_store.h"
@@ -26,6 +26,6 @@ void AddMeasuredStartup(const sweep::SweepStore& store, decide::DecisionInputs* 
 // Prices the options for `d` (its curve, noise scale and levers) and sets its verdict's priced
 // decision. On an error the verdict keeps the curve's decision and a warning says why.
 void ApplyPricedDecision(const model::StepModel& model, const decide::DecisionInputs& inputs,
-                         const plan::LeverBasis& basis, analysis::Diagnosis* d);
+                         const plan::LeverBasis& basis, decide::Diagnosis* d);
 
 }  // namespace stepscope::app

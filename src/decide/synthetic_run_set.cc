@@ -1,15 +1,15 @@
 #include "decide/synthetic_run_set.h"
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 
-RunSet SynthesizeRunSet(const SyntheticRunSpec& spec) {
-  const SyntheticAblationSpecs ablations = AblationSpecsOf(spec);
+RunSet SynthesizeRunSet(const analysis::SyntheticRunSpec& spec) {
+  const analysis::SyntheticAblationSpecs ablations = analysis::AblationSpecsOf(spec);
   RunSet set;
-  set.baseline = SynthesizeRun(spec);
-  set.no_reduce = SynthesizeRun(ablations.no_reduce);
-  set.synthetic_input = SynthesizeRun(ablations.synthetic_input);
-  set.double_batch = SynthesizeRun(ablations.double_batch);
+  set.baseline = analysis::SynthesizeRun(spec);
+  set.no_reduce = analysis::SynthesizeRun(ablations.no_reduce);
+  set.synthetic_input = analysis::SynthesizeRun(ablations.synthetic_input);
+  set.double_batch = analysis::SynthesizeRun(ablations.double_batch);
   return set;
 }
 
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide

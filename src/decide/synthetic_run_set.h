@@ -5,11 +5,11 @@
 #include "analysis/synthetic_run.h"
 #include "decide/build_diagnosis.h"
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 
 // The baseline run of `spec` with its three ablations (AblationSpecsOf): no reduction,
 // synthetic input (no input wait) and the doubled micro-batch (twice the compute, input wait
 // and samples).
-RunSet SynthesizeRunSet(const SyntheticRunSpec& spec);
+RunSet SynthesizeRunSet(const analysis::SyntheticRunSpec& spec);
 
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide

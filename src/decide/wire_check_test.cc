@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 namespace {
 
 // Two ranks, `steps` steps, loss decaying to `final` (rank 1 a little above rank 0).
@@ -56,4 +56,4 @@ TEST(WireCheck, FinalLossIsTheMeanOfTheLastStepsOverRanks) {
 }
 
 }  // namespace
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide

@@ -16,6 +16,6 @@ struct OptionsTable {
 };
 
 // Empty rows when the verdict priced no options.
-OptionsTable PricedOptionsTable(const analysis::Verdict& v);
+OptionsTable PricedOptionsTable(const decide::Verdict& v);
 
 }  // namespace stepscope::report

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "decide/noise_scale.h"
 #include "comm/communicator.h"
+#include "decide/noise_scale.h"
 #include "nn/model.h"
 #include "train/options.h"
 
@@ -45,7 +45,7 @@ struct RunSummary {
   Seconds startup_s = 0;     // from entering Train (data, model, buffers) to the first step
   double noise_scale = -1;   // B_noise estimate (-1: unknown)
   // B_noise averaged over the run's training progress (decide/noise_scale.h).
-  analysis::NoiseScale noise_over_training;
+  decide::NoiseScale noise_over_training;
   double mean_local_grad_sq = -1;
   double mean_global_grad_sq = -1;
   // --measure-wire-error: the reduced-precision gradient's relative error against the same
