@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "decide/verdict.h"
 #include "decide/decision_inputs.h"
+#include "decide/verdict.h"
 #include "plan/run_plan.h"
 #include "sweep/launcher.h"
 

@@ -13,7 +13,6 @@
 #include <map>
 #include <vector>
 
-#include "decide/build_diagnosis.h"
 #include "core/step_record.h"
 #include "core/units.h"
 
