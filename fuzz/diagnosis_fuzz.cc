@@ -7,18 +7,18 @@
 #include <cstdlib>
 #include <string>
 
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 #include "report/curve_csv.h"
 #include "report/html_report.h"
 #include "report/terminal_report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  auto d = stepscope::analysis::DiagnosisFromString(text);
+  auto d = stepscope::decide::DiagnosisFromString(text);
   if (!d.ok()) return 0;
   (void)stepscope::report::TerminalReport(*d);
   (void)stepscope::report::CurveCsv(*d);
-  (void)stepscope::analysis::DiagnosisToString(*d);
+  (void)stepscope::decide::DiagnosisToString(*d);
   stepscope::report::HtmlReportOptions options;
   options.input_path = "fuzz/diagnosis.json";
   const std::string page = stepscope::report::RenderHtmlReport(*d, options);

@@ -9,10 +9,10 @@
 #include <map>
 #include <memory>
 
-#include "analysis/build_diagnosis.h"
-#include "analysis/diagnosis.h"
 #include "apps/stepscope/numeric_option.h"
 #include "core/step_record.h"
+#include "decide/build_diagnosis.h"
+#include "decide/diagnosis.h"
 #include "report/html_report.h"
 #include "report/terminal_report.h"
 
@@ -22,7 +22,7 @@ namespace {
 // Writes DIR/diagnosis.json, DIR/report.html and the imported records as a stepscope run
 // (DIR/rank-R.steps.jsonl), so that `stepscope analyze DIR` reads the same steps back.
 Status WriteAnalysis(const std::string& dir, const nlohmann::json& diagnosis_json,
-                     const analysis::Diagnosis& diagnosis, const trace::TraceSet& set) {
+                     const decide::Diagnosis& diagnosis, const trace::TraceSet& set) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status::Error(dir + ": cannot create the directory (" + ec.message() + ")");
@@ -77,9 +77,9 @@ int RunAnalyze(const AnalyzeFlags& flags) {
   set->notes.insert(set->notes.begin(), notes.begin(), notes.end());
 
   // The same code path as `diagnose`: one run set at this replica count.
-  analysis::RunSet run;
+  decide::RunSet run;
   run.baseline = set->records;
-  analysis::DiagnoseOptions options;
+  decide::DiagnoseOptions options;
   options.source.origin = "analyze";
   options.source.workload = fmt::format("{} trace file(s), {}", set->traces.size(),
                                         trace::TraceFormatName(set->traces.front().format));
@@ -93,7 +93,7 @@ int RunAnalyze(const AnalyzeFlags& flags) {
     // arrival (or compute) must exceed the others' by a wider margin to count as a straggler.
     options.skew.compute_margin = std::max(options.skew.compute_margin, flags.unaligned_margin);
   }
-  Result<analysis::Diagnosis> diagnosis = analysis::BuildDiagnosis({run}, options);
+  Result<decide::Diagnosis> diagnosis = decide::BuildDiagnosis({run}, options);
   if (!diagnosis.ok()) {
     std::cerr << "stepscope analyze: " << diagnosis.status().message() << "\n";
     return kAnalyzeFailed;
@@ -106,7 +106,7 @@ int RunAnalyze(const AnalyzeFlags& flags) {
         "are shortest is the one that arrived last",
         set->traces.front().rank, trace::ClockMethodName(set->clock_method)));
   }
-  nlohmann::json j = analysis::ToJson(*diagnosis);
+  nlohmann::json j = decide::ToJson(*diagnosis);
   j["trace"] = trace::TraceSectionJson(*set);
 
   if (!flags.out.empty()) {

@@ -65,7 +65,7 @@ namespace {
 
 // The noise scale the pricing used, in words: where it was measured, at what progress of
 // training, and that it grows as training proceeds.
-std::string NoiseScaleHow(const analysis::NoiseScale& noise) {
+std::string NoiseScaleHow(const decide::NoiseScale& noise) {
   if (!noise.known) {
     return fmt::format("unknown ({}): every global batch taken as equally efficient",
                        noise.reason.empty() ? "no gradient norms" : noise.reason);
@@ -88,15 +88,15 @@ std::string NoiseScaleHow(const analysis::NoiseScale& noise) {
 // Prices the options of one verdict from `base` (its "stay"), with `levers` priced on top, and
 // sets the verdict's priced decision; false (with a warning) when the model cannot price them.
 bool PriceVerdict(const model::StepModel& model, const decide::DecisionInputs& inputs,
-                  const std::vector<analysis::DiagnosisPoint>& points,
-                  const analysis::NoiseScale& noise, const model::Scenario& base,
+                  const std::vector<decide::DiagnosisPoint>& points,
+                  const decide::NoiseScale& noise, const model::Scenario& base,
                   const std::string& base_words, std::vector<decide::LeverOption> levers,
-                  analysis::Verdict* v, std::vector<std::string>* warnings) {
+                  decide::Verdict* v, std::vector<std::string>* warnings) {
   decide::OptionsRequest request;
   request.base = base;
   request.base_words = base_words;
   request.largest_measured = points.back().scaling.replicas;
-  for (const analysis::DiagnosisPoint& p : points) {
+  for (const decide::DiagnosisPoint& p : points) {
     request.measured_replicas.push_back(p.scaling.replicas);
   }
   request.levers = std::move(levers);
@@ -121,7 +121,7 @@ bool PriceVerdict(const model::StepModel& model, const decide::DecisionInputs& i
   for (const decide::PricedOption& o : *options) {
     if (o.kind == decide::OptionKind::kStay) stay_goodput = o.goodput;
   }
-  for (analysis::LeverAdvice& l : v->levers) {
+  for (decide::LeverAdvice& l : v->levers) {
     for (const decide::PricedOption& o : *options) {
       if (o.kind == decide::OptionKind::kLever && o.levers == std::vector<Lever>{l.lever}) {
         l.expected_gain_goodput = o.goodput - stay_goodput;
@@ -134,7 +134,7 @@ bool PriceVerdict(const model::StepModel& model, const decide::DecisionInputs& i
   v->currency = chosen.currency;
   v->priced = std::move(chosen);
   v->options = std::move(options).value();
-  analysis::TimeToQuality t;
+  decide::TimeToQuality t;
   t.scale = request.scale;
   t.samples_to_target = inputs.samples_to_target;
   t.samples_to_target_batch = inputs.samples_to_target_batch;
@@ -144,17 +144,17 @@ bool PriceVerdict(const model::StepModel& model, const decide::DecisionInputs& i
   t.fixed_how = fmt::format("{}", fmt::join(inputs.fixed_parts, "; "));
   t.cost_unit = decide::CostUnit(inputs);
   v->time_to_quality = std::move(t);
-  v->explanation = analysis::ExplainVerdict(*v);
+  v->explanation = decide::ExplainVerdict(*v);
   return true;
 }
 
 }  // namespace
 
 void ApplyPricedDecision(const model::StepModel& model, const decide::DecisionInputs& inputs,
-                         const plan::LeverBasis& basis, analysis::Diagnosis* d) {
+                         const plan::LeverBasis& basis, decide::Diagnosis* d) {
   if (d->points.empty()) return;
   std::vector<Lever> recommended;
-  for (const analysis::LeverAdvice& l : d->verdict.levers) recommended.push_back(l.lever);
+  for (const decide::LeverAdvice& l : d->verdict.levers) recommended.push_back(l.lever);
   PriceVerdict(model, inputs, d->points, d->noise_scale, model::Scenario{}, "as measured",
                LeverOptions(recommended, basis), &d->verdict, &d->warnings);
   // After the levers: the same model (it describes the workload; the levered runs are its
@@ -162,10 +162,10 @@ void ApplyPricedDecision(const model::StepModel& model, const decide::DecisionIn
   // values the first levers left.
   if (!d->after || !d->after->verdict || d->after->points.empty()) return;
   std::vector<Lever> applied;
-  for (const analysis::AppliedLever& a : d->after->levers_applied) applied.push_back(a.lever);
+  for (const decide::AppliedLever& a : d->after->levers_applied) applied.push_back(a.lever);
   const model::Scenario levered = decide::WithLevers({}, LeverOptions(applied, basis));
   std::vector<Lever> next;
-  for (const analysis::LeverAdvice& l : d->after->verdict->levers) next.push_back(l.lever);
+  for (const decide::LeverAdvice& l : d->after->verdict->levers) next.push_back(l.lever);
   PriceVerdict(model, inputs, d->after->points, d->noise_scale, levered,
                "with the free levers applied", LeverOptions(next, LeveredBasis(applied, basis)),
                &*d->after->verdict, &d->warnings);

@@ -4,8 +4,8 @@
 // time_to_quality) and its explanation.
 #pragma once
 
-#include "analysis/diagnosis.h"
 #include "decide/decision_inputs.h"
+#include "decide/diagnosis.h"
 #include "model/step_model.h"
 #include "plan/lever_change.h"
 #include "sweep/sweep_store.h"
@@ -32,6 +32,6 @@ void AddMeasuredStartup(const sweep::SweepStore& store, decide::DecisionInputs* 
 // its own levers priced from the levered values (LeveredBasis). On an error a verdict keeps the
 // curve's decision and a warning says why.
 void ApplyPricedDecision(const model::StepModel& model, const decide::DecisionInputs& inputs,
-                         const plan::LeverBasis& basis, analysis::Diagnosis* d);
+                         const plan::LeverBasis& basis, decide::Diagnosis* d);
 
 }  // namespace stepscope::app

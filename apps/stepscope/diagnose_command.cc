@@ -244,7 +244,7 @@ Result<DiagnoseRequest> BuildRequest(const DiagnoseFlags& f) {
   if (!p.ok()) return p.status();
   r.plan = std::move(p).value();
   r.apply_levers = f.apply_levers || r.default_workload;
-  // The wire check trains the job to compare losses (analysis/wire_check.h) and the noise-scale
+  // The wire check trains the job to compare losses (decide/wire_check.h) and the noise-scale
   // run is a train run of its own: neither is made for a user's script, whose noise scale is
   // pooled from the sweep's runs.
   r.wire_check_steps = r.plan.torch ? 0 : f.wire_check_steps;

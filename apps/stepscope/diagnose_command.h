@@ -1,5 +1,5 @@
 // `stepscope diagnose`: the scaling sweep (every replica count, baseline and ablations), the
-// diagnosis (analysis/build_diagnosis.h), the summary, DIR/diagnosis.json, and optionally the
+// diagnosis (decide/build_diagnosis.h), the summary, DIR/diagnosis.json, and optionally the
 // curve re-measured with the recommended free levers applied. Without a workload (no --model) it
 // runs the built-in default: a communication-bound gpt on an emulated 16-device cluster.
 #pragma once

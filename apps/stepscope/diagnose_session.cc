@@ -12,15 +12,15 @@
 #include <optional>
 #include <vector>
 
-#include "analysis/build_diagnosis.h"
-#include "analysis/diagnosis.h"
-#include "analysis/wire_check.h"
 #include "apps/stepscope/decision_section.h"
 #include "apps/stepscope/lever_predictions.h"
 #include "apps/stepscope/predict_command.h"
 #include "apps/stepscope/torch_traces.h"
 #include "comm/wire_dtype.h"
 #include "core/units.h"
+#include "decide/build_diagnosis.h"
+#include "decide/diagnosis.h"
+#include "decide/wire_check.h"
 #include "model/model_json.h"
 #include "plan/train_mapping.h"
 #include "report/html_report.h"
@@ -37,8 +37,8 @@ int Fail(const Status& st) {
   return 2;
 }
 
-analysis::Emulation EmulationOf(const train::TrainOptions& o) {
-  analysis::Emulation e;
+decide::Emulation EmulationOf(const train::TrainOptions& o) {
+  decide::Emulation e;
   e.emulated = o.emulation.active();
   if (o.emulation.device_speed > 0) {
     e.parameters["device_speed"] = fmt::format("{}", o.emulation.device_speed);
@@ -107,9 +107,9 @@ std::optional<std::vector<StepRecord>> LoadRun(const sweep::SweepStore& store,
 
 // How well the emulation honoured a finished run (its run.json); nullopt when not emulated or
 // unreadable (with a warning).
-std::optional<analysis::EmulationHonesty> LoadHonesty(const sweep::SweepStore& store,
-                                                      const sweep::Job& job,
-                                                      std::vector<std::string>* warnings) {
+std::optional<decide::EmulationHonesty> LoadHonesty(const sweep::SweepStore& store,
+                                                    const sweep::Job& job,
+                                                    std::vector<std::string>* warnings) {
   Result<std::optional<sweep::RunPacing>> pacing = sweep::ReadRunPacing(store.RunDir(job.name));
   if (!pacing.ok()) {
     warnings->push_back(
@@ -118,7 +118,7 @@ std::optional<analysis::EmulationHonesty> LoadHonesty(const sweep::SweepStore& s
   }
   if (!pacing->has_value()) return std::nullopt;
   const sweep::RunPacing& p = **pacing;
-  analysis::EmulationHonesty h;
+  decide::EmulationHonesty h;
   h.paced_segments = p.paced_segments;
   h.unhonoured_segments = p.unhonoured_segments;
   h.unhonoured_links = p.unhonoured_links;
@@ -127,7 +127,7 @@ std::optional<analysis::EmulationHonesty> LoadHonesty(const sweep::SweepStore& s
 }
 
 // Where a run's records go in its replica count's set.
-std::vector<StepRecord>& Slot(plan::VariantKind kind, analysis::RunSet* set) {
+std::vector<StepRecord>& Slot(plan::VariantKind kind, decide::RunSet* set) {
   switch (kind) {
     case plan::VariantKind::kNoReduce:
       return set->no_reduce.emplace();
@@ -144,15 +144,15 @@ std::vector<StepRecord>& Slot(plan::VariantKind kind, analysis::RunSet* set) {
 // `curve` (the baseline, or every lever together), its repeats and the ablations; single-lever
 // runs are read by ApplyLevers. A count without its `curve` run is
 // left out with a warning.
-std::vector<analysis::RunSet> CollectRunSets(const sweep::SweepStore& store,
-                                             const std::vector<plan::PlannedRun>& runs,
-                                             plan::VariantKind curve,
-                                             std::vector<std::string>* warnings) {
-  std::map<int, analysis::RunSet> sets;
+std::vector<decide::RunSet> CollectRunSets(const sweep::SweepStore& store,
+                                           const std::vector<plan::PlannedRun>& runs,
+                                           plan::VariantKind curve,
+                                           std::vector<std::string>* warnings) {
+  std::map<int, decide::RunSet> sets;
   for (const plan::PlannedRun& run : runs) {
     const plan::VariantKind kind = run.id.variant.kind;
     if (kind != curve && (run.id.repeat != 1 || !plan::IsAblation(kind))) continue;
-    analysis::RunSet& set = sets[run.id.replicas];
+    decide::RunSet& set = sets[run.id.replicas];
     auto records = LoadRun(store, JobOf(run), warnings);
     if (!records) continue;
     if (run.id.repeat != 1) {
@@ -165,7 +165,7 @@ std::vector<analysis::RunSet> CollectRunSets(const sweep::SweepStore& store,
       set.honesty = LoadHonesty(store, JobOf(run), warnings);
     }
   }
-  std::vector<analysis::RunSet> out;
+  std::vector<decide::RunSet> out;
   for (auto& [n, set] : sets) {
     if (set.replicas == n) {
       out.push_back(std::move(set));
@@ -204,11 +204,11 @@ std::string FailedRunsText(const sweep::SweepResult& r) {
 
 // The failed runs of every sweep of the session, for diagnosis.json (the last outcome of a run
 // that ran more than once).
-std::vector<analysis::FailedRun> FailedRuns(const std::vector<sweep::SweepResult>& results) {
-  std::vector<analysis::FailedRun> out;
+std::vector<decide::FailedRun> FailedRuns(const std::vector<sweep::SweepResult>& results) {
+  std::vector<decide::FailedRun> out;
   for (const sweep::SweepResult& r : results) {
     for (const sweep::JobOutcome& o : r.outcomes) {
-      std::erase_if(out, [&](const analysis::FailedRun& f) { return f.run == o.job.name; });
+      std::erase_if(out, [&](const decide::FailedRun& f) { return f.run == o.job.name; });
       if (o.state == sweep::JobState::kFailed) {
         out.push_back({o.job.name, o.job.replicas, o.cause, o.exit_code, o.run_dir + "/log.txt"});
       }
@@ -264,14 +264,14 @@ class Session {
   void MeasureNoiseScale(std::vector<std::string>* warnings);
   // The main sweep and the diagnosis made from it; nullopt (with the exit code in `exit_code`)
   // when there is nothing to diagnose.
-  std::optional<analysis::Diagnosis> Diagnose(int* exit_code);
-  // A recommended reduced-precision lever checked by three short runs (analysis/wire_check.h);
+  std::optional<decide::Diagnosis> Diagnose(int* exit_code);
+  // A recommended reduced-precision lever checked by three short runs (decide/wire_check.h);
   // dropped from the levers when its numerical cost exceeds the seed-to-seed spread.
-  void CheckWire(analysis::Diagnosis* d);
+  void CheckWire(decide::Diagnosis* d);
   // The free levers applied and re-measured: the curve after them joins the diagnosis.
-  void ApplyLevers(analysis::Diagnosis* d);
+  void ApplyLevers(decide::Diagnosis* d);
   // diagnosis.json, report.html and the terminal summary; returns the exit code.
-  int Finish(analysis::Diagnosis* d);
+  int Finish(decide::Diagnosis* d);
   // The values the levers start from: the workload's options; with --torch, the gradient size
   // and (without a {workers} placeholder) the loader workers as the helper measured them in the
   // first finished baseline.
@@ -289,13 +289,13 @@ class Session {
   // The step-time model's gain for each recommended lever, written into the verdict's levers
   // (and into those of the verdict after the levers, from the levered configuration).
   std::vector<LeverPrediction> ModelLeverGains(const model::StepModel& model,
-                                               analysis::Diagnosis* d) const;
-  void PrintSummary(const analysis::Diagnosis& d, const std::string& json_path,
+                                               decide::Diagnosis* d) const;
+  void PrintSummary(const decide::Diagnosis& d, const std::string& json_path,
                     const std::string& html_path, const std::string& levers_text) const;
 
   const DiagnoseRequest& request_;
   sweep::SweepStore* store_;
-  analysis::DiagnoseOptions options_;
+  decide::DiagnoseOptions options_;
   sweep::SweepRunOptions run_options_;
   sweep::InterruptGuard guard_;
   std::vector<sweep::SweepResult> results_;
@@ -312,12 +312,12 @@ sweep::SweepResult Session::Run(const plan::RunPlan& plan) {
   return result;
 }
 
-std::optional<analysis::Diagnosis> Session::Diagnose(int* exit_code) {
+std::optional<decide::Diagnosis> Session::Diagnose(int* exit_code) {
   const plan::RunPlan plan = plan::PlanMainRuns(request_.plan);
   const sweep::SweepResult result = Run(plan);
   std::vector<std::string> warnings;
   if (!result.interrupted) MeasureNoiseScale(&warnings);
-  std::vector<analysis::RunSet> sets =
+  std::vector<decide::RunSet> sets =
       CollectRunSets(*store_, plan.runs, plan::VariantKind::kBaseline, &warnings);
   if (sets.empty()) {
     std::fprintf(stderr, "stepscope diagnose: no baseline run finished; nothing to diagnose%s\n%s",
@@ -325,12 +325,12 @@ std::optional<analysis::Diagnosis> Session::Diagnose(int* exit_code) {
     *exit_code = result.interrupted ? 128 + (result.signal ? result.signal : SIGINT) : 1;
     return std::nullopt;
   }
-  Result<analysis::Diagnosis> diagnosis = BuildDiagnosis(sets, options_);
+  Result<decide::Diagnosis> diagnosis = BuildDiagnosis(sets, options_);
   if (!diagnosis.ok()) {
     *exit_code = Fail(diagnosis.status());
     return std::nullopt;
   }
-  analysis::Diagnosis& d = diagnosis.value();
+  decide::Diagnosis& d = diagnosis.value();
   d.warnings.insert(d.warnings.begin(), warnings.begin(), warnings.end());
   for (const sweep::JobOutcome& o : result.outcomes) {
     if (o.state == sweep::JobState::kFailed || o.state == sweep::JobState::kInterrupted ||
@@ -356,7 +356,7 @@ void Session::MeasureNoiseScale(std::vector<std::string>* warnings) {
         "the noise scale is pooled from the sweep's short runs: run {} did not finish", run.name));
     return;
   }
-  analysis::NoiseScale noise = analysis::NoiseScaleOfRun(*records);
+  decide::NoiseScale noise = decide::NoiseScaleOfRun(*records);
   if (!noise.known) {
     warnings->push_back(
         fmt::format("the noise scale is pooled from the sweep's short runs: run {} gave none ({})",
@@ -382,9 +382,9 @@ plan::LeverBasis Session::Basis() const {
   return basis;
 }
 
-void Session::CheckWire(analysis::Diagnosis* d) {
-  analysis::Verdict& v = d->verdict;
-  auto lever = std::find_if(v.levers.begin(), v.levers.end(), [](const analysis::LeverAdvice& l) {
+void Session::CheckWire(decide::Diagnosis* d) {
+  decide::Verdict& v = d->verdict;
+  auto lever = std::find_if(v.levers.begin(), v.levers.end(), [](const decide::LeverAdvice& l) {
     return l.lever == Lever::kLowPrecisionReduction;
   });
   if (request_.wire_check_steps <= 0 || lever == v.levers.end()) return;
@@ -405,15 +405,15 @@ void Session::CheckWire(analysis::Diagnosis* d) {
     }
     records.push_back(std::move(*r));
   }
-  std::optional<analysis::WireError> error;
+  std::optional<decide::WireError> error;
   const Result<sweep::RunSummary> reduced =
       sweep::ReadRunSummary(store_->RunDir(plan.runs[1].name));
   if (reduced.ok() && reduced->wire_relative_error) {
-    error = analysis::WireError{*reduced->wire_relative_error, reduced->wire_relative_error_max,
-                                reduced->wire_error_steps};
+    error = decide::WireError{*reduced->wire_relative_error, reduced->wire_relative_error_max,
+                              reduced->wire_error_steps};
   }
-  Result<analysis::WireCheck> check =
-      analysis::CompareWire(records[0], records[1], records[2], comm::ToString(wire), error);
+  Result<decide::WireCheck> check =
+      decide::CompareWire(records[0], records[1], records[2], comm::ToString(wire), error);
   if (!check.ok()) {
     d->warnings.push_back(fmt::format("the {} lever was not checked: {}", comm::ToString(wire),
                                       check.status().message()));
@@ -422,13 +422,13 @@ void Session::CheckWire(analysis::Diagnosis* d) {
   v.evidence.push_back(check->sentence);
   if (!check->kept) v.levers.erase(lever);
   v.wire_check = std::move(check).value();
-  v.explanation = analysis::ExplainVerdict(v);
+  v.explanation = decide::ExplainVerdict(v);
 }
 
-void Session::ApplyLevers(analysis::Diagnosis* d) {
+void Session::ApplyLevers(decide::Diagnosis* d) {
   std::vector<Lever> recommended;
   std::map<Lever, std::string> actions;
-  for (const analysis::LeverAdvice& advice : d->verdict.levers) {
+  for (const decide::LeverAdvice& advice : d->verdict.levers) {
     recommended.push_back(advice.lever);
     actions[advice.lever] = advice.action;
   }
@@ -443,13 +443,13 @@ void Session::ApplyLevers(analysis::Diagnosis* d) {
                  request_.plan.torch ? "the script" : "train");
     return;
   }
-  std::vector<analysis::AppliedLever> applied;
+  std::vector<decide::AppliedLever> applied;
   for (const plan::TrainLever& lever : levers.applied) {
     applied.push_back(
         {lever.lever.lever, fmt::format("{}; {}", fmt::join(lever.flags, " "), lever.lever.words)});
   }
   std::fprintf(stderr, "applying the free levers: %s\n",
-               analysis::AppliedLeversText(applied).c_str());
+               decide::AppliedLeversText(applied).c_str());
   Run(levers.plan);
   // With several levers, each was also run on its own at the largest count: its own gain.
   for (const plan::PlannedRun& run : levers.plan.runs) {
@@ -461,13 +461,13 @@ void Session::ApplyLevers(analysis::Diagnosis* d) {
       d->warnings.push_back(fmt::format("run {} left out: {}", run.name, alone.status().message()));
       continue;
     }
-    for (analysis::AppliedLever& a : applied) {
+    for (decide::AppliedLever& a : applied) {
       if (a.lever != run.id.variant.lever) continue;
       a.alone_replicas = run.id.replicas;
       a.alone_samples_per_s = alone->samples_per_s;
     }
   }
-  std::vector<analysis::RunSet> after =
+  std::vector<decide::RunSet> after =
       CollectRunSets(*store_, levers.plan.runs, plan::VariantKind::kAllLevers, &d->warnings);
   if (after.empty()) return;
   if (Status st = AddAfterLevers(after, applied, options_, d); !st.ok()) {
@@ -476,14 +476,14 @@ void Session::ApplyLevers(analysis::Diagnosis* d) {
 }
 
 std::vector<LeverPrediction> Session::ModelLeverGains(const model::StepModel& model,
-                                                      analysis::Diagnosis* d) const {
+                                                      decide::Diagnosis* d) const {
   std::vector<Lever> recommended;
-  for (const analysis::LeverAdvice& l : d->verdict.levers) recommended.push_back(l.lever);
+  for (const decide::LeverAdvice& l : d->verdict.levers) recommended.push_back(l.lever);
   const plan::LeverBasis basis = Basis();
   std::vector<LeverPrediction> out =
       PredictLevers(model, LeverOptions(recommended, basis), *d, &d->warnings);
   // One replica's samples/s, as a curve has it.
-  const auto x1 = [](const std::vector<analysis::DiagnosisPoint>& points) {
+  const auto x1 = [](const std::vector<decide::DiagnosisPoint>& points) {
     const analysis::ScalingPoint& first = points.front().scaling;
     return first.speedup > 0 ? first.samples_per_s / first.speedup : 0.0;
   };
@@ -493,8 +493,8 @@ std::vector<LeverPrediction> Session::ModelLeverGains(const model::StepModel& mo
   // applied levers left.
   if (d->after && d->after->verdict && !d->after->points.empty()) {
     std::vector<Lever> applied, next;
-    for (const analysis::AppliedLever& a : d->after->levers_applied) applied.push_back(a.lever);
-    for (const analysis::LeverAdvice& l : d->after->verdict->levers) next.push_back(l.lever);
+    for (const decide::AppliedLever& a : d->after->levers_applied) applied.push_back(a.lever);
+    for (const decide::LeverAdvice& l : d->after->verdict->levers) next.push_back(l.lever);
     const model::Scenario levered = decide::WithLevers({}, LeverOptions(applied, basis));
     const int n = d->after->points.back().scaling.replicas;
     std::vector<LeverPrediction> after = PredictLeversFrom(
@@ -518,7 +518,7 @@ std::vector<LeverPrediction> Session::ModelLeverGains(const model::StepModel& mo
   return out;
 }
 
-void Session::PrintSummary(const analysis::Diagnosis& d, const std::string& json_path,
+void Session::PrintSummary(const decide::Diagnosis& d, const std::string& json_path,
                            const std::string& html_path, const std::string& levers_text) const {
   std::fputs(report::TerminalReport(d).c_str(), stdout);  // warnings included
   if (d.after && !d.after->points.empty() && !d.points.empty()) {
@@ -538,13 +538,13 @@ void Session::PrintSummary(const analysis::Diagnosis& d, const std::string& json
               json_path.c_str(), html_path.c_str());
 }
 
-int Session::Finish(analysis::Diagnosis* d) {
+int Session::Finish(decide::Diagnosis* d) {
   const std::string json_path = request_.dir + "/diagnosis.json";
   // The step-time model of the sweep's runs, its predictions out to 16 times the largest N
   // measured and its checks (docs/model.md); a model that cannot be fitted says why. The same
   // model prices every option of the decision (docs/decide.md).
   int largest = 1;
-  for (const analysis::DiagnosisPoint& p : d->points) {
+  for (const decide::DiagnosisPoint& p : d->points) {
     largest = std::max(largest, p.scaling.replicas);
   }
   std::vector<int> replicas;
@@ -564,12 +564,12 @@ int Session::Finish(analysis::Diagnosis* d) {
         "fitted: see model_error); the decision is the curve's");
   }
   d->failed_runs = FailedRuns(results_);
-  nlohmann::json j = analysis::ToJson(*d);
+  nlohmann::json j = decide::ToJson(*d);
   j.update(model_section);
   if (fitted) {
     j["lever_predictions"] = ToJson(lever_predictions);
     std::vector<Lever> recommended;
-    for (const analysis::LeverAdvice& l : d->verdict.levers) recommended.push_back(l.lever);
+    for (const decide::LeverAdvice& l : d->verdict.levers) recommended.push_back(l.lever);
     nlohmann::json curve = nlohmann::json::array();
     for (const model::Prediction& p :
          LeverCurve(*fitted, LeverOptions(recommended, plan::TrainBasis(request_.plan.options)),
@@ -622,7 +622,7 @@ int RunDiagnoseSession(const DiagnoseRequest& request) {
   if (!store.ok()) return Fail(store.status());
   Session session(request, &store.value());
   int exit_code = 0;
-  std::optional<analysis::Diagnosis> d = session.Diagnose(&exit_code);
+  std::optional<decide::Diagnosis> d = session.Diagnose(&exit_code);
   if (!d) return exit_code;
   if (!session.interrupted()) session.CheckWire(&*d);
   if (request.apply_levers && !session.interrupted()) session.ApplyLevers(&*d);

@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "analysis/verdict.h"
 #include "decide/decision_inputs.h"
+#include "decide/verdict.h"
 #include "plan/run_plan.h"
 #include "sweep/launcher.h"
 
@@ -17,7 +17,7 @@ struct DiagnoseRequest {
   plan::PlanRequest plan;
   bool default_workload = false;  // the built-in default (no --model given)
   bool apply_levers = false;      // re-measure the curve with the recommended free levers
-  // Steps of the reduced-precision check (analysis/wire_check.h); 0: not checked.
+  // Steps of the reduced-precision check (decide/wire_check.h); 0: not checked.
   int64_t wire_check_steps = 200;
   // Steps of the dedicated noise-scale run (plan::PlanNoiseScale); 0: the noise scale is pooled
   // from the sweep's own short runs.

@@ -10,14 +10,14 @@ namespace {
 
 // The measured samples/s of a lever's own run at `replicas`: its single-lever run, or the
 // all-levers curve when it was the only lever applied.
-std::optional<double> MeasuredAlone(const analysis::Diagnosis& d, Lever lever, int replicas) {
+std::optional<double> MeasuredAlone(const decide::Diagnosis& d, Lever lever, int replicas) {
   if (!d.after) return std::nullopt;
-  const std::vector<analysis::AppliedLever>& applied = d.after->levers_applied;
-  for (const analysis::AppliedLever& a : applied) {
+  const std::vector<decide::AppliedLever>& applied = d.after->levers_applied;
+  for (const decide::AppliedLever& a : applied) {
     if (a.lever != lever) continue;
     if (a.alone_replicas == replicas && a.alone_samples_per_s > 0) return a.alone_samples_per_s;
     if (applied.size() == 1) {
-      for (const analysis::DiagnosisPoint& p : d.after->points) {
+      for (const decide::DiagnosisPoint& p : d.after->points) {
         if (p.scaling.replicas == replicas) return p.scaling.samples_per_s;
       }
     }
@@ -67,10 +67,10 @@ std::vector<LeverPrediction> PredictLeversFrom(const model::StepModel& model,
 
 std::vector<LeverPrediction> PredictLevers(const model::StepModel& model,
                                            const std::vector<decide::LeverOption>& levers,
-                                           const analysis::Diagnosis& d,
+                                           const decide::Diagnosis& d,
                                            std::vector<std::string>* warnings) {
   if (d.points.empty()) return {};
-  const analysis::DiagnosisPoint& largest = d.points.back();
+  const decide::DiagnosisPoint& largest = d.points.back();
   const int n = largest.scaling.replicas;
   std::vector<LeverPrediction> out = PredictLeversFrom(model, {}, n, levers, warnings);
   for (LeverPrediction& p : out) {
@@ -97,15 +97,15 @@ std::vector<model::Prediction> LeverCurve(const model::StepModel& model,
   return out;
 }
 
-void UseModelGains(const std::vector<LeverPrediction>& predictions, analysis::Verdict* verdict,
+void UseModelGains(const std::vector<LeverPrediction>& predictions, decide::Verdict* verdict,
                    double one_replica_samples_per_s) {
   bool changed = false;
   double measured_x = 0;
-  for (const analysis::LeverAdvice& l : verdict->levers) {
+  for (const decide::LeverAdvice& l : verdict->levers) {
     measured_x = l.expected_samples_per_s - l.expected_gain_samples_per_s;
   }
-  const std::string old_words = analysis::BestLeverWords(verdict->levers, measured_x);
-  for (analysis::LeverAdvice& l : verdict->levers) {
+  const std::string old_words = decide::BestLeverWords(verdict->levers, measured_x);
+  for (decide::LeverAdvice& l : verdict->levers) {
     for (const LeverPrediction& p : predictions) {
       if (p.lever != l.lever) continue;
       l.expected_gain_samples_per_s = p.predicted_gain_samples_per_s.value;
@@ -127,9 +127,9 @@ void UseModelGains(const std::vector<LeverPrediction>& predictions, analysis::Ve
   // The situation names the most promising lever by its gain: now the model's.
   if (const size_t at = verdict->situation.find(old_words); at != std::string::npos) {
     verdict->situation.replace(at, old_words.size(),
-                               analysis::BestLeverWords(verdict->levers, measured_x));
+                               decide::BestLeverWords(verdict->levers, measured_x));
   }
-  verdict->explanation = analysis::ExplainVerdict(*verdict);
+  verdict->explanation = decide::ExplainVerdict(*verdict);
 }
 
 nlohmann::json ToJson(const std::vector<LeverPrediction>& predictions) {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/diagnosis.h"
 #include "core/estimate.h"
+#include "decide/diagnosis.h"
 #include "decide/priced_options.h"
 #include "model/step_model.h"
 
@@ -38,12 +38,12 @@ std::vector<LeverPrediction> PredictLeversFrom(const model::StepModel& model,
 // left out (a warning in `warnings`).
 std::vector<LeverPrediction> PredictLevers(const model::StepModel& model,
                                            const std::vector<decide::LeverOption>& levers,
-                                           const analysis::Diagnosis& d,
+                                           const decide::Diagnosis& d,
                                            std::vector<std::string>* warnings);
 
 // Writes the model's gains into the verdict's levers (expected_samples_per_s,
 // expected_gain_samples_per_s, expected_efficiency, basis) and re-explains the verdict.
-void UseModelGains(const std::vector<LeverPrediction>& predictions, analysis::Verdict* verdict,
+void UseModelGains(const std::vector<LeverPrediction>& predictions, decide::Verdict* verdict,
                    double one_replica_samples_per_s);
 
 // The model's curve with every lever of `levers` applied together, at each of `replicas`

@@ -8,7 +8,7 @@
 #include <memory>
 #include <sstream>
 
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 #include "report/curve_csv.h"
 #include "report/html_report.h"
 #include "report/terminal_report.h"
@@ -26,7 +26,7 @@ int RunReport(const ReportFlags& flags) {
   }
   std::stringstream text;
   text << in.rdbuf();
-  auto d = analysis::DiagnosisFromString(text.str());
+  auto d = decide::DiagnosisFromString(text.str());
   if (!d.ok()) {
     fmt::print(stderr, "stepscope report: {}: {}\n", flags.diagnosis, d.status().message());
     return kReportBadInput;
@@ -49,7 +49,7 @@ int RunReport(const ReportFlags& flags) {
     }
   }
   if (flags.json) {
-    fmt::print("{}\n", analysis::ToJson(d.value()).dump(2));
+    fmt::print("{}\n", decide::ToJson(d.value()).dump(2));
   } else if (flags.csv) {
     fmt::print("{}", report::CurveCsv(d.value()));
   } else if (flags.html.empty() || isatty(STDOUT_FILENO)) {

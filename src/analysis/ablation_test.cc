@@ -17,12 +17,12 @@ SyntheticRunSpec Baseline() {
 }
 
 TEST(Ablation, AgreesWhenAblationsMatchTheDecomposition) {
-  const RunSet set = SynthesizeRunSet(Baseline());
+  const SyntheticAblationSpecs ablations = AblationSpecsOf(Baseline());
   AblationRuns runs;
-  runs.no_reduce = Decompose(*set.no_reduce).value();
-  runs.synthetic_input = Decompose(*set.synthetic_input).value();
-  runs.double_batch = Decompose(*set.double_batch).value();
-  const AblationReport r = CompareAblations(Decompose(set.baseline).value(), runs, nullptr);
+  runs.no_reduce = DecomposeSpec(ablations.no_reduce);
+  runs.synthetic_input = DecomposeSpec(ablations.synthetic_input);
+  runs.double_batch = DecomposeSpec(ablations.double_batch);
+  const AblationReport r = CompareAblations(DecomposeSpec(Baseline()), runs, nullptr);
   ASSERT_EQ(r.checks.size(), 3u);
   EXPECT_NEAR(r.checks[0].measured, 0.006, 1e-9);
   EXPECT_NEAR(r.checks[0].predicted, 0.006, 1e-9);

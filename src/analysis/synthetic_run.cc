@@ -88,21 +88,14 @@ std::vector<StepRecord> SynthesizeRun(const SyntheticRunSpec& spec) {
   return out;
 }
 
-RunSet SynthesizeRunSet(const SyntheticRunSpec& spec) {
-  RunSet set;
-  set.baseline = SynthesizeRun(spec);
-  SyntheticRunSpec nr = spec;
-  nr.reduce = false;
-  set.no_reduce = SynthesizeRun(nr);
-  SyntheticRunSpec si = spec;
-  si.input_wait = 0;
-  set.synthetic_input = SynthesizeRun(si);
-  SyntheticRunSpec db = spec;
-  db.compute *= 2;
-  db.input_wait *= 2;
-  db.samples_per_rank *= 2;
-  set.double_batch = SynthesizeRun(db);
-  return set;
+SyntheticAblationSpecs AblationSpecsOf(const SyntheticRunSpec& spec) {
+  SyntheticAblationSpecs specs{spec, spec, spec};
+  specs.no_reduce.reduce = false;
+  specs.synthetic_input.input_wait = 0;
+  specs.double_batch.compute *= 2;
+  specs.double_batch.input_wait *= 2;
+  specs.double_batch.samples_per_rank *= 2;
+  return specs;
 }
 
 }  // namespace stepscope::analysis

@@ -13,7 +13,6 @@
 #include <map>
 #include <vector>
 
-#include "analysis/build_diagnosis.h"
 #include "core/step_record.h"
 #include "core/units.h"
 
@@ -40,8 +39,13 @@ struct SyntheticRunSpec {
 
 std::vector<StepRecord> SynthesizeRun(const SyntheticRunSpec& spec);
 
-// The baseline run of `spec` with its three ablations: no reduction, synthetic input (no input
-// wait) and the doubled micro-batch (twice the compute, input wait and samples).
-RunSet SynthesizeRunSet(const SyntheticRunSpec& spec);
+// The specs of the three ablations of `spec`: no reduction, synthetic input (no input wait) and
+// the doubled micro-batch (twice the compute, input wait and samples).
+struct SyntheticAblationSpecs {
+  SyntheticRunSpec no_reduce;
+  SyntheticRunSpec synthetic_input;
+  SyntheticRunSpec double_batch;
+};
+SyntheticAblationSpecs AblationSpecsOf(const SyntheticRunSpec& spec);
 
 }  // namespace stepscope::analysis

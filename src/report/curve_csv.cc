@@ -19,7 +19,7 @@ std::string Cell(const std::string& s) {
   return out + "\"";
 }
 
-std::string Line(const analysis::DiagnosisPoint& p, const char* phase) {
+std::string Line(const decide::DiagnosisPoint& p, const char* phase) {
   const auto& s = p.scaling;
   const auto& d = p.decomposition;
   const auto& c = d.job;
@@ -85,7 +85,7 @@ const std::vector<std::string>& CurveCsvColumns() {
   return kColumns;
 }
 
-std::string CurveCsv(const analysis::Diagnosis& d) {
+std::string CurveCsv(const decide::Diagnosis& d) {
   std::string out;
   const auto& cols = CurveCsvColumns();
   // Without a batch size the rate is steps per second, and its column says so.

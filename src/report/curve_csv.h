@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 
 namespace stepscope::report {
 
@@ -14,6 +14,6 @@ const std::vector<std::string>& CurveCsvColumns();
 
 // Header line plus one line per point: phase "before" for Diagnosis::points, "after" for
 // Diagnosis::after->points. RFC 4180 quoting where a cell needs it.
-std::string CurveCsv(const analysis::Diagnosis& diagnosis);
+std::string CurveCsv(const decide::Diagnosis& diagnosis);
 
 }  // namespace stepscope::report

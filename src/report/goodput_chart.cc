@@ -7,7 +7,7 @@ namespace stepscope::report {
 
 using nlohmann::json;
 
-const analysis::Verdict* PricedVerdict(const analysis::Diagnosis& d) {
+const decide::Verdict* PricedVerdict(const decide::Diagnosis& d) {
   if (d.after && d.after->verdict && !d.after->verdict->options.empty()) {
     return &*d.after->verdict;
   }
@@ -18,7 +18,7 @@ namespace {
 
 // The first more- or fewer-devices option: its levers are the configuration the curve follows
 // (with the free levers, if any); nullptr when there is none.
-const decide::PricedOption* DevicesOption(const analysis::Verdict& v) {
+const decide::PricedOption* DevicesOption(const decide::Verdict& v) {
   for (const decide::PricedOption& o : v.options) {
     if (o.kind == decide::OptionKind::kMoreDevices || o.kind == decide::OptionKind::kFewerDevices) {
       return &o;
@@ -29,9 +29,9 @@ const decide::PricedOption* DevicesOption(const analysis::Verdict& v) {
 
 }  // namespace
 
-json GoodputRows(const analysis::Diagnosis& d) {
+json GoodputRows(const decide::Diagnosis& d) {
   json rows = json::array();
-  const analysis::Verdict* v = PricedVerdict(d);
+  const decide::Verdict* v = PricedVerdict(d);
   const decide::PricedOption* devices = v != nullptr ? DevicesOption(*v) : nullptr;
   if (devices == nullptr) return rows;
   const std::vector<Lever>& levers = devices->levers;
@@ -49,9 +49,9 @@ json GoodputRows(const analysis::Diagnosis& d) {
         {{"series", "model samples/s"}, {"replicas", n}, {"rate", o->samples_per_s.value}});
     rows.push_back({{"series", "model goodput"}, {"replicas", n}, {"rate", o->goodput}});
   }
-  const std::vector<analysis::DiagnosisPoint>& measured =
+  const std::vector<decide::DiagnosisPoint>& measured =
       v == &d.verdict ? d.points : d.after->points;
-  for (const analysis::DiagnosisPoint& p : measured) {
+  for (const decide::DiagnosisPoint& p : measured) {
     rows.push_back({{"series", "measured"},
                     {"replicas", p.scaling.replicas},
                     {"rate", p.scaling.samples_per_s}});
@@ -59,7 +59,7 @@ json GoodputRows(const analysis::Diagnosis& d) {
   return rows;
 }
 
-json GoodputChart(const analysis::Diagnosis& d, const std::string& schema) {
+json GoodputChart(const decide::Diagnosis& d, const std::string& schema) {
   json rows = GoodputRows(d);
   if (rows.empty()) return nullptr;
   const bool levered = !DevicesOption(*PricedVerdict(d))->levers.empty();

@@ -6,20 +6,20 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 
 namespace stepscope::report {
 
 // The verdict whose options draw the curve: the one after the levers when it was priced, else
 // the first; nullptr when neither has priced options.
-const analysis::Verdict* PricedVerdict(const analysis::Diagnosis& d);
+const decide::Verdict* PricedVerdict(const decide::Diagnosis& d);
 
 // One row per replica count and series ("model samples/s", "model goodput", "measured"), from
 // the options that share one configuration (more and fewer devices, and today's count in that
 // configuration). Empty when nothing was priced.
-nlohmann::json GoodputRows(const analysis::Diagnosis& d);
+nlohmann::json GoodputRows(const decide::Diagnosis& d);
 
 // The Vega-Lite specification of the curve (chart name "goodput"); null without rows.
-nlohmann::json GoodputChart(const analysis::Diagnosis& d, const std::string& schema);
+nlohmann::json GoodputChart(const decide::Diagnosis& d, const std::string& schema);
 
 }  // namespace stepscope::report

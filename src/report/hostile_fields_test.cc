@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 #include "report/html_escape.h"
 #include "report/html_report.h"
 #include "report/report_testing.h"
@@ -45,7 +45,7 @@ void CollectSites(const json& j, const json::json_pointer& at, std::vector<Site>
 TEST(HostileFields, EveryStringOfTheDiagnosisReachesThePageAsText) {
   auto d = MakeTestDiagnosis({.after = true, .emulated = true, .priced = true});
   ASSERT_TRUE(d.ok()) << d.status().message();
-  const json original = analysis::ToJson(*d);
+  const json original = decide::ToJson(*d);
   const std::string clean_page = RenderHtmlReport(*d);
   const size_t scripts = Count(clean_page, "<script");
   std::vector<Site> sites;
@@ -65,7 +65,7 @@ TEST(HostileFields, EveryStringOfTheDiagnosisReachesThePageAsText) {
     }
     const std::string where =
         site.pointer.to_string() + (site.key.empty() ? "" : " key " + site.key);
-    auto read = analysis::DiagnosisFromJson(mutated);
+    auto read = decide::DiagnosisFromJson(mutated);
     if (!read.ok()) continue;  // a fixed word or a required key: refused, never shown
     ++accepted;
     const std::string page = RenderHtmlReport(*read);

@@ -16,11 +16,11 @@ namespace stepscope::report {
 namespace {
 
 using analysis::Components;
-using analysis::Diagnosis;
-using analysis::DiagnosisPoint;
 using analysis::kStepComponents;
 using analysis::Of;
 using analysis::ThroughputUnit;
+using decide::Diagnosis;
+using decide::DiagnosisPoint;
 using nlohmann::json;
 
 constexpr const char* kSchema = "https://vega.github.io/schema/vega-lite/v6.json";
@@ -417,7 +417,7 @@ constexpr const char* kBootScript = R"js(
 // A verdict: binding and throughput constraints, candidates, decision, explanation, evidence.
 // `id` names its block ("verdict", "after-verdict"); the ids inside take the same prefix
 // ("decision", "after-decision").
-std::string VerdictHtml(const analysis::Verdict& v, const std::string& heading,
+std::string VerdictHtml(const decide::Verdict& v, const std::string& heading,
                         const std::string& id) {
   const size_t dash = id.rfind('-');
   const std::string prefix = dash == std::string::npos ? "" : id.substr(0, dash + 1);
@@ -436,7 +436,7 @@ std::string VerdictHtml(const analysis::Verdict& v, const std::string& heading,
          "id=\"" +
          prefix + "candidates\">\n";
     h += Row({"candidate", "ms per step (90% interval)", "devices lost (90% interval)"}, true);
-    for (const analysis::BindingCandidate& c : v.candidates) {
+    for (const decide::BindingCandidate& c : v.candidates) {
       h += Row({H(std::string(ToString(c.binding))),
                 fmt::format("{} ({} to {})", Fixed(1e3 * c.seconds.value, 3),
                             Fixed(1e3 * c.seconds.low, 3), Fixed(1e3 * c.seconds.high, 3)),
@@ -447,14 +447,14 @@ std::string VerdictHtml(const analysis::Verdict& v, const std::string& heading,
   }
   h += "</p>\n<p><b>Decision:</b> <span id=\"" + prefix + "decision\">" +
        H(std::string(ToString(v.decision))) +
-       "</span>: " + H(std::string(analysis::DecisionWords(v.decision))) + ". " +
+       "</span>: " + H(std::string(decide::DecisionWords(v.decision))) + ". " +
        H(v.decision_reason) + "</p>\n";
   h += "<p>" + H(v.explanation) + "</p>\n" + ListOf(v.evidence) + "</div>\n";
   return h;
 }
 
 // The priced options of a verdict as a table with id `id`; "" when nothing was priced.
-std::string OptionsHtml(const analysis::Verdict& v, const std::string& heading,
+std::string OptionsHtml(const decide::Verdict& v, const std::string& heading,
                         const std::string& id) {
   const OptionsTable options = PricedOptionsTable(v);
   if (options.rows.empty()) return "";
@@ -543,7 +543,7 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
   }
 
   // Verdict first: the answer, then the evidence. After the levers, their verdict counts.
-  const analysis::Verdict& v = d.verdict;
+  const decide::Verdict& v = d.verdict;
   if (d.after && d.after->verdict) {
     h += VerdictHtml(*d.after->verdict, "Verdict after the free levers (the one that counts)",
                      "after-verdict");
@@ -564,12 +564,12 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
     h += Row({"lever", "action", fmt::format("expected {}", UnitText(unit)), "expected gain",
               "expected efficiency", "measured gain", "basis"},
              true);
-    for (const analysis::LeverAdvice& l : v.levers) {
+    for (const decide::LeverAdvice& l : v.levers) {
       std::string got = "-";
       const auto& applied =
-          measured ? d.after->levers_applied : std::vector<analysis::AppliedLever>{};
+          measured ? d.after->levers_applied : std::vector<decide::AppliedLever>{};
       auto a = std::find_if(applied.begin(), applied.end(),
-                            [&](const analysis::AppliedLever& x) { return x.lever == l.lever; });
+                            [&](const decide::AppliedLever& x) { return x.lever == l.lever; });
       const DiagnosisPoint* base = a != applied.end() && a->alone_replicas > 0
                                        ? PointAt(d.points, a->alone_replicas)
                                        : nullptr;
@@ -606,7 +606,7 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
       h += "<p>The same lost devices by cause (the binding constraint is the largest):</p>\n"
            "<table class=\"num\" id=\"losses\">\n";
       h += Row({"cause", "ms per step since one replica", "devices lost"}, true);
-      for (const analysis::BindingLoss& l : v.losses) {
+      for (const decide::BindingLoss& l : v.losses) {
         h += Row(
             {H(std::string(ToString(l.binding))), Fixed(1e3 * l.seconds, 3), Fixed(l.devices, 2)});
       }
@@ -634,7 +634,7 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
 
   if (d.after) {
     h += "<h2>Before and after the levers</h2>\n<p>Applied: " +
-         H(analysis::AppliedLeversText(d.after->levers_applied)) + "</p>\n";
+         H(decide::AppliedLeversText(d.after->levers_applied)) + "</p>\n";
     h += chart_div("before_after");
     h += CurveTableHtml(d.after->points, unit);
     if (d.after->original_x1 > 0) {
@@ -651,13 +651,13 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
   }
 
   h += "<h2>Cost</h2>\n<p>Currency: " + H(std::string(ToString(v.currency))) + " (" +
-       H(std::string(analysis::CurrencyWords(v.currency))) + "). " + H(v.quality_note) + "</p>\n";
+       H(std::string(decide::CurrencyWords(v.currency))) + "). " + H(v.quality_note) + "</p>\n";
   if (!v.costs.empty()) {
     h += "<table class=\"num\" id=\"costs\">\n" +
          Row({"N", fmt::format("cost per million {}", UnitNoun(unit)),
               fmt::format("marginal cost per million {}", UnitNoun(unit))},
              true);
-    for (const analysis::CostPoint& c : v.costs) {
+    for (const decide::CostPoint& c : v.costs) {
       h += Row({std::to_string(c.replicas), Fixed(c.cost_per_million_samples, 2),
                 c.marginal_cost_per_million_samples > 0
                     ? Fixed(c.marginal_cost_per_million_samples, 2)
@@ -674,7 +674,7 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
       v, d.after && d.after->verdict ? "Options before the levers, priced" : "Options, priced",
       "options");
   h += chart_div("goodput");
-  const analysis::NoiseScale& n = d.noise_scale;
+  const decide::NoiseScale& n = d.noise_scale;
   h += "<p>Gradient noise scale: " +
        (n.known ? fmt::format("B_noise ≈ {} samples (local batch {}, global batch {}, {} steps)",
                               Fixed(n.b_noise, 1), Fixed(n.local_batch, 0),
@@ -686,7 +686,7 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
     h += "<h2>Failed runs</h2>\n<p>The diagnosis is made without them; each log holds the "
          "launcher's output.</p>\n<table id=\"failed-runs\">\n";
     h += Row({"run", "N", "exit", "cause", "log"}, true);
-    for (const analysis::FailedRun& f : d.failed_runs) {
+    for (const decide::FailedRun& f : d.failed_runs) {
       h += Row({H(f.run), std::to_string(f.replicas), std::to_string(f.exit_code), H(f.cause),
                 H(f.log)});
     }
@@ -711,7 +711,7 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
   h += Row({"charts", H(ChartLibraryVersions())});
   h += "</table>\n";
 
-  json data = {{"charts", charts}, {"diagnosis", analysis::ToJson(d)}};
+  json data = {{"charts", charts}, {"diagnosis", decide::ToJson(d)}};
   h += "<script type=\"application/json\" id=\"stepscope-data\">" + JsonForScript(data) +
        "</script>\n";
   h += "<script>" + VegaJs() + "</script>\n";

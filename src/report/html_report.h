@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "analysis/diagnosis.h"
 #include "core/status.h"
+#include "decide/diagnosis.h"
 #include "report/model_chart.h"
 
 namespace stepscope::report {
@@ -28,15 +28,15 @@ struct HtmlReportOptions {
 // The Vega-Lite specifications of the report's charts, keyed by chart name (scaling, waterfall,
 // decomposition, skew_compute, skew_arrival, before_after). Each spec's data set has the same
 // name as the chart and rows with a "series" field; charts without data are left out.
-nlohmann::json ChartSpecs(const analysis::Diagnosis& diagnosis);
+nlohmann::json ChartSpecs(const decide::Diagnosis& diagnosis);
 
 // The whole page.
-std::string RenderHtmlReport(const analysis::Diagnosis& diagnosis,
+std::string RenderHtmlReport(const decide::Diagnosis& diagnosis,
                              const HtmlReportOptions& options = {});
 
 // Renders and writes the page to `path`; errors name the file.
-Status WriteHtmlReport(const analysis::Diagnosis& diagnosis, const std::string& path);
-Status WriteHtmlReport(const analysis::Diagnosis& diagnosis, const std::string& path,
+Status WriteHtmlReport(const decide::Diagnosis& diagnosis, const std::string& path);
+Status WriteHtmlReport(const decide::Diagnosis& diagnosis, const std::string& path,
                        const HtmlReportOptions& options);
 
 }  // namespace stepscope::report

@@ -87,10 +87,10 @@ TEST(HtmlReport, EmulationIsMarkedAndLibraryInlined) {
 TEST(HtmlReport, LeversTableShowsEachLeversOwnMeasuredGain) {
   auto d = MakeTestDiagnosis({.after = true});
   ASSERT_TRUE(d.ok());
-  analysis::Diagnosis& diag = d.value();
+  decide::Diagnosis& diag = d.value();
   ASSERT_FALSE(diag.verdict.levers.empty());
   const Lever first = diag.verdict.levers.front().lever;
-  const analysis::DiagnosisPoint& base = diag.points.back();
+  const decide::DiagnosisPoint& base = diag.points.back();
   diag.after->levers_applied = {
       {first, "a change", base.scaling.replicas, base.scaling.samples_per_s + 12.5}};
   std::string page = RenderHtmlReport(diag);
@@ -144,7 +144,7 @@ TEST(ModelChart, ReadFromTheDiagnosisJson) {
 TEST(HtmlReport, ModelSectionShowsTheBandTheHalfDeviceCountAndTheLeverCurve) {
   auto d = MakeTestDiagnosis();
   ASSERT_TRUE(d.ok());
-  const analysis::Diagnosis& diag = d.value();
+  const decide::Diagnosis& diag = d.value();
   EXPECT_EQ(RenderHtmlReport(diag).find("chart-model"), std::string::npos);  // no model, no chart
   HtmlReportOptions options;
   ModelCurve curve;
@@ -196,7 +196,7 @@ TEST(HtmlReport, VerdictAfterTheLeversComesFirst) {
 TEST(HtmlReport, LossesByCauseAndInconclusiveCandidates) {
   auto made = MakeTestDiagnosis({});
   ASSERT_TRUE(made.ok()) << made.status().message();
-  analysis::Diagnosis d = std::move(made).value();
+  decide::Diagnosis d = std::move(made).value();
   ASSERT_TRUE(d.attribution.has_value());
   ASSERT_EQ(d.verdict.losses.size(), 6u);
   std::string html = RenderHtmlReport(d, {});
@@ -205,7 +205,7 @@ TEST(HtmlReport, LossesByCauseAndInconclusiveCandidates) {
   const std::string losses = html.substr(table, html.find("</table>", table) - table);
   EXPECT_EQ(Count(losses, "<tr>"), 7u);  // the header and six causes
   size_t at = 0;
-  for (const analysis::BindingLoss& l : d.verdict.losses) {
+  for (const decide::BindingLoss& l : d.verdict.losses) {
     const std::string cell = "<td>" + std::string(ToString(l.binding)) + "</td>";
     const size_t found = losses.find(cell, at);
     ASSERT_NE(found, std::string::npos) << cell;  // in the verdict's order
@@ -233,7 +233,7 @@ TEST(HtmlReport, LossesByCauseAndInconclusiveCandidates) {
 TEST(GoodputChart, FollowsTheOptionsOfOneConfiguration) {
   auto made = MakeTestDiagnosis({});
   ASSERT_TRUE(made.ok()) << made.status().message();
-  analysis::Diagnosis d = made.value();
+  decide::Diagnosis d = made.value();
   EXPECT_TRUE(GoodputRows(d).empty());
   EXPECT_FALSE(ChartSpecs(d).contains("goodput"));
   auto option = [](decide::OptionKind kind, int n, double rate, double eff) {

@@ -60,7 +60,7 @@ int HalfDeviceReplicas(const std::vector<ModelPoint>& points) {
   return 0;
 }
 
-json ModelChart(const analysis::Diagnosis& d, const ModelCurve& curve, const std::string& schema) {
+json ModelChart(const decide::Diagnosis& d, const ModelCurve& curve, const std::string& schema) {
   json rows = json::array();
   auto add = [&rows](const std::string& series, int n, const Estimate& e) {
     rows.push_back({{"series", series},
@@ -69,7 +69,7 @@ json ModelChart(const analysis::Diagnosis& d, const ModelCurve& curve, const std
                     {"low", e.low},
                     {"high", e.high}});
   };
-  for (const analysis::DiagnosisPoint& p : d.points) {
+  for (const decide::DiagnosisPoint& p : d.points) {
     add("measured", p.scaling.replicas, Estimate::Exact(p.scaling.samples_per_s));
   }
   for (const ModelPoint& p : curve.predicted) add("model", p.replicas, p.samples_per_s);

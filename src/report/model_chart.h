@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis/diagnosis.h"
 #include "core/estimate.h"
 #include "core/status.h"
+#include "decide/diagnosis.h"
 
 namespace stepscope::report {
 
@@ -35,7 +35,7 @@ Result<std::optional<ModelCurve>> ModelCurveFromJson(const nlohmann::json& diagn
 int HalfDeviceReplicas(const std::vector<ModelPoint>& points);
 
 // The Vega-Lite specification (chart name "model").
-nlohmann::json ModelChart(const analysis::Diagnosis& d, const ModelCurve& curve,
+nlohmann::json ModelChart(const decide::Diagnosis& d, const ModelCurve& curve,
                           const std::string& schema);
 
 }  // namespace stepscope::report

@@ -6,7 +6,7 @@
 
 namespace stepscope::report {
 
-OptionsTable PricedOptionsTable(const analysis::Verdict& v) {
+OptionsTable PricedOptionsTable(const decide::Verdict& v) {
   OptionsTable t;
   if (v.options.empty()) return t;
   const bool target = v.time_to_quality && v.time_to_quality->samples_to_target;

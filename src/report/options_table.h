@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/verdict.h"
+#include "decide/verdict.h"
 
 namespace stepscope::report {
 
@@ -16,6 +16,6 @@ struct OptionsTable {
 };
 
 // Empty rows when the verdict priced no options.
-OptionsTable PricedOptionsTable(const analysis::Verdict& v);
+OptionsTable PricedOptionsTable(const decide::Verdict& v);
 
 }  // namespace stepscope::report

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 #include "report/report_testing.h"
 
 int main(int argc, char** argv) {
@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::ofstream out(argv[1]);
-  out << stepscope::analysis::DiagnosisToString(d.value());
+  out << stepscope::decide::DiagnosisToString(d.value());
   out.close();
   if (!out) {
     std::fprintf(stderr, "report_fixture: cannot write %s\n", argv[1]);

@@ -1,12 +1,12 @@
 #include "report/report_testing.h"
 
-#include "analysis/build_diagnosis.h"
 #include "analysis/synthetic_run.h"
+#include "decide/build_diagnosis.h"
 
 namespace stepscope::report {
 namespace {
 
-analysis::RunSet Runs(int replicas, double input_wait, bool straggler) {
+decide::RunSet Runs(int replicas, double input_wait, bool straggler) {
   analysis::SyntheticRunSpec spec;
   spec.replicas = replicas;
   spec.steps = 12;
@@ -18,7 +18,7 @@ analysis::RunSet Runs(int replicas, double input_wait, bool straggler) {
   spec.grad_sq = 1.0;
   spec.trace_sigma = 64.0;
   if (straggler && replicas > 2) spec.rank_compute_factor[replicas - 1] = 1.6;
-  analysis::RunSet set;
+  decide::RunSet set;
   set.baseline = analysis::SynthesizeRun(spec);
   if (replicas > 1) {
     analysis::SyntheticRunSpec no_reduce = spec;
@@ -49,7 +49,7 @@ decide::PricedOption Option(decide::OptionKind kind, Decision action, int n, dou
   return o;
 }
 
-void AddPricedOptions(bool hostile, analysis::Verdict* v) {
+void AddPricedOptions(bool hostile, decide::Verdict* v) {
   using decide::OptionKind;
   const std::vector<Lever> lever = {Lever::kLowPrecisionReduction};
   const std::string tag = hostile ? std::string(" ") + kHostileName : "";
@@ -72,8 +72,8 @@ void AddPricedOptions(bool hostile, analysis::Verdict* v) {
 
 }  // namespace
 
-Result<analysis::Diagnosis> MakeTestDiagnosis(const TestDiagnosisOptions& options) {
-  analysis::DiagnoseOptions opts;
+Result<decide::Diagnosis> MakeTestDiagnosis(const TestDiagnosisOptions& options) {
+  decide::DiagnoseOptions opts;
   opts.source.origin = "diagnose";
   opts.source.workload = options.hostile ? std::string("mlp 256x2 on ") + kHostileName
                                          : "mlp 256x2, micro-batch 32, fashion-mnist";
@@ -84,21 +84,21 @@ Result<analysis::Diagnosis> MakeTestDiagnosis(const TestDiagnosisOptions& option
     opts.emulation.parameters["device_speed"] = "0.25";
     if (options.hostile) opts.emulation.parameters["host"] = kHostileName;
   }
-  std::vector<analysis::RunSet> runs = {Runs(1, 0.001, true), Runs(2, 0.001, true),
-                                        Runs(4, 0.001, true)};
-  auto d = analysis::BuildDiagnosis(runs, opts);
+  std::vector<decide::RunSet> runs = {Runs(1, 0.001, true), Runs(2, 0.001, true),
+                                      Runs(4, 0.001, true)};
+  auto d = decide::BuildDiagnosis(runs, opts);
   if (!d.ok()) return d.status();
   if (options.hostile) d.value().warnings.push_back(std::string("trace ") + kHostileName);
   if (options.after) {
-    std::vector<analysis::RunSet> after = {Runs(1, 0, false), Runs(2, 0, false), Runs(4, 0, false)};
-    STEPSCOPE_RETURN_IF_ERROR(analysis::AddAfterLevers(
-        after,
-        {{Lever::kLoaderWorkersPrefetch, "--loader-workers 2 --prefetch 8"},
-         {Lever::kRemoveStraggler, "rank 1 replaced"}},
-        opts, &d.value()));
+    std::vector<decide::RunSet> after = {Runs(1, 0, false), Runs(2, 0, false), Runs(4, 0, false)};
+    STEPSCOPE_RETURN_IF_ERROR(
+        decide::AddAfterLevers(after,
+                               {{Lever::kLoaderWorkersPrefetch, "--loader-workers 2 --prefetch 8"},
+                                {Lever::kRemoveStraggler, "rank 1 replaced"}},
+                               opts, &d.value()));
   }
   if (options.priced) {
-    analysis::Diagnosis& diag = d.value();
+    decide::Diagnosis& diag = d.value();
     AddPricedOptions(options.hostile,
                      diag.after && diag.after->verdict ? &*diag.after->verdict : &diag.verdict);
   }

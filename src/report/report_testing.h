@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "analysis/diagnosis.h"
 #include "core/status.h"
+#include "decide/diagnosis.h"
 
 namespace stepscope::report {
 
@@ -23,7 +23,7 @@ struct TestDiagnosisOptions {
   bool priced = false;
 };
 
-Result<analysis::Diagnosis> MakeTestDiagnosis(const TestDiagnosisOptions& options = {});
+Result<decide::Diagnosis> MakeTestDiagnosis(const TestDiagnosisOptions& options = {});
 
 // How many times `needle` occurs in `haystack` (overlapping occurrences too).
 size_t Count(const std::string& haystack, const std::string& needle);

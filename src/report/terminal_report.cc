@@ -9,8 +9,8 @@
 namespace stepscope::report {
 namespace {
 
-using analysis::DiagnosisPoint;
 using analysis::ThroughputUnit;
+using decide::DiagnosisPoint;
 
 // Seconds as a bare millisecond figure for a table cell (the header names the unit).
 std::string MsCell(double seconds) { return Fixed(1e3 * seconds, 3); }
@@ -20,7 +20,7 @@ std::string Heading(const std::string& text, bool colour) {
 }
 
 // Before -> after at every replica count measured both times.
-std::string AfterChanges(const analysis::Diagnosis& d, ThroughputUnit unit) {
+std::string AfterChanges(const decide::Diagnosis& d, ThroughputUnit unit) {
   std::string out;
   for (const DiagnosisPoint& a : d.after->points) {
     for (const DiagnosisPoint& b : d.points) {
@@ -81,7 +81,7 @@ std::string RankSection(const DiagnosisPoint& p, bool colour) {
   return out + t.Render(colour);
 }
 
-std::string VerdictSection(const analysis::Verdict& v, ThroughputUnit unit, bool colour,
+std::string VerdictSection(const decide::Verdict& v, ThroughputUnit unit, bool colour,
                            const std::string& heading = "Verdict") {
   std::string out = Heading(heading, colour);
   out += "  binding constraint: " + Paint(std::string(ToString(v.binding)), Style::kYellow, colour);
@@ -93,7 +93,7 @@ std::string VerdictSection(const analysis::Verdict& v, ThroughputUnit unit, bool
     out += "  throughput constraint (already at one replica): " +
            Paint(std::string(ToString(v.throughput_constraint)), Style::kYellow, colour) + "\n";
   }
-  for (const analysis::BindingCandidate& c : v.candidates) {
+  for (const decide::BindingCandidate& c : v.candidates) {
     out +=
         fmt::format("  candidate {}: {} per step ({} to {}), {} devices lost ({} to {})\n",
                     ToString(c.binding), Ms(c.seconds.value), Ms(c.seconds.low), Ms(c.seconds.high),
@@ -103,14 +103,14 @@ std::string VerdictSection(const analysis::Verdict& v, ThroughputUnit unit, bool
   out += "  decision: " +
          Paint(std::string(ToString(v.decision)),
                v.decision == Decision::kBuyDevices ? Style::kGreen : Style::kRed, colour) +
-         ": " + std::string(analysis::DecisionWords(v.decision)) + " (" + v.decision_reason + ")\n";
+         ": " + std::string(decide::DecisionWords(v.decision)) + " (" + v.decision_reason + ")\n";
   if (!v.levers.empty()) {
     out += Heading("Free levers, cheapest first", colour);
     TextTable t({"lever", fmt::format("expected {}", UnitText(unit)), "gain", "goodput gain",
                  "efficiency", "action", "basis"},
                 {Align::kLeft, Align::kRight, Align::kRight, Align::kRight, Align::kRight,
                  Align::kLeft, Align::kLeft});
-    for (const analysis::LeverAdvice& l : v.levers) {
+    for (const decide::LeverAdvice& l : v.levers) {
       t.AddRow({std::string(ToString(l.lever)), Fixed(l.expected_samples_per_s, 1),
                 fmt::format("{:+.1f}", l.expected_gain_samples_per_s),
                 l.expected_gain_goodput ? fmt::format("{:+.1f}", *l.expected_gain_goodput) : "-",
@@ -124,7 +124,7 @@ std::string VerdictSection(const analysis::Verdict& v, ThroughputUnit unit, bool
     out += Heading(fmt::format("Cost per million {}", noun), colour);
     TextTable t({"N", "cost", fmt::format("added devices, per million added {}", noun)},
                 std::vector<Align>(3, Align::kRight));
-    for (const analysis::CostPoint& c : v.costs) {
+    for (const decide::CostPoint& c : v.costs) {
       t.AddRow({std::to_string(c.replicas), Fixed(c.cost_per_million_samples, 2),
                 c.marginal_cost_per_million_samples > 0
                     ? Fixed(c.marginal_cost_per_million_samples, 2)
@@ -140,7 +140,7 @@ std::string VerdictSection(const analysis::Verdict& v, ThroughputUnit unit, bool
     for (const std::vector<std::string>& row : options.rows) t.AddRow(row);
     out += t.Render(colour) + "  " + options.caption + "\n";
   }
-  std::string currency(analysis::CurrencyWords(v.currency));
+  std::string currency(decide::CurrencyWords(v.currency));
   if (unit == ThroughputUnit::kSteps && v.currency == Currency::kCost) {
     currency = "cost per step";
   }
@@ -187,7 +187,7 @@ std::string WaterfallTable(const analysis::Attribution& a, bool colour) {
   return t.Render(colour);
 }
 
-std::string TerminalReport(const analysis::Diagnosis& d, const TerminalReportOptions& options) {
+std::string TerminalReport(const decide::Diagnosis& d, const TerminalReportOptions& options) {
   const bool colour = options.colour;
   const ThroughputUnit unit = d.source.throughput_unit;
   std::string out =
@@ -225,8 +225,7 @@ std::string TerminalReport(const analysis::Diagnosis& d, const TerminalReportOpt
   }
 
   if (d.after) {
-    out +=
-        Heading("After applying " + analysis::AppliedLeversText(d.after->levers_applied), colour);
+    out += Heading("After applying " + decide::AppliedLeversText(d.after->levers_applied), colour);
     out += CurveTable(d.after->points, unit, colour);
     out += AfterChanges(d, unit);
   }
@@ -242,7 +241,7 @@ std::string TerminalReport(const analysis::Diagnosis& d, const TerminalReportOpt
   if (!d.failed_runs.empty()) {
     out +=
         Paint("\nfailed runs (the diagnosis is made without them):", Style::kYellow, colour) + "\n";
-    for (const analysis::FailedRun& f : d.failed_runs) {
+    for (const decide::FailedRun& f : d.failed_runs) {
       out += fmt::format("  {} ({} replica{}, exit {}): {}\n    log: {}\n", f.run, f.replicas,
                          f.replicas == 1 ? "" : "s", f.exit_code, f.cause, f.log);
     }

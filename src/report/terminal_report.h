@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 
 namespace stepscope::report {
 
@@ -16,12 +16,12 @@ struct TerminalReportOptions {
   bool colour = false;  // ANSI colour (set it only when stdout is a terminal)
 };
 
-std::string TerminalReport(const analysis::Diagnosis& diagnosis,
+std::string TerminalReport(const decide::Diagnosis& diagnosis,
                            const TerminalReportOptions& options = {});
 
 // The parts, for callers that print one alone. One row per replica count, times in ms per step;
 // a marginal device value the curve does not define shows as "-".
-std::string CurveTable(const std::vector<analysis::DiagnosisPoint>& points,
+std::string CurveTable(const std::vector<decide::DiagnosisPoint>& points,
                        analysis::ThroughputUnit unit, bool colour = false);
 // From N ideal devices down to the measured speed-up, one row per component.
 std::string WaterfallTable(const analysis::Attribution& attribution, bool colour = false);

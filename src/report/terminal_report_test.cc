@@ -4,8 +4,8 @@
 
 #include <sstream>
 
-#include "analysis/build_diagnosis.h"
 #include "analysis/synthetic_run.h"
+#include "decide/build_diagnosis.h"
 #include "report/html_report.h"
 #include "report/report_testing.h"
 
@@ -23,19 +23,19 @@ std::vector<std::string> Lines(const std::string& text) {
 
 // A diagnosis from one replica count (4, with a straggler) and no 1-replica run, the shape
 // `analyze` gives for a single trace set.
-analysis::Diagnosis OneReplicaCount(ThroughputUnit unit) {
+decide::Diagnosis OneReplicaCount(ThroughputUnit unit) {
   analysis::SyntheticRunSpec spec;
   spec.replicas = 4;
   spec.buckets = 2;
   spec.rank_compute_factor = {{2, 1.5}};
-  analysis::RunSet run;
+  decide::RunSet run;
   run.baseline = analysis::SynthesizeRun(spec);
-  analysis::DiagnoseOptions options;
+  decide::DiagnoseOptions options;
   options.source.origin = "analyze";
   options.source.throughput_unit = unit;
-  Result<analysis::Diagnosis> d = analysis::BuildDiagnosis({run}, options);
+  Result<decide::Diagnosis> d = decide::BuildDiagnosis({run}, options);
   EXPECT_TRUE(d.ok()) << d.status().message();
-  return d.ok() ? std::move(d).value() : analysis::Diagnosis{};
+  return d.ok() ? std::move(d).value() : decide::Diagnosis{};
 }
 
 TEST(TerminalReport, NamesTheStragglerAndVerdictWithoutEscapesWhenPlain) {
@@ -55,7 +55,7 @@ TEST(TerminalReport, NamesTheStragglerAndVerdictWithoutEscapesWhenPlain) {
 TEST(TerminalReport, HoldsEverySection) {
   auto made = MakeTestDiagnosis({.after = true, .emulated = true});
   ASSERT_TRUE(made.ok()) << made.status().message();
-  const analysis::Diagnosis& d = made.value();
+  const decide::Diagnosis& d = made.value();
   const std::string s = TerminalReport(d);
   for (const char* part :
        {"samples/s", "EMULATED", "Scaling curve", "Where the devices went", "measured speed-up",
@@ -94,7 +94,7 @@ TEST(TerminalReport, CurveTableHasOneAlignedRowPerReplicaCount) {
 }
 
 TEST(TerminalReport, StepRatesNeverReadAsSamples) {
-  const analysis::Diagnosis d = OneReplicaCount(ThroughputUnit::kSteps);
+  const decide::Diagnosis d = OneReplicaCount(ThroughputUnit::kSteps);
   const std::string s = TerminalReport(d);
   EXPECT_EQ(s.find("samples/s"), std::string::npos) << s;
   EXPECT_EQ(s.find("per sample"), std::string::npos) << s;
@@ -105,7 +105,7 @@ TEST(TerminalReport, StepRatesNeverReadAsSamples) {
 }
 
 TEST(TerminalReport, NoMarginalFromOneReplicaCount) {
-  const analysis::Diagnosis d = OneReplicaCount(ThroughputUnit::kSamples);
+  const decide::Diagnosis d = OneReplicaCount(ThroughputUnit::kSamples);
   ASSERT_EQ(d.points.size(), 1u);
   EXPECT_FALSE(d.points[0].scaling.has_marginal);
   const std::vector<std::string> lines = Lines(CurveTable(d.points, ThroughputUnit::kSamples));

@@ -11,10 +11,10 @@
 #include <numeric>
 #include <thread>
 
-#include "analysis/noise_scale.h"
 #include "core/clock.h"
 #include "data/prng.h"
 #include "data/source.h"
+#include "decide/noise_scale.h"
 #include "nn/optimizer.h"
 #include "train/device_file.h"
 #include "train/pacer.h"
@@ -260,7 +260,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   double local_sq_sum = 0, global_sq_sum = 0;
   int64_t grad_sq_steps = 0;
   // Every sampled step's norms in training order, warm-up included (the noise scale over
-  // training, analysis/noise_scale.h).
+  // training, decide/noise_scale.h).
   std::vector<double> sampled_local_sq, sampled_global_sq;
   double wire_error_sq = 0, wire_exact_sq = 0;  // --measure-wire-error, over the sampled steps
 
@@ -508,7 +508,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     summary.mean_local_grad_sq = sums[1] / sums[3];
     summary.mean_global_grad_sq = sums[2] / sums[3];
     if (world > 1 && o.reducer.reduce) {
-      const analysis::NoiseScale ns = analysis::NoiseScaleFromMeans(
+      const decide::NoiseScale ns = decide::NoiseScaleFromMeans(
           summary.mean_local_grad_sq, summary.mean_global_grad_sq,
           static_cast<double>(samples_per_step), static_cast<double>(samples_per_step * world));
       if (ns.known) summary.noise_scale = ns.b_noise;
@@ -522,7 +522,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
       return Status::Error("summary: MPI_Allreduce of the gradient norms failed");
     }
     for (double& x : sampled_local_sq) x /= world;
-    summary.noise_over_training = analysis::NoiseScaleOverTraining(
+    summary.noise_over_training = decide::NoiseScaleOverTraining(
         sampled_local_sq, sampled_global_sq, static_cast<double>(samples_per_step),
         static_cast<double>(samples_per_step * world));
   }

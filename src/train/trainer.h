@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/noise_scale.h"
 #include "comm/communicator.h"
+#include "decide/noise_scale.h"
 #include "nn/model.h"
 #include "train/options.h"
 
@@ -44,8 +44,8 @@ struct RunSummary {
   Seconds evaluation_s = 0;  // held-out evaluations, during training and at the end
   Seconds startup_s = 0;     // from entering Train (data, model, buffers) to the first step
   double noise_scale = -1;   // B_noise estimate (-1: unknown)
-  // B_noise averaged over the run's training progress (analysis/noise_scale.h).
-  analysis::NoiseScale noise_over_training;
+  // B_noise averaged over the run's training progress (decide/noise_scale.h).
+  decide::NoiseScale noise_over_training;
   double mean_local_grad_sq = -1;
   double mean_global_grad_sq = -1;
   // --measure-wire-error: the reduced-precision gradient's relative error against the same

@@ -1,10 +1,10 @@
-#include "analysis/wire_check.h"
+#include "decide/wire_check.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 namespace {
 
 // Two ranks, `steps` steps, loss decaying to `final` (rank 1 a little above rank 0).
@@ -56,4 +56,4 @@ TEST(WireCheck, FinalLossIsTheMeanOfTheLastStepsOverRanks) {
 }
 
 }  // namespace
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide

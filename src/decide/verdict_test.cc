@@ -1,21 +1,21 @@
 // Ground truths for the verdict: synthetic sweeps whose cause is known by construction.
-#include "analysis/verdict.h"
+#include "decide/verdict.h"
 
 #include <gtest/gtest.h>
 
-#include "analysis/build_diagnosis.h"
-#include "analysis/synthetic_run.h"
+#include "decide/build_diagnosis.h"
+#include "decide/synthetic_run_set.h"
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 namespace {
 
 // A sweep over `ns` with the three ablations at every replica count. `at` adjusts the spec
 // for a replica count (e.g. transfer that grows with N).
 template <typename Adjust>
-std::vector<RunSet> Sweep(const SyntheticRunSpec& base, std::vector<int> ns, Adjust at) {
+std::vector<RunSet> Sweep(const analysis::SyntheticRunSpec& base, std::vector<int> ns, Adjust at) {
   std::vector<RunSet> runs;
   for (int n : ns) {
-    SyntheticRunSpec spec = base;
+    analysis::SyntheticRunSpec spec = base;
     spec.replicas = n;
     spec.seed = base.seed * 1000 + n;
     at(n, &spec);
@@ -38,10 +38,10 @@ bool HasLever(const Verdict& v, Lever lever) {
 }
 
 TEST(Verdict, CommunicationHeavy) {
-  SyntheticRunSpec base;
+  analysis::SyntheticRunSpec base;
   base.compute = 0.010;
   base.jitter = 0.02;
-  const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4, 8}, [](int n, SyntheticRunSpec* s) {
+  const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4, 8}, [](int n, analysis::SyntheticRunSpec* s) {
     s->bucket_time = 0.008 * 2.0 * (n - 1) / n;  // ring all-reduce of a large model
   }));
   EXPECT_EQ(d.verdict.binding, Binding::kCommunication);
@@ -62,12 +62,12 @@ TEST(Verdict, CommunicationHeavy) {
 }
 
 TEST(Verdict, InputBound) {
-  SyntheticRunSpec base;
+  analysis::SyntheticRunSpec base;
   base.compute = 0.010;
   base.input_wait = 0.015;
   base.bucket_time = 0.0003;
   base.jitter = 0.02;
-  const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4}, [](int, SyntheticRunSpec*) {}));
+  const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4}, [](int, analysis::SyntheticRunSpec*) {}));
   // The same input wait at every replica count holds every device back but loses nothing to
   // scaling: a throughput constraint beside a near-linear curve, not the binding one.
   EXPECT_EQ(d.verdict.binding, Binding::kNone);
@@ -79,13 +79,13 @@ TEST(Verdict, InputBound) {
 }
 
 TEST(Verdict, StragglerNamedByRank) {
-  SyntheticRunSpec base;
+  analysis::SyntheticRunSpec base;
   base.compute = 0.010;
   base.bucket_time = 0.0005;
   base.buckets = 2;
   base.jitter = 0.02;
   base.rank_compute_factor[2] = 1.5;
-  const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4}, [](int, SyntheticRunSpec*) {}));
+  const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4}, [](int, analysis::SyntheticRunSpec*) {}));
   EXPECT_EQ(d.verdict.binding, Binding::kStragglers);
   EXPECT_EQ(d.verdict.straggler_ranks, std::vector<int>{2});
   EXPECT_TRUE(HasLever(d.verdict, Lever::kRemoveStraggler));
@@ -94,12 +94,13 @@ TEST(Verdict, StragglerNamedByRank) {
 
 TEST(Verdict, InputThatGrowsWithReplicasBinds) {
   // The loader shares the host with the replicas: input wait grows with N.
-  SyntheticRunSpec base;
+  analysis::SyntheticRunSpec base;
   base.compute = 0.010;
   base.bucket_time = 0.0003;
   base.jitter = 0.02;
-  const Diagnosis d = Diagnose(
-      Sweep(base, {1, 2, 4}, [](int n, SyntheticRunSpec* s) { s->input_wait = 0.004 * (n - 1); }));
+  const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4}, [](int n, analysis::SyntheticRunSpec* s) {
+    s->input_wait = 0.004 * (n - 1);
+  }));
   EXPECT_EQ(d.verdict.binding, Binding::kInput) << d.verdict.explanation;
   EXPECT_EQ(d.verdict.throughput_constraint, Binding::kNone);
   EXPECT_TRUE(d.verdict.straggler_ranks.empty());
@@ -108,10 +109,10 @@ TEST(Verdict, InputThatGrowsWithReplicasBinds) {
 TEST(Verdict, ASteadyRankDifferenceAtNearLinearScalingIsNotABinding) {
   // The 1-replica run came out slower than the 2-replica job's fast rank (host noise), and
   // rank 1 is steadily 20% slower than rank 0: it is named, but nothing was lost by scaling.
-  SyntheticRunSpec base;
+  analysis::SyntheticRunSpec base;
   base.bucket_time = 0.0003;
   base.jitter = 0.01;
-  const Diagnosis d = Diagnose(Sweep(base, {1, 2}, [](int n, SyntheticRunSpec* s) {
+  const Diagnosis d = Diagnose(Sweep(base, {1, 2}, [](int n, analysis::SyntheticRunSpec* s) {
     s->compute = n == 1 ? 0.0118 : 0.010;
     if (n == 2) s->rank_compute_factor[1] = 1.2;
   }));
@@ -123,22 +124,22 @@ TEST(Verdict, ASteadyRankDifferenceAtNearLinearScalingIsNotABinding) {
 TEST(Verdict, RotatingImbalanceIsNotCommunication) {
   // Work varies per rank and step (variable-length inputs): a different rank is slowest each
   // step, no rank consistently so.
-  SyntheticRunSpec base;
+  analysis::SyntheticRunSpec base;
   base.compute = 0.010;
   base.bucket_time = 0.0003;
   base.jitter = 0.6;
-  const Diagnosis d = Diagnose(Sweep(base, {1, 4}, [](int, SyntheticRunSpec*) {}));
+  const Diagnosis d = Diagnose(Sweep(base, {1, 4}, [](int, analysis::SyntheticRunSpec*) {}));
   EXPECT_LT(d.points.back().scaling.efficiency, 0.9);
   EXPECT_TRUE(d.verdict.straggler_ranks.empty());
   EXPECT_EQ(d.verdict.binding, Binding::kImbalance) << d.verdict.explanation;
 }
 
 TEST(Verdict, ImbalanceAdvisesBalancedLengths) {
-  SyntheticRunSpec base;
+  analysis::SyntheticRunSpec base;
   base.compute = 0.010;
   base.bucket_time = 0.0003;
   base.jitter = 0.6;
-  const Diagnosis d = Diagnose(Sweep(base, {1, 4}, [](int, SyntheticRunSpec*) {}));
+  const Diagnosis d = Diagnose(Sweep(base, {1, 4}, [](int, analysis::SyntheticRunSpec*) {}));
   ASSERT_EQ(d.verdict.binding, Binding::kImbalance) << d.verdict.explanation;
   ASSERT_TRUE(HasLever(d.verdict, Lever::kBalanceLengths));
   const double imbalance = [&] {
@@ -146,7 +147,7 @@ TEST(Verdict, ImbalanceAdvisesBalancedLengths) {
       if (l.binding == Binding::kImbalance) return l.seconds;
     return 0.0;
   }();
-  const Decomposition& at4 = d.points.back().decomposition;
+  const analysis::Decomposition& at4 = d.points.back().decomposition;
   for (const LeverAdvice& l : d.verdict.levers) {
     if (l.lever != Lever::kBalanceLengths) continue;
     // The gain of removing the imbalance seconds from the step.
@@ -158,13 +159,13 @@ TEST(Verdict, ImbalanceAdvisesBalancedLengths) {
 TEST(Verdict, CriticalPathPutsTheStragglersWorkInItsComponentsAndItsLossInStragglers) {
   // Rank 2 computes 1.5x as long with two buckets: the job's components come from rank 2,
   // the rank everybody waited for, so the job has no sync wait and rank 2's compute.
-  SyntheticRunSpec base;
+  analysis::SyntheticRunSpec base;
   base.compute = 0.010;
   base.bucket_time = 0.0005;
   base.buckets = 2;
   base.rank_compute_factor[2] = 1.5;
-  const Diagnosis d = Diagnose(Sweep(base, {1, 4}, [](int, SyntheticRunSpec*) {}));
-  const Components& job = d.points.back().decomposition.job;
+  const Diagnosis d = Diagnose(Sweep(base, {1, 4}, [](int, analysis::SyntheticRunSpec*) {}));
+  const analysis::Components& job = d.points.back().decomposition.job;
   EXPECT_NEAR(job.compute, 0.015, 1e-9);
   EXPECT_NEAR(job.sync_wait, 0.0, 1e-9);
   EXPECT_NEAR(job.compute + job.input_wait + job.sync_wait + job.transfer + job.overhead, job.step,
@@ -173,7 +174,7 @@ TEST(Verdict, CriticalPathPutsTheStragglersWorkInItsComponentsAndItsLossInStragg
   // The waterfall sums exactly without a residual; by cause, the 5 ms are the straggler's.
   ASSERT_TRUE(d.attribution.has_value());
   double sum = 0;
-  for (const WaterfallLine& l : d.attribution->lines) {
+  for (const analysis::WaterfallLine& l : d.attribution->lines) {
     EXPECT_NE(l.component, Component::kResidual);
     sum += l.devices;
   }
@@ -191,7 +192,7 @@ TEST(Verdict, CriticalPathPutsTheStragglersWorkInItsComponentsAndItsLossInStragg
 // transfer takes `transfer_in_imbalances` times the imbalance loss. The compute draws do not
 // depend on the bucket time, so the imbalance loss is the same in every sweep.
 Diagnosis ImbalanceBesideTransfer(double transfer_in_imbalances) {
-  SyntheticRunSpec base;
+  analysis::SyntheticRunSpec base;
   base.compute = 0.010;
   base.jitter = 0.6;
   base.bucket_time = 0.0001;
@@ -201,9 +202,9 @@ Diagnosis ImbalanceBesideTransfer(double transfer_in_imbalances) {
     return 0.0;
   };
   const double imbalance =
-      imbalance_of(Diagnose(Sweep(base, {1, 4}, [](int, SyntheticRunSpec*) {})));
+      imbalance_of(Diagnose(Sweep(base, {1, 4}, [](int, analysis::SyntheticRunSpec*) {})));
   EXPECT_GT(imbalance, 0.001);
-  return Diagnose(Sweep(base, {1, 4}, [&](int n, SyntheticRunSpec* s) {
+  return Diagnose(Sweep(base, {1, 4}, [&](int n, analysis::SyntheticRunSpec* s) {
     s->bucket_time = n == 1 ? 0.0001 : imbalance * transfer_in_imbalances;
   }));
 }
@@ -242,10 +243,11 @@ TEST(Verdict, ACauseWellAboveTheNoiseIsNamed) {
 
 // The communication-heavy sweep with the pacing of its runs as run.json reports it.
 Diagnosis CommunicationWithPacing(int64_t unhonoured_of_1000) {
-  SyntheticRunSpec base;
+  analysis::SyntheticRunSpec base;
   base.compute = 0.010;
-  std::vector<RunSet> runs = Sweep(
-      base, {1, 4}, [](int n, SyntheticRunSpec* s) { s->bucket_time = 0.008 * 2.0 * (n - 1) / n; });
+  std::vector<RunSet> runs = Sweep(base, {1, 4}, [](int n, analysis::SyntheticRunSpec* s) {
+    s->bucket_time = 0.008 * 2.0 * (n - 1) / n;
+  });
   for (RunSet& r : runs) {
     EmulationHonesty h;
     h.paced_segments = 1000;
@@ -275,13 +277,13 @@ TEST(Verdict, AFewUnhonouredSegmentsWarnButDoNotOverrule) {
 }
 
 TEST(Verdict, LossesSumToTheLostDevices) {
-  SyntheticRunSpec base;
+  analysis::SyntheticRunSpec base;
   base.compute = 0.010;
   base.input_wait = 0.001;
   base.overhead = 0.0005;
   base.jitter = 0.1;
   base.rank_compute_factor[3] = 1.3;
-  const Diagnosis d = Diagnose(Sweep(base, {1, 4}, [](int n, SyntheticRunSpec* s) {
+  const Diagnosis d = Diagnose(Sweep(base, {1, 4}, [](int n, analysis::SyntheticRunSpec* s) {
     s->bucket_time = 0.004 * 2.0 * (n - 1) / n;
   }));
   ASSERT_TRUE(d.attribution.has_value());
@@ -292,14 +294,15 @@ TEST(Verdict, LossesSumToTheLostDevices) {
 }
 
 TEST(Verdict, NearLinearBuysMoreDevices) {
-  SyntheticRunSpec base;
+  analysis::SyntheticRunSpec base;
   base.compute = 0.020;
   base.bucket_time = 0.0004;
   base.overhead = 0.0002;
   base.jitter = 0.01;
   DiagnoseOptions options;
   options.cost.device_cost_per_hour = 2.0;
-  const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4, 8}, [](int, SyntheticRunSpec*) {}), options);
+  const Diagnosis d =
+      Diagnose(Sweep(base, {1, 2, 4, 8}, [](int, analysis::SyntheticRunSpec*) {}), options);
   EXPECT_TRUE(d.verdict.binding == Binding::kNone || d.verdict.binding == Binding::kCompute)
       << ToString(d.verdict.binding);
   EXPECT_EQ(d.verdict.decision, Decision::kBuyDevices) << d.verdict.decision_reason;
@@ -313,11 +316,11 @@ TEST(Verdict, NearLinearBuysMoreDevices) {
 
 TEST(Verdict, ComputeThatGrowsWithReplicasMeansDoNotBuy) {
   // Compute per step grows with N (shared memory bandwidth): nothing waits, no lever helps.
-  SyntheticRunSpec base;
+  analysis::SyntheticRunSpec base;
   base.compute = 0.010;
   base.bucket_time = 0.0001;
   base.overhead = 0.0001;
-  const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4}, [](int n, SyntheticRunSpec* s) {
+  const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4}, [](int n, analysis::SyntheticRunSpec* s) {
     s->compute = 0.010 * (n == 1 ? 1.0 : n == 2 ? 1.6 : 3.0);
   }));
   EXPECT_EQ(d.verdict.binding, Binding::kCompute);
@@ -328,14 +331,15 @@ TEST(Verdict, ComputeThatGrowsWithReplicasMeansDoNotBuy) {
 }
 
 TEST(Verdict, DeadlineIsTheCurrency) {
-  SyntheticRunSpec base;
+  analysis::SyntheticRunSpec base;
   base.compute = 0.020;
   base.bucket_time = 0.0004;
   DiagnoseOptions options;
   options.cost.deadline_hours = 1.0;
   // One device does about 1560 samples/s; the deadline needs 3000.
   options.cost.samples_to_target = 3000.0 * 3600;
-  const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4}, [](int, SyntheticRunSpec*) {}), options);
+  const Diagnosis d =
+      Diagnose(Sweep(base, {1, 2, 4}, [](int, analysis::SyntheticRunSpec*) {}), options);
   EXPECT_EQ(d.verdict.currency, Currency::kTime);
   EXPECT_NE(d.verdict.decision_reason.find("needs 3000.0 samples/s, met from 2 replicas"),
             std::string::npos)
@@ -343,19 +347,19 @@ TEST(Verdict, DeadlineIsTheCurrency) {
 }
 
 TEST(Verdict, NoCurveMeansNotYet) {
-  SyntheticRunSpec base;
-  const Diagnosis d = Diagnose(Sweep(base, {1}, [](int, SyntheticRunSpec*) {}));
+  analysis::SyntheticRunSpec base;
+  const Diagnosis d = Diagnose(Sweep(base, {1}, [](int, analysis::SyntheticRunSpec*) {}));
   EXPECT_EQ(d.verdict.decision, Decision::kPullLevers);
   EXPECT_FALSE(d.attribution.has_value());
 }
 
 TEST(Verdict, SingleReplicaCountFromTraces) {
   // `analyze` sees one replica count: the reference is estimated and said to be.
-  SyntheticRunSpec spec;
+  analysis::SyntheticRunSpec spec;
   spec.replicas = 4;
   spec.bucket_time = 0.008;
   RunSet set;
-  set.baseline = SynthesizeRun(spec);
+  set.baseline = analysis::SynthesizeRun(spec);
   const Diagnosis d = Diagnose({set});
   ASSERT_TRUE(d.attribution.has_value());
   EXPECT_TRUE(d.attribution->reference_estimated);
@@ -365,11 +369,11 @@ TEST(Verdict, SingleReplicaCountFromTraces) {
 }
 
 TEST(Verdict, MissingRankIsReported) {
-  SyntheticRunSpec spec;
+  analysis::SyntheticRunSpec spec;
   spec.replicas = 4;
   RunSet set;
   set.replicas = 4;
-  for (const StepRecord& r : SynthesizeRun(spec)) {
+  for (const StepRecord& r : analysis::SynthesizeRun(spec)) {
     if (r.rank != 3) set.baseline.push_back(r);
   }
   const Diagnosis d = Diagnose({set});
@@ -380,10 +384,10 @@ TEST(Verdict, MissingRankIsReported) {
 }
 
 TEST(Verdict, NoiseScaleInformsTheQualityNote) {
-  SyntheticRunSpec base;
+  analysis::SyntheticRunSpec base;
   base.grad_sq = 1.0;
   base.trace_sigma = 1000.0;  // B_noise = 1000, far above B = 4 x 32
-  const Diagnosis d = Diagnose(Sweep(base, {1, 4}, [](int, SyntheticRunSpec*) {}));
+  const Diagnosis d = Diagnose(Sweep(base, {1, 4}, [](int, analysis::SyntheticRunSpec*) {}));
   ASSERT_TRUE(d.noise_scale.known);
   EXPECT_NEAR(d.noise_scale.b_noise, 1000, 1e-6);
   EXPECT_NE(d.verdict.quality_note.find("B_noise ~ 1000"), std::string::npos)
@@ -392,4 +396,4 @@ TEST(Verdict, NoiseScaleInformsTheQualityNote) {
 }
 
 }  // namespace
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide

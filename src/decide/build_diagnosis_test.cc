@@ -1,16 +1,16 @@
-#include "analysis/build_diagnosis.h"
+#include "decide/build_diagnosis.h"
 
 #include <gtest/gtest.h>
 
-#include "analysis/synthetic_run.h"
+#include "decide/synthetic_run_set.h"
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 namespace {
 
 // One replica count (4, rank 1 slow) with the three ablations: what `analyze` of one trace set
 // looks like, plus ablations so that every kind of sentence is present.
 std::vector<RunSet> OneCount() {
-  SyntheticRunSpec spec;
+  analysis::SyntheticRunSpec spec;
   spec.replicas = 4;
   spec.buckets = 2;
   spec.input_wait = 0.002;
@@ -20,7 +20,7 @@ std::vector<RunSet> OneCount() {
 
 TEST(BuildDiagnosis, StepRatesSayStepsInEverySentence) {
   DiagnoseOptions options;
-  options.source.throughput_unit = ThroughputUnit::kSteps;
+  options.source.throughput_unit = analysis::ThroughputUnit::kSteps;
   options.cost.device_cost_per_hour = 2.0;
   Result<Diagnosis> d = BuildDiagnosis(OneCount(), options);
   ASSERT_TRUE(d.ok()) << d.status().message();
@@ -31,13 +31,13 @@ TEST(BuildDiagnosis, StepRatesSayStepsInEverySentence) {
 
   Result<Diagnosis> back = DiagnosisFromString(text);
   ASSERT_TRUE(back.ok()) << back.status().message();
-  EXPECT_EQ(back->source.throughput_unit, ThroughputUnit::kSteps);
+  EXPECT_EQ(back->source.throughput_unit, analysis::ThroughputUnit::kSteps);
 }
 
 TEST(BuildDiagnosis, SampleRatesKeepTheirWords) {
   Result<Diagnosis> d = BuildDiagnosis(OneCount(), DiagnoseOptions{});
   ASSERT_TRUE(d.ok()) << d.status().message();
-  EXPECT_EQ(d->source.throughput_unit, ThroughputUnit::kSamples);
+  EXPECT_EQ(d->source.throughput_unit, analysis::ThroughputUnit::kSamples);
   EXPECT_NE(DiagnosisToString(*d).find("samples/s"), std::string::npos);
 }
 
@@ -58,7 +58,7 @@ TEST(BuildDiagnosis, OlderFilesWithoutAUnitReadAsSamples) {
   j["source"].erase("throughput_unit");
   Result<Diagnosis> back = DiagnosisFromJson(j);
   ASSERT_TRUE(back.ok()) << back.status().message();
-  EXPECT_EQ(back->source.throughput_unit, ThroughputUnit::kSamples);
+  EXPECT_EQ(back->source.throughput_unit, analysis::ThroughputUnit::kSamples);
   j["source"]["throughput_unit"] = "furlongs";
   EXPECT_FALSE(DiagnosisFromJson(j).ok());
 }
@@ -66,17 +66,17 @@ TEST(BuildDiagnosis, OlderFilesWithoutAUnitReadAsSamples) {
 // Repeats widen a point's interval to the run-to-run spread: a repeat 20 % slower than the
 // first run lies inside it, and its throughput is listed.
 TEST(BuildDiagnosis, RepeatsWidenThePointsInterval) {
-  SyntheticRunSpec spec;
+  analysis::SyntheticRunSpec spec;
   spec.replicas = 2;
   spec.jitter = 0.01;
   RunSet set = SynthesizeRunSet(spec);
-  SyntheticRunSpec slower = spec;
+  analysis::SyntheticRunSpec slower = spec;
   slower.compute *= 1.2;
   slower.seed = 9;
-  set.repeats.push_back(SynthesizeRun(slower));
+  set.repeats.push_back(analysis::SynthesizeRun(slower));
   Result<Diagnosis> d = BuildDiagnosis({set}, {});
   ASSERT_TRUE(d.ok()) << d.status().message();
-  const Decomposition& p = d->points[0].decomposition;
+  const analysis::Decomposition& p = d->points[0].decomposition;
   ASSERT_EQ(p.repeat_samples_per_s.size(), 1u);
   EXPECT_LT(p.repeat_samples_per_s[0], 0.9 * p.samples_per_s);
   EXPECT_LE(p.throughput.low, p.repeat_samples_per_s[0]);
@@ -93,14 +93,14 @@ TEST(BuildDiagnosis, AfterTheLeversTheCurveGetsItsOwnVerdict) {
   auto runs = [](Seconds compute, int64_t samples, Seconds bucket_time) {
     std::vector<RunSet> out;
     for (int n : {1, 4}) {
-      SyntheticRunSpec spec;
+      analysis::SyntheticRunSpec spec;
       spec.replicas = n;
       spec.compute = compute;
       spec.samples_per_rank = samples;
       spec.bucket_time = bucket_time;
       spec.jitter = 0.02;
       RunSet set;
-      set.baseline = SynthesizeRun(spec);
+      set.baseline = analysis::SynthesizeRun(spec);
       out.push_back(std::move(set));
     }
     return out;
@@ -129,4 +129,4 @@ TEST(BuildDiagnosis, AfterTheLeversTheCurveGetsItsOwnVerdict) {
 }
 
 }  // namespace
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide

@@ -1,11 +1,11 @@
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 
 #include <fmt/format.h>
 
-#include "analysis/decision_json.h"
-#include "analysis/json_fields.h"
+#include "decide/decision_json.h"
+#include "decide/json_fields.h"
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 namespace {
 
 using nlohmann::json;
@@ -13,7 +13,7 @@ using namespace json_fields;  // NOLINT: the strict field readers
 
 // ---- writing ----
 
-json ComponentsJson(const Components& c) {
+json ComponentsJson(const analysis::Components& c) {
   return {{"step", c.step},
           {"compute", c.compute},
           {"input_wait", c.input_wait},
@@ -25,9 +25,9 @@ json ComponentsJson(const Components& c) {
           {"comm_busy", c.comm_busy}};
 }
 
-json SkewJson(const SkewReport& s) {
+json SkewJson(const analysis::SkewReport& s) {
   json ranks = json::array();
-  for (const RankSkew& r : s.ranks) {
+  for (const analysis::RankSkew& r : s.ranks) {
     ranks.push_back({{"rank", r.rank},
                      {"compute_mean", r.compute_mean},
                      {"last_arrivals", r.last_arrivals},
@@ -40,7 +40,7 @@ json SkewJson(const SkewReport& s) {
                      {"others_input_wait", r.others_input_wait}});
   }
   json collectives = json::array();
-  for (const CollectiveSkew& c : s.collectives) {
+  for (const analysis::CollectiveSkew& c : s.collectives) {
     collectives.push_back({{"index", c.index}, {"mean", c.mean}, {"p90", c.p90}});
   }
   return {{"compute_spread", s.compute_spread},
@@ -55,9 +55,9 @@ json SkewJson(const SkewReport& s) {
           {"collectives", collectives}};
 }
 
-json AblationsJson(const AblationReport& a) {
+json AblationsJson(const analysis::AblationReport& a) {
   json checks = json::array();
-  for (const AblationCheck& c : a.checks) {
+  for (const analysis::AblationCheck& c : a.checks) {
     checks.push_back({{"check", ToString(c.check)},
                       {"unit", c.unit},
                       {"measured", c.measured},
@@ -72,18 +72,18 @@ json AblationsJson(const AblationReport& a) {
           {"checks", checks}};
 }
 
-json CollectiveSplitsJson(const std::vector<CollectiveSplit>& splits) {
+json CollectiveSplitsJson(const std::vector<analysis::CollectiveSplit>& splits) {
   json out = json::array();
-  for (const CollectiveSplit& c : splits) {
+  for (const analysis::CollectiveSplit& c : splits) {
     out.push_back({{"index", c.index}, {"sync_wait", c.sync_wait}, {"transfer", c.transfer}});
   }
   return out;
 }
 
 json PointJson(const DiagnosisPoint& p) {
-  const Decomposition& d = p.decomposition;
+  const analysis::Decomposition& d = p.decomposition;
   json ranks = json::array();
-  for (const RankDecomposition& r : d.ranks) {
+  for (const analysis::RankDecomposition& r : d.ranks) {
     ranks.push_back({{"rank", r.rank},
                      {"samples_per_step", r.samples_per_step},
                      {"step_p50", r.step_p50},
@@ -116,9 +116,9 @@ json PointsJson(const std::vector<DiagnosisPoint>& points) {
   return out;
 }
 
-json AttributionJson(const Attribution& a) {
+json AttributionJson(const analysis::Attribution& a) {
   json lines = json::array();
-  for (const WaterfallLine& l : a.lines) {
+  for (const analysis::WaterfallLine& l : a.lines) {
     lines.push_back({{"component", ToString(l.component)},
                      {"delta_seconds", l.delta_seconds},
                      {"devices", l.devices}});
@@ -238,7 +238,7 @@ Status V1Decision(const std::string& buy, const std::string& path, Binding bindi
   return Status::Ok();
 }
 
-Status ReadComponents(const json& j, const std::string& p, Components* c) {
+Status ReadComponents(const json& j, const std::string& p, analysis::Components* c) {
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "step", &c->step));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "compute", &c->compute));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "input_wait", &c->input_wait));
@@ -250,7 +250,7 @@ Status ReadComponents(const json& j, const std::string& p, Components* c) {
   return Get(j, p, "comm_busy", &c->comm_busy);
 }
 
-Status ReadSkew(const json& j, const std::string& p, int version, SkewReport* s) {
+Status ReadSkew(const json& j, const std::string& p, int version, analysis::SkewReport* s) {
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "compute_spread", &s->compute_spread));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "compute_cv", &s->compute_cv));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "arrival_skew_mean", &s->arrival_skew_mean));
@@ -263,7 +263,7 @@ Status ReadSkew(const json& j, const std::string& p, int version, SkewReport* s)
   STEPSCOPE_RETURN_IF_ERROR(GetArray(j, p, "ranks", &ranks));
   for (size_t i = 0; i < ranks->size(); ++i) {
     const std::string q = At(p, "ranks", i);
-    RankSkew r;
+    analysis::RankSkew r;
     STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "rank", &r.rank));
     STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "compute_mean", &r.compute_mean));
     STEPSCOPE_RETURN_IF_ERROR(Get((*ranks)[i], q, "last_arrivals", &r.last_arrivals));
@@ -284,7 +284,7 @@ Status ReadSkew(const json& j, const std::string& p, int version, SkewReport* s)
   STEPSCOPE_RETURN_IF_ERROR(GetArray(j, p, "collectives", &cols));
   for (size_t i = 0; i < cols->size(); ++i) {
     const std::string q = At(p, "collectives", i);
-    CollectiveSkew c;
+    analysis::CollectiveSkew c;
     STEPSCOPE_RETURN_IF_ERROR(Get((*cols)[i], q, "index", &c.index));
     STEPSCOPE_RETURN_IF_ERROR(Get((*cols)[i], q, "mean", &c.mean));
     STEPSCOPE_RETURN_IF_ERROR(Get((*cols)[i], q, "p90", &c.p90));
@@ -293,7 +293,8 @@ Status ReadSkew(const json& j, const std::string& p, int version, SkewReport* s)
   return Status::Ok();
 }
 
-Status ReadAblations(const json& j, const std::string& p, int version, AblationReport* a) {
+Status ReadAblations(const json& j, const std::string& p, int version,
+                     analysis::AblationReport* a) {
   auto agree = j.find("agree");
   if (agree != j.end() && !agree->is_null()) {
     bool value = false;
@@ -308,7 +309,7 @@ Status ReadAblations(const json& j, const std::string& p, int version, AblationR
   for (size_t i = 0; i < checks->size(); ++i) {
     const std::string q = At(p, "checks", i);
     const json& e = (*checks)[i];
-    AblationCheck c;
+    analysis::AblationCheck c;
     STEPSCOPE_RETURN_IF_ERROR(GetEnum(e, q, version == 1 ? "name" : "check", &c.check));
     STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "unit", &c.unit));
     STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "measured", &c.measured));
@@ -332,8 +333,8 @@ Status ReadAblations(const json& j, const std::string& p, int version, AblationR
 }
 
 Status ReadPoint(const json& j, const std::string& p, int version, DiagnosisPoint* out) {
-  ScalingPoint& s = out->scaling;
-  Decomposition& d = out->decomposition;
+  analysis::ScalingPoint& s = out->scaling;
+  analysis::Decomposition& d = out->decomposition;
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "replicas", &s.replicas));
   d.replicas = s.replicas;
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "samples_per_s", &s.samples_per_s));
@@ -369,7 +370,7 @@ Status ReadPoint(const json& j, const std::string& p, int version, DiagnosisPoin
     STEPSCOPE_RETURN_IF_ERROR(GetArray(j, p, "collectives", &splits));
     for (size_t i = 0; i < splits->size(); ++i) {
       const std::string q = At(p, "collectives", i);
-      CollectiveSplit c;
+      analysis::CollectiveSplit c;
       STEPSCOPE_RETURN_IF_ERROR(Get((*splits)[i], q, "index", &c.index));
       STEPSCOPE_RETURN_IF_ERROR(Get((*splits)[i], q, "sync_wait", &c.sync_wait));
       STEPSCOPE_RETURN_IF_ERROR(Get((*splits)[i], q, "transfer", &c.transfer));
@@ -381,7 +382,7 @@ Status ReadPoint(const json& j, const std::string& p, int version, DiagnosisPoin
   for (size_t i = 0; i < ranks->size(); ++i) {
     const std::string q = At(p, "ranks", i);
     const json& e = (*ranks)[i];
-    RankDecomposition r;
+    analysis::RankDecomposition r;
     STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "rank", &r.rank));
     STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "samples_per_step", &r.samples_per_step));
     STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "step_p50", &r.step_p50));
@@ -416,7 +417,7 @@ Status ReadPoints(const json& j, const std::string& p, const char* key, int vers
   return Status::Ok();
 }
 
-Status ReadAttribution(const json& j, const std::string& p, Attribution* a) {
+Status ReadAttribution(const json& j, const std::string& p, analysis::Attribution* a) {
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "replicas", &a->replicas));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "ideal_devices", &a->ideal_devices));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "measured_speedup", &a->measured_speedup));
@@ -426,7 +427,7 @@ Status ReadAttribution(const json& j, const std::string& p, Attribution* a) {
   STEPSCOPE_RETURN_IF_ERROR(GetArray(j, p, "lines", &lines));
   for (size_t i = 0; i < lines->size(); ++i) {
     const std::string q = At(p, "lines", i);
-    WaterfallLine l;
+    analysis::WaterfallLine l;
     STEPSCOPE_RETURN_IF_ERROR(GetEnum((*lines)[i], q, "component", &l.component));
     STEPSCOPE_RETURN_IF_ERROR(Get((*lines)[i], q, "delta_seconds", &l.delta_seconds));
     STEPSCOPE_RETURN_IF_ERROR(Get((*lines)[i], q, "devices", &l.devices));
@@ -632,7 +633,7 @@ nlohmann::json ToJson(const Diagnosis& d) {
   j["source"] = {{"origin", d.source.origin},
                  {"workload", d.source.workload},
                  {"tool_version", d.source.tool_version},
-                 {"throughput_unit", UnitText(d.source.throughput_unit)}};
+                 {"throughput_unit", analysis::UnitText(d.source.throughput_unit)}};
   j["emulation"] = {{"emulated", d.emulation.emulated}, {"parameters", d.emulation.parameters}};
   j["points"] = PointsJson(d.points);
   j["attribution"] = d.attribution ? AttributionJson(*d.attribution) : json(nullptr);
@@ -715,7 +716,8 @@ Result<Diagnosis> DiagnosisFromJson(const nlohmann::json& j) {
   STEPSCOPE_RETURN_IF_ERROR(Get(*source, "source", "workload", &d.source.workload));
   STEPSCOPE_RETURN_IF_ERROR(Get(*source, "source", "tool_version", &d.source.tool_version));
   if (auto unit = source->find("throughput_unit"); unit != source->end()) {  // absent: samples/s
-    auto parsed = unit->is_string() ? ParseThroughputUnit(unit->get<std::string>()) : std::nullopt;
+    auto parsed =
+        unit->is_string() ? analysis::ParseThroughputUnit(unit->get<std::string>()) : std::nullopt;
     if (!parsed) {
       return Status::Error(
           "diagnosis.json: field 'source.throughput_unit' must be \"samples/s\" or \"steps/s\"");
@@ -730,7 +732,7 @@ Result<Diagnosis> DiagnosisFromJson(const nlohmann::json& j) {
   auto attr = j.find("attribution");
   if (attr == j.end()) return Status::Error("diagnosis.json: missing field 'attribution'");
   if (!attr->is_null()) {
-    Attribution a;
+    analysis::Attribution a;
     STEPSCOPE_RETURN_IF_ERROR(ReadAttribution(*attr, "attribution", &a));
     d.attribution = a;
   }
@@ -770,4 +772,4 @@ Result<Diagnosis> DiagnosisFromString(const std::string& text) {
   return DiagnosisFromJson(j);
 }
 
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide

@@ -1,4 +1,4 @@
-#include "analysis/build_diagnosis.h"
+#include "decide/build_diagnosis.h"
 
 #include <fmt/format.h>
 
@@ -8,11 +8,11 @@
 #include <string_view>
 
 #include "analysis/attribution.h"
-#include "analysis/noise_scale.h"
 #include "analysis/scaling.h"
 #include "core/text_format.h"
+#include "decide/noise_scale.h"
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 namespace {
 
 // Replaces every `from` in `text` with `to`.
@@ -32,7 +32,7 @@ void InSteps(std::string* s) {
 
 void SpeakInSteps(DiagnosisPoint* p) {
   InSteps(&p->ablations.sentence);
-  for (AblationCheck& c : p->ablations.checks) {
+  for (analysis::AblationCheck& c : p->ablations.checks) {
     InSteps(&c.unit);
     InSteps(&c.sentence);
   }
@@ -62,15 +62,15 @@ void SpeakInSteps(Diagnosis* d) {
 }
 
 struct Measured {
-  Decomposition baseline;
-  SkewReport skew;
-  AblationReport ablations;
+  analysis::Decomposition baseline;
+  analysis::SkewReport skew;
+  analysis::AblationReport ablations;
   const RunSet* run = nullptr;
 };
 
-Result<Decomposition> DecomposeNamed(const std::vector<StepRecord>& records, const char* what,
-                                     int replicas) {
-  Result<Decomposition> d = Decompose(records);
+Result<analysis::Decomposition> DecomposeNamed(const std::vector<StepRecord>& records,
+                                               const char* what, int replicas) {
+  Result<analysis::Decomposition> d = analysis::Decompose(records);
   if (!d.ok()) {
     return d.status().WithContext(replicas > 0
                                       ? fmt::format("{} run at {} replicas", what, replicas)
@@ -83,19 +83,19 @@ Result<Decomposition> DecomposeNamed(const std::vector<StepRecord>& records, con
 
 Result<std::vector<DiagnosisPoint>> BuildPoints(const std::vector<RunSet>& runs,
                                                 const DiagnoseOptions& options,
-                                                Decomposition* reference,
+                                                analysis::Decomposition* reference,
                                                 std::vector<std::string>* warnings) {
   if (runs.empty()) return Status::Error("no runs to diagnose");
   std::vector<Measured> measured;
   for (const RunSet& run : runs) {
     Measured m;
     m.run = &run;
-    Result<Decomposition> base = DecomposeNamed(run.baseline, "baseline", 0);
+    Result<analysis::Decomposition> base = DecomposeNamed(run.baseline, "baseline", 0);
     if (!base.ok()) return base.status();
     m.baseline = std::move(base).value();
     const int n = m.baseline.replicas;
     for (size_t k = 0; k < run.repeats.size(); ++k) {
-      Result<Decomposition> again = DecomposeNamed(run.repeats[k], "repeat", n);
+      Result<analysis::Decomposition> again = DecomposeNamed(run.repeats[k], "repeat", n);
       if (!again.ok()) return again.status();
       const double x = again->samples_per_s;
       m.baseline.repeat_samples_per_s.push_back(x);
@@ -104,32 +104,34 @@ Result<std::vector<DiagnosisPoint>> BuildPoints(const std::vector<RunSet>& runs,
     }
     if (run.replicas > 0 && run.replicas != n) {
       std::vector<int> seen;
-      for (const RankDecomposition& r : m.baseline.ranks) seen.push_back(r.rank);
+      for (const analysis::RankDecomposition& r : m.baseline.ranks) seen.push_back(r.rank);
       m.baseline.warnings.push_back(fmt::format(
           "{} ranks were launched but records came from {} (ranks {}); the point is placed at {} "
           "replicas",
           run.replicas, n, fmt::join(seen, ","), n));
     }
-    Result<SkewReport> skew = AnalyzeSkew(run.baseline, options.skew);
+    Result<analysis::SkewReport> skew = analysis::AnalyzeSkew(run.baseline, options.skew);
     if (!skew.ok()) return skew.status();
     m.skew = std::move(skew).value();
-    AblationRuns ab;
+    analysis::AblationRuns ab;
     if (run.no_reduce) {
-      Result<Decomposition> d = DecomposeNamed(*run.no_reduce, "no-reduce ablation", n);
+      Result<analysis::Decomposition> d = DecomposeNamed(*run.no_reduce, "no-reduce ablation", n);
       if (!d.ok()) return d.status();
       ab.no_reduce = std::move(d).value();
     }
     if (run.synthetic_input) {
-      Result<Decomposition> d = DecomposeNamed(*run.synthetic_input, "synthetic-input ablation", n);
+      Result<analysis::Decomposition> d =
+          DecomposeNamed(*run.synthetic_input, "synthetic-input ablation", n);
       if (!d.ok()) return d.status();
       ab.synthetic_input = std::move(d).value();
     }
     if (run.double_batch) {
-      Result<Decomposition> d = DecomposeNamed(*run.double_batch, "double-batch ablation", n);
+      Result<analysis::Decomposition> d =
+          DecomposeNamed(*run.double_batch, "double-batch ablation", n);
       if (!d.ok()) return d.status();
       ab.double_batch = std::move(d).value();
     }
-    m.ablations = CompareAblations(m.baseline, ab, &m.skew, options.ablation);
+    m.ablations = analysis::CompareAblations(m.baseline, ab, &m.skew, options.ablation);
     measured.push_back(std::move(m));
   }
   std::sort(measured.begin(), measured.end(), [](const Measured& a, const Measured& b) {
@@ -140,18 +142,19 @@ Result<std::vector<DiagnosisPoint>> BuildPoints(const std::vector<RunSet>& runs,
   if (measured.front().baseline.replicas == 1) {
     *reference = measured.front().baseline;
   } else {
-    *reference = EstimateSingleReplica(measured.front().baseline);
+    *reference = analysis::EstimateSingleReplica(measured.front().baseline);
     x1 = reference->samples_per_s;
-    warnings->push_back(fmt::format(
-        "no 1-replica run: one device's throughput ({:.1f} {}) is estimated from the "
-        "{}-replica run's fastest rank without exposed communication",
-        x1, UnitText(options.source.throughput_unit), measured.front().baseline.replicas));
+    warnings->push_back(
+        fmt::format("no 1-replica run: one device's throughput ({:.1f} {}) is estimated from the "
+                    "{}-replica run's fastest rank without exposed communication",
+                    x1, analysis::UnitText(options.source.throughput_unit),
+                    measured.front().baseline.replicas));
   }
-  std::vector<ScalingInput> inputs;
+  std::vector<analysis::ScalingInput> inputs;
   for (const Measured& m : measured) {
     inputs.push_back({m.baseline.replicas, m.baseline.samples_per_s});
   }
-  Result<std::vector<ScalingPoint>> curve = ScalingCurve(inputs, x1);
+  Result<std::vector<analysis::ScalingPoint>> curve = analysis::ScalingCurve(inputs, x1);
   if (!curve.ok()) return curve.status();
 
   std::vector<DiagnosisPoint> points;
@@ -200,7 +203,7 @@ std::optional<EmulationHonesty> DecidingHonesty(const std::vector<RunSet>& runs,
 // The verdict on a curve (its points sorted by replica count, its reference the one-replica
 // decomposition) by the largest count's decomposition, skew and ablations.
 Verdict VerdictOf(const std::vector<RunSet>& runs, const std::vector<DiagnosisPoint>& points,
-                  const Decomposition& reference, const NoiseScale& noise,
+                  const analysis::Decomposition& reference, const NoiseScale& noise,
                   const DiagnoseOptions& options, std::vector<std::string>* warnings) {
   const DiagnosisPoint& largest = points.back();
   VerdictInputs in;
@@ -222,13 +225,13 @@ Result<Diagnosis> BuildDiagnosis(const std::vector<RunSet>& runs, const Diagnose
   Diagnosis d;
   d.source = options.source;
   d.emulation = options.emulation;
-  Decomposition reference;
+  analysis::Decomposition reference;
   Result<std::vector<DiagnosisPoint>> points = BuildPoints(runs, options, &reference, &d.warnings);
   if (!points.ok()) return points.status();
   d.points = std::move(points).value();
   const DiagnosisPoint& largest = d.points.back();
   if (largest.scaling.replicas > 1) {
-    Result<Attribution> a = Attribute(reference, largest.decomposition);
+    Result<analysis::Attribution> a = analysis::Attribute(reference, largest.decomposition);
     if (a.ok()) {
       d.attribution = std::move(a).value();
       d.attribution->reference_estimated = d.points.front().scaling.replicas != 1;
@@ -247,13 +250,13 @@ Result<Diagnosis> BuildDiagnosis(const std::vector<RunSet>& runs, const Diagnose
                       ? *options.measured_noise
                       : EstimatePooledNoiseScale(noise_runs);
   d.verdict = VerdictOf(runs, d.points, reference, d.noise_scale, options, &d.warnings);
-  if (d.source.throughput_unit == ThroughputUnit::kSteps) SpeakInSteps(&d);
+  if (d.source.throughput_unit == analysis::ThroughputUnit::kSteps) SpeakInSteps(&d);
   return d;
 }
 
 Status AddAfterLevers(const std::vector<RunSet>& runs, const std::vector<AppliedLever>& levers,
                       const DiagnoseOptions& options, Diagnosis* diagnosis) {
-  Decomposition reference;
+  analysis::Decomposition reference;
   Result<std::vector<DiagnosisPoint>> points =
       BuildPoints(runs, options, &reference, &diagnosis->warnings);
   if (!points.ok()) return points.status().WithContext("after applying the levers");
@@ -261,7 +264,7 @@ Status AddAfterLevers(const std::vector<RunSet>& runs, const std::vector<Applied
   after.levers_applied = levers;
   after.points = std::move(points).value();
   if (!diagnosis->points.empty() && diagnosis->points.back().scaling.speedup > 0) {
-    const ScalingPoint& last = diagnosis->points.back().scaling;
+    const analysis::ScalingPoint& last = diagnosis->points.back().scaling;
     after.original_x1 = last.samples_per_s / last.speedup;
   }
   // The verdict on the re-measured curve, by the same method as the first (the levered runs
@@ -271,8 +274,9 @@ Status AddAfterLevers(const std::vector<RunSet>& runs, const std::vector<Applied
                               &diagnosis->warnings);
   }
   diagnosis->after = std::move(after);
-  if (diagnosis->source.throughput_unit == ThroughputUnit::kSteps) SpeakInSteps(diagnosis);
+  if (diagnosis->source.throughput_unit == analysis::ThroughputUnit::kSteps)
+    SpeakInSteps(diagnosis);
   return Status::Ok();
 }
 
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide

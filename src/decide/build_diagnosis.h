@@ -7,13 +7,13 @@
 #include <vector>
 
 #include "analysis/ablation.h"
-#include "analysis/diagnosis.h"
 #include "analysis/skew.h"
-#include "analysis/verdict.h"
 #include "core/status.h"
 #include "core/step_record.h"
+#include "decide/diagnosis.h"
+#include "decide/verdict.h"
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 
 // All runs at one replica count: the baseline and any ablations.
 struct RunSet {
@@ -31,8 +31,8 @@ struct RunSet {
 };
 
 struct DiagnoseOptions {
-  SkewOptions skew;
-  AblationOptions ablation;
+  analysis::SkewOptions skew;
+  analysis::AblationOptions ablation;
   VerdictOptions verdict;
   CostInputs cost;
   SourceInfo source;
@@ -47,7 +47,7 @@ struct DiagnoseOptions {
 // says so. `reference` receives the 1-replica decomposition used (measured or estimated).
 Result<std::vector<DiagnosisPoint>> BuildPoints(const std::vector<RunSet>& runs,
                                                 const DiagnoseOptions& options,
-                                                Decomposition* reference,
+                                                analysis::Decomposition* reference,
                                                 std::vector<std::string>* warnings);
 
 // The whole diagnosis. Errors name the replica count and run (baseline or ablation) that failed.
@@ -57,4 +57,4 @@ Result<Diagnosis> BuildDiagnosis(const std::vector<RunSet>& runs, const Diagnose
 Status AddAfterLevers(const std::vector<RunSet>& runs, const std::vector<AppliedLever>& levers,
                       const DiagnoseOptions& options, Diagnosis* diagnosis);
 
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide

@@ -1,4 +1,4 @@
-#include "analysis/noise_scale.h"
+#include "decide/noise_scale.h"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include "analysis/decomposition.h"
 #include "core/statistics.h"
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 namespace {
 
 // One step's gradient norms over its ranks: the reduced |G_B|^2 (the same on every rank), the
@@ -40,12 +40,12 @@ std::optional<StepNorms> NormsOf(const std::vector<const StepRecord*>& row) {
 
 NoiseScale EstimateNoiseScale(const std::vector<StepRecord>& records) {
   NoiseScale ns;
-  Result<MatchedSteps> matched = MatchSteps(records);
+  Result<analysis::MatchedSteps> matched = analysis::MatchSteps(records);
   if (!matched.ok()) {
     ns.reason = matched.status().message();
     return ns;
   }
-  const MatchedSteps& m = *matched;
+  const analysis::MatchedSteps& m = *matched;
   if (m.ranks.size() < 2) {
     ns.reason = "one replica: local and global batch are the same";
     return ns;
@@ -85,7 +85,7 @@ NoiseScale EstimatePooledNoiseScale(const std::vector<const std::vector<StepReco
   double largest_b = 0, largest_big_b = 0;
   std::string why_not;
   for (const std::vector<StepRecord>* records : runs) {
-    Result<MatchedSteps> matched = MatchSteps(*records);
+    Result<analysis::MatchedSteps> matched = analysis::MatchSteps(*records);
     if (!matched.ok()) {
       why_not = matched.status().message();
       continue;
@@ -276,4 +276,4 @@ double RelativeSampleCost(double b_noise, double from, double to) {
   return (1 + to / b_noise) / (1 + from / b_noise);
 }
 
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide

@@ -1,4 +1,4 @@
-#include "analysis/wire_check.h"
+#include "decide/wire_check.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <map>
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 
 Result<double> FinalLoss(const std::vector<StepRecord>& records, int64_t tail) {
   std::map<int64_t, std::pair<double, int>> by_step;  // step -> (loss sum, ranks)
@@ -75,4 +75,4 @@ Result<WireCheck> CompareWire(const std::vector<StepRecord>& fp32,
   return c;
 }
 
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide

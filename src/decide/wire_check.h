@@ -11,7 +11,7 @@
 #include "core/status.h"
 #include "core/step_record.h"
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 
 struct WireCheck {
   std::string dtype;  // the reduced wire precision checked ("bf16", "fp16")
@@ -52,4 +52,4 @@ Result<WireCheck> CompareWire(const std::vector<StepRecord>& fp32,
                               std::optional<WireError> error = std::nullopt,
                               double tail_share = 0.2);
 
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide

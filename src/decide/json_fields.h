@@ -17,7 +17,7 @@
 #include "core/status.h"
 #include "core/vocabulary.h"
 
-namespace stepscope::analysis::json_fields {
+namespace stepscope::decide::json_fields {
 
 using nlohmann::json;
 
@@ -134,4 +134,4 @@ inline std::string At(const std::string& path, const char* key, size_t i) {
   return fmt::format("{}[{}]", Join(path, key), i);
 }
 
-}  // namespace stepscope::analysis::json_fields
+}  // namespace stepscope::decide::json_fields

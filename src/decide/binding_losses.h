@@ -10,7 +10,7 @@
 #include "core/estimate.h"
 #include "core/vocabulary.h"
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 
 struct BindingLoss {
   Binding binding = Binding::kCompute;
@@ -40,12 +40,12 @@ struct BindingLosses {
 };
 
 // `straggler_excess` is the seconds per step the named straggler ranks add (0 when none).
-BindingLosses SplitLosses(const Decomposition& reference, bool reference_estimated,
-                          const Decomposition& at_n, Seconds straggler_excess);
+BindingLosses SplitLosses(const analysis::Decomposition& reference, bool reference_estimated,
+                          const analysis::Decomposition& at_n, Seconds straggler_excess);
 
 // The cost that holds one device back already (input wait or overhead at one replica), a
 // throughput lever rather than a scaling loss; Binding::kNone when neither reaches
 // `share` of the 1-replica step.
-Binding ThroughputConstraint(const Decomposition& reference, double share);
+Binding ThroughputConstraint(const analysis::Decomposition& reference, double share);
 
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide

@@ -1,8 +1,8 @@
-#include "analysis/decision_json.h"
+#include "decide/decision_json.h"
 
-#include "analysis/json_fields.h"
+#include "decide/json_fields.h"
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 namespace {
 
 using nlohmann::json;
@@ -49,10 +49,10 @@ Status ReadLevers(const json& j, const std::string& path, const char* key,
   return Status::Ok();
 }
 
-Status ReadOption(const json& e, const std::string& q, decide::PricedOption* o) {
+Status ReadOption(const json& e, const std::string& q, PricedOption* o) {
   std::string kind;
   STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "kind", &kind));
-  std::optional<decide::OptionKind> k = decide::ParseOptionKind(kind);
+  std::optional<OptionKind> k = ParseOptionKind(kind);
   if (!k) {
     return Status::Error(fmt::format("diagnosis.json: field '{}' is '{}', not an option kind",
                                      Join(q, "kind"), kind));
@@ -81,8 +81,8 @@ Status ReadOption(const json& e, const std::string& q, decide::PricedOption* o) 
 }  // namespace
 
 json DecisionJson(const Verdict& v, int largest_replicas) {
-  const decide::PricedDecision plain;
-  const decide::PricedDecision& p = v.priced ? *v.priced : plain;
+  const PricedDecision plain;
+  const PricedDecision& p = v.priced ? *v.priced : plain;
   return {{"action", ToString(v.decision)},
           {"reason", v.decision_reason},
           {"priced", v.priced.has_value()},
@@ -95,10 +95,10 @@ json DecisionJson(const Verdict& v, int largest_replicas) {
           {"margin", p.margin}};
 }
 
-json OptionsJson(const std::vector<decide::PricedOption>& options) {
+json OptionsJson(const std::vector<PricedOption>& options) {
   json out = json::array();
-  for (const decide::PricedOption& o : options) {
-    out.push_back({{"kind", decide::ToString(o.kind)},
+  for (const PricedOption& o : options) {
+    out.push_back({{"kind", ToString(o.kind)},
                    {"action", ToString(o.action)},
                    {"label", o.label},
                    {"replicas", o.replicas},
@@ -145,7 +145,7 @@ Status ReadPricedDecision(const json& j, const std::string& path, Verdict* v) {
   bool priced = false;
   STEPSCOPE_RETURN_IF_ERROR(Get(*d, p, "priced", &priced));
   if (priced) {
-    decide::PricedDecision x;
+    PricedDecision x;
     x.action = v->decision;
     x.reason = v->decision_reason;
     STEPSCOPE_RETURN_IF_ERROR(Get(*d, p, "option", &x.option));
@@ -160,7 +160,7 @@ Status ReadPricedDecision(const json& j, const std::string& path, Verdict* v) {
   const json* options = nullptr;
   STEPSCOPE_RETURN_IF_ERROR(GetArray(j, path, "options", &options));
   for (size_t i = 0; i < options->size(); ++i) {
-    decide::PricedOption o;
+    PricedOption o;
     STEPSCOPE_RETURN_IF_ERROR(ReadOption((*options)[i], At(path, "options", i), &o));
     v->options.push_back(std::move(o));
   }
@@ -188,4 +188,4 @@ Status ReadPricedDecision(const json& j, const std::string& path, Verdict* v) {
   return Status::Ok();
 }
 
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide

@@ -8,17 +8,17 @@
 #include <vector>
 
 #include "analysis/ablation.h"
-#include "analysis/binding_losses.h"
 #include "analysis/decomposition.h"
-#include "analysis/noise_scale.h"
 #include "analysis/scaling.h"
 #include "analysis/skew.h"
-#include "analysis/wire_check.h"
 #include "core/vocabulary.h"
+#include "decide/binding_losses.h"
 #include "decide/choose.h"
+#include "decide/noise_scale.h"
 #include "decide/priced_options.h"
+#include "decide/wire_check.h"
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 
 struct CostInputs {
   std::optional<double> device_cost_per_hour;  // price of one device for one hour
@@ -85,7 +85,7 @@ struct CostPoint {
 
 // What turned throughput into progress toward the target when the options were priced.
 struct TimeToQuality {
-  decide::StatisticalScale scale;
+  StatisticalScale scale;
   std::optional<double> samples_to_target;  // at samples_to_target_batch
   double samples_to_target_batch = 0;       // 0: at scale.reference_batch
   std::optional<double> deadline_hours, budget;
@@ -119,8 +119,8 @@ struct Verdict {
   // The priced decision (decide/choose.h), set when the step-time model priced every option;
   // `decision`, `decision_reason` and `currency` then hold its action, reason and currency.
   // Without it the decision comes from the curve's shape alone (DecideVerdict).
-  std::optional<decide::PricedDecision> priced;
-  std::vector<decide::PricedOption> options;     // every option priced (with `priced`)
+  std::optional<PricedDecision> priced;
+  std::vector<PricedOption> options;             // every option priced (with `priced`)
   std::optional<TimeToQuality> time_to_quality;  // what the pricing assumed (with `priced`)
   // The reduced-precision lever's numerical check, when that lever was recommended and checked;
   // a lever that failed it is no longer among `levers`.
@@ -128,12 +128,12 @@ struct Verdict {
 };
 
 struct VerdictInputs {
-  std::vector<ScalingPoint> points;  // the curve, sorted by replicas
-  Decomposition largest;             // decomposition at the largest replica count
-  Decomposition reference;           // at one replica (same micro-batch), or estimated
-  bool reference_estimated = false;  // no 1-replica run: `reference` was estimated from N
-  AblationReport ablations;          // at the largest replica count (may be empty)
-  SkewReport skew;                   // at the largest replica count
+  std::vector<analysis::ScalingPoint> points;  // the curve, sorted by replicas
+  analysis::Decomposition largest;             // decomposition at the largest replica count
+  analysis::Decomposition reference;           // at one replica (same micro-batch), or estimated
+  bool reference_estimated = false;            // no 1-replica run: `reference` was estimated from N
+  analysis::AblationReport ablations;          // at the largest replica count (may be empty)
+  analysis::SkewReport skew;                   // at the largest replica count
   NoiseScale noise;
   CostInputs cost;
   // Emulated runs only: pacing of the runs at the largest count and the reference, summed.
@@ -153,4 +153,4 @@ std::string BestLeverWords(const std::vector<LeverAdvice>& levers, double sample
 std::string_view DecisionWords(Decision d);
 std::string_view CurrencyWords(Currency c);
 
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide

@@ -1,4 +1,4 @@
-#include "analysis/verdict.h"
+#include "decide/verdict.h"
 
 #include <fmt/format.h>
 
@@ -7,11 +7,12 @@
 
 #include "core/text_format.h"
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 namespace {
 
-const AblationCheck* FindCheck(const AblationReport& r, AblationCheckKind kind) {
-  for (const AblationCheck& c : r.checks) {
+const analysis::AblationCheck* FindCheck(const analysis::AblationReport& r,
+                                         AblationCheckKind kind) {
+  for (const analysis::AblationCheck& c : r.checks) {
     if (c.check == kind) return &c;
   }
   return nullptr;
@@ -19,10 +20,10 @@ const AblationCheck* FindCheck(const AblationReport& r, AblationCheckKind kind) 
 
 // Seconds per step the straggler ranks add: their compute (or time to their last arrival)
 // above the other ranks' median.
-double StragglerExcess(const SkewReport& skew) {
+double StragglerExcess(const analysis::SkewReport& skew) {
   double excess = 0;
   for (int rank : skew.straggler_ranks) {
-    for (const RankSkew& r : skew.ranks) {
+    for (const analysis::RankSkew& r : skew.ranks) {
       if (r.rank != rank) continue;
       const double compute_median = r.compute_mean / (1 + r.compute_excess);
       const double arrival_median = r.pre_arrival_mean / (1 + r.arrival_excess);
@@ -33,10 +34,10 @@ double StragglerExcess(const SkewReport& skew) {
   return excess;
 }
 
-void AddAblationEvidence(const AblationReport& ablations, AblationCheckKind kind,
+void AddAblationEvidence(const analysis::AblationReport& ablations, AblationCheckKind kind,
                          std::vector<std::string>* evidence) {
   const std::string_view name = ToString(kind);
-  const AblationCheck* c = FindCheck(ablations, kind);
+  const analysis::AblationCheck* c = FindCheck(ablations, kind);
   if (c == nullptr) {
     evidence->push_back(fmt::format("no {} ablation was run to confirm it", name));
   } else {
@@ -103,12 +104,12 @@ std::string_view CurrencyWords(Currency c) {
 
 Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
   Verdict v;
-  const Components& c = in.largest.job;
+  const analysis::Components& c = in.largest.job;
   const double t = c.step;
   const double s = in.largest.samples_per_step;
   const double x = in.largest.samples_per_s;
   const int n = in.largest.replicas;
-  const ScalingPoint* last = in.points.empty() ? nullptr : &in.points.back();
+  const analysis::ScalingPoint* last = in.points.empty() ? nullptr : &in.points.back();
   const double eff = last != nullptr ? last->efficiency : 1.0;
   const double x1 =
       (last != nullptr && last->speedup > 0) ? last->samples_per_s / last->speedup : 0;
@@ -137,8 +138,8 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
     if (!v.candidates.empty()) v.binding = Binding::kInconclusive;
   }
   // The ablations tell input starvation and communication apart.
-  const AblationCheck* nr = FindCheck(in.ablations, AblationCheckKind::kNoReduce);
-  const AblationCheck* si = FindCheck(in.ablations, AblationCheckKind::kSyntheticInput);
+  const analysis::AblationCheck* nr = FindCheck(in.ablations, AblationCheckKind::kNoReduce);
+  const analysis::AblationCheck* si = FindCheck(in.ablations, AblationCheckKind::kSyntheticInput);
   if (nr != nullptr && si != nullptr && v.binding == Binding::kInconclusive &&
       v.candidates.size() == 2 && Has(v.candidates, Binding::kCommunication) &&
       Has(v.candidates, Binding::kInput)) {
@@ -262,7 +263,7 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
     }
   }
   if (v.throughput_constraint != Binding::kNone) {
-    const Components& r = in.reference.job;
+    const analysis::Components& r = in.reference.job;
     const double cost = v.throughput_constraint == Binding::kInput ? r.input_wait : r.overhead;
     v.evidence.push_back(fmt::format(
         "throughput constraint: {} is {} of the step already at one replica ({}): a lever for "
@@ -354,7 +355,7 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
   if (in.cost.device_cost_per_hour) {
     const double price = *in.cost.device_cost_per_hour;
     for (size_t i = 0; i < in.points.size(); ++i) {
-      const ScalingPoint& p = in.points[i];
+      const analysis::ScalingPoint& p = in.points[i];
       CostPoint cp;
       cp.replicas = p.replicas;
       if (p.samples_per_s > 0)
@@ -370,7 +371,7 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
   if (in.cost.deadline_hours && in.cost.samples_to_target && *in.cost.deadline_hours > 0) {
     const double needed = *in.cost.samples_to_target / (*in.cost.deadline_hours * 3600);
     int meets = 0;
-    for (const ScalingPoint& p : in.points) {
+    for (const analysis::ScalingPoint& p : in.points) {
       if (p.samples_per_s >= needed) {
         meets = p.replicas;
         break;
@@ -464,4 +465,4 @@ std::string ExplainVerdict(const Verdict& v) {
                      DecisionWords(v.decision), v.decision_reason, CurrencyWords(v.currency));
 }
 
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide

@@ -1,4 +1,4 @@
-#include "analysis/noise_scale.h"
+#include "decide/noise_scale.h"
 
 #include <gtest/gtest.h>
 
@@ -8,16 +8,16 @@
 
 #include "analysis/synthetic_run.h"
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 namespace {
 
 TEST(NoiseScale, RecoversKnownNoiseScale) {
-  SyntheticRunSpec spec;
+  analysis::SyntheticRunSpec spec;
   spec.replicas = 4;
   spec.samples_per_rank = 32;
   spec.grad_sq = 2.0;
   spec.trace_sigma = 100.0;  // B_noise = 50
-  const NoiseScale ns = EstimateNoiseScale(SynthesizeRun(spec));
+  const NoiseScale ns = EstimateNoiseScale(analysis::SynthesizeRun(spec));
   ASSERT_TRUE(ns.known) << ns.reason;
   EXPECT_NEAR(ns.grad_sq, 2.0, 1e-9);
   EXPECT_NEAR(ns.trace_sigma, 100.0, 1e-7);
@@ -27,15 +27,15 @@ TEST(NoiseScale, RecoversKnownNoiseScale) {
 }
 
 TEST(NoiseScale, UnknownWithoutData) {
-  SyntheticRunSpec spec;
+  analysis::SyntheticRunSpec spec;
   spec.grad_sq = 1;
   spec.trace_sigma = 1;
-  EXPECT_FALSE(EstimateNoiseScale(SynthesizeRun(spec)).known);  // one replica
+  EXPECT_FALSE(EstimateNoiseScale(analysis::SynthesizeRun(spec)).known);  // one replica
   spec.replicas = 2;
   spec.grad_sq = -1;
-  EXPECT_FALSE(EstimateNoiseScale(SynthesizeRun(spec)).known);  // no norms
+  EXPECT_FALSE(EstimateNoiseScale(analysis::SynthesizeRun(spec)).known);  // no norms
   // Global norm above the local one: negative variance, reported unknown.
-  std::vector<StepRecord> records = SynthesizeRun(spec);
+  std::vector<StepRecord> records = analysis::SynthesizeRun(spec);
   for (StepRecord& r : records) {
     r.local_grad_sq = 1.0;
     r.global_grad_sq = 2.0;
@@ -51,13 +51,13 @@ TEST(NoiseScale, UnknownWithoutData) {
 std::vector<StepRecord> SampledRun(int replicas, int b, int steps, uint64_t seed) {
   constexpr int kDim = 40;
   constexpr double kSigma = 1.0, kG = 0.5;  // |G|^2 = 40 x 0.25 = 10, tr = 40: B_noise = 4
-  SyntheticRunSpec spec;
+  analysis::SyntheticRunSpec spec;
   spec.replicas = replicas;
   spec.samples_per_rank = b;
   spec.steps = steps;
   spec.grad_sq = 1;
   spec.trace_sigma = 1;
-  std::vector<StepRecord> records = SynthesizeRun(spec);
+  std::vector<StepRecord> records = analysis::SynthesizeRun(spec);
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> noise(0, kSigma);
   std::map<int64_t, std::vector<StepRecord*>> by_step;
@@ -119,9 +119,9 @@ TEST(NoiseScale, StepsAndSampleCost) {
 }
 
 }  // namespace
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 namespace {
 
 // With E|G_b|^2 = |G|^2 + tr/b, the estimator recovers B_noise = tr/|G|^2 exactly.
@@ -174,13 +174,13 @@ TEST(NoiseScale, OverTrainingFollowsTheStepsNotTheFirstOnes) {
 
 // The dedicated run: every step with every rank's norms, warm-up included, in training order.
 TEST(NoiseScale, OfOneRunCountsItsWarmupAndItsProgress) {
-  SyntheticRunSpec spec;
+  analysis::SyntheticRunSpec spec;
   spec.replicas = 2;
   spec.steps = 40;
   spec.warmup_steps = 2;
   spec.grad_sq = 1;
   spec.trace_sigma = 64;
-  std::vector<StepRecord> records = SynthesizeRun(spec);
+  std::vector<StepRecord> records = analysis::SynthesizeRun(spec);
   const NoiseScale ns = NoiseScaleOfRun(records);
   ASSERT_TRUE(ns.known) << ns.reason;
   EXPECT_NEAR(ns.b_noise, 64, 1e-6);
@@ -194,10 +194,10 @@ TEST(NoiseScale, OfOneRunCountsItsWarmupAndItsProgress) {
   records[0].local_grad_sq = -1;
   EXPECT_EQ(NoiseScaleOfRun(records).steps, 41);
   spec.replicas = 1;
-  const NoiseScale alone = NoiseScaleOfRun(SynthesizeRun(spec));
+  const NoiseScale alone = NoiseScaleOfRun(analysis::SynthesizeRun(spec));
   EXPECT_FALSE(alone.known);
   EXPECT_NE(alone.reason.find("one rank"), std::string::npos);
 }
 
 }  // namespace
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide

@@ -1,20 +1,20 @@
-#include "analysis/binding_losses.h"
+#include "decide/binding_losses.h"
 
 #include <gtest/gtest.h>
 
 #include "analysis/synthetic_run.h"
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 namespace {
 
-Decomposition Decomposed(int replicas, double jitter, uint64_t seed) {
-  SyntheticRunSpec spec;
+analysis::Decomposition Decomposed(int replicas, double jitter, uint64_t seed) {
+  analysis::SyntheticRunSpec spec;
   spec.replicas = replicas;
   spec.steps = 60;
   spec.buckets = 2;
   spec.jitter = jitter;
   spec.seed = seed;
-  Result<Decomposition> d = Decompose(SynthesizeRun(spec));
+  Result<analysis::Decomposition> d = analysis::Decompose(analysis::SynthesizeRun(spec));
   EXPECT_TRUE(d.ok()) << d.status().message();
   return std::move(d).value();
 }
@@ -23,9 +23,9 @@ Decomposition Decomposed(int replicas, double jitter, uint64_t seed) {
 // the 1-replica reference's noise as well as the N-replica run's: with the same 4-replica run,
 // a jittery reference widens the compute candidate's interval against a steady one.
 TEST(BindingLosses, IntervalsHoldTheReferencesNoise) {
-  const Decomposition at_n = Decomposed(4, 0.05, 3);
-  const Decomposition steady = Decomposed(1, 0.0, 1);
-  const Decomposition jittery = Decomposed(1, 0.3, 2);
+  const analysis::Decomposition at_n = Decomposed(4, 0.05, 3);
+  const analysis::Decomposition steady = Decomposed(1, 0.0, 1);
+  const analysis::Decomposition jittery = Decomposed(1, 0.3, 2);
   const BindingLosses quiet = SplitLosses(steady, false, at_n, 0);
   const BindingLosses noisy = SplitLosses(jittery, false, at_n, 0);
   Seconds sum = 0;
@@ -44,4 +44,4 @@ TEST(BindingLosses, IntervalsHoldTheReferencesNoise) {
 }
 
 }  // namespace
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide

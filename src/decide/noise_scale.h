@@ -8,7 +8,7 @@
 
 #include "core/step_record.h"
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 
 struct NoiseScale {
   bool known = false;
@@ -77,4 +77,4 @@ double StepsToTarget(double min_steps, double b_noise, double batch);
 // (E = E_min (1 + B / B_noise)); 1 means the bigger batch costs no extra samples.
 double RelativeSampleCost(double b_noise, double from, double to);
 
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide

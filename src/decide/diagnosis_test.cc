@@ -1,20 +1,20 @@
-#include "analysis/diagnosis.h"
+#include "decide/diagnosis.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
-#include "analysis/build_diagnosis.h"
 #include "analysis/synthetic_run.h"
+#include "decide/build_diagnosis.h"
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 namespace {
 
 Diagnosis Sample() {
   std::vector<RunSet> runs;
   for (int n : {1, 2, 4}) {
-    SyntheticRunSpec spec;
+    analysis::SyntheticRunSpec spec;
     spec.replicas = n;
     spec.buckets = 2;
     spec.bucket_time = 0.003;
@@ -22,10 +22,10 @@ Diagnosis Sample() {
     spec.grad_sq = 1;
     spec.trace_sigma = 64;
     RunSet set;
-    set.baseline = SynthesizeRun(spec);
-    SyntheticRunSpec nr = spec;
+    set.baseline = analysis::SynthesizeRun(spec);
+    analysis::SyntheticRunSpec nr = spec;
     nr.reduce = false;
-    set.no_reduce = SynthesizeRun(nr);
+    set.no_reduce = analysis::SynthesizeRun(nr);
     runs.push_back(std::move(set));
   }
   DiagnoseOptions options;
@@ -158,7 +158,7 @@ TEST(Diagnosis, FailedRunsRoundTripAndAreDocumented) {
 // document (the decision a word, its reason beside it) still reads.
 TEST(Diagnosis, PricedDecisionRoundTripsAndVersion2Reads) {
   Diagnosis d = Sample();
-  decide::PricedDecision p;
+  PricedDecision p;
   p.action = d.verdict.decision = Decision::kUpgradeInterconnect;
   p.reason = d.verdict.decision_reason = "the faster link has the least cost";
   p.option = "8 replicas on a 25 GB/s, 5 us link";
@@ -168,15 +168,15 @@ TEST(Diagnosis, PricedDecisionRoundTripsAndVersion2Reads) {
   p.runner_up = "stay: 4 replicas as measured";
   p.margin = 0.31;
   d.verdict.priced = p;
-  decide::PricedOption o;
-  o.kind = decide::OptionKind::kFasterLink;
+  PricedOption o;
+  o.kind = OptionKind::kFasterLink;
   o.action = Decision::kUpgradeInterconnect;
   o.label = p.option;
   o.replicas = 8;
   o.samples_per_s = {100, 90, 110};
   o.time_to_target_hours = 2.5;
   o.levers = p.levers;
-  d.verdict.options = {o, decide::PricedOption{}};
+  d.verdict.options = {o, PricedOption{}};
   TimeToQuality t;
   t.scale = {true, 512, 8, "measured"};
   t.samples_to_target = 1e6;
@@ -189,7 +189,7 @@ TEST(Diagnosis, PricedDecisionRoundTripsAndVersion2Reads) {
   EXPECT_EQ(back->verdict.priced->levers, p.levers);
   EXPECT_DOUBLE_EQ(back->verdict.priced->margin, 0.31);
   ASSERT_EQ(back->verdict.options.size(), 2u);
-  EXPECT_EQ(back->verdict.options[0].kind, decide::OptionKind::kFasterLink);
+  EXPECT_EQ(back->verdict.options[0].kind, OptionKind::kFasterLink);
   EXPECT_EQ(back->verdict.options[0].time_to_target_hours, 2.5);
   EXPECT_FALSE(back->verdict.options[1].time_to_target_hours.has_value());
   ASSERT_TRUE(back->verdict.time_to_quality.has_value());
@@ -269,10 +269,10 @@ TEST(Diagnosis, ReadsVersion1) {
   ASSERT_EQ(d->after->levers_applied.size(), 2u);
   EXPECT_EQ(d->after->levers_applied[0].lever, Lever::kLoaderWorkersPrefetch);
   EXPECT_EQ(d->after->levers_applied[1].lever, Lever::kRemoveStraggler);
-  const AblationReport& a = d->points.back().ablations;
+  const analysis::AblationReport& a = d->points.back().ablations;
   ASSERT_FALSE(a.checks.empty());
   EXPECT_EQ(a.checks[0].check, AblationCheckKind::kNoReduce);
-  for (const AblationCheck& c : a.checks) {
+  for (const analysis::AblationCheck& c : a.checks) {
     EXPECT_EQ(c.agrees, c.Accepted().Contains(c.measured)) << ToString(c.check);
   }
   EXPECT_DOUBLE_EQ(d->points[0].decomposition.throughput.value, d->points[0].scaling.samples_per_s);
@@ -299,4 +299,4 @@ TEST(Diagnosis, ReadsVersion1) {
 }
 
 }  // namespace
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide

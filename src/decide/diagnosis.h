@@ -11,13 +11,13 @@
 #include "analysis/ablation.h"
 #include "analysis/attribution.h"
 #include "analysis/decomposition.h"
-#include "analysis/noise_scale.h"
 #include "analysis/scaling.h"
 #include "analysis/skew.h"
-#include "analysis/verdict.h"
 #include "core/status.h"
+#include "decide/noise_scale.h"
+#include "decide/verdict.h"
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 
 // Version 2: enums as fixed words (core/vocabulary.h), the verdict's decision, estimates
 // {value, low, high}, applied levers as objects. Version 3: verdict.decision an object (the
@@ -27,10 +27,10 @@ inline constexpr int kDiagnosisSchemaVersion = 3;
 
 // One replica count: its place on the curve and everything measured at it.
 struct DiagnosisPoint {
-  ScalingPoint scaling;
-  Decomposition decomposition;
-  SkewReport skew;
-  AblationReport ablations;
+  analysis::ScalingPoint scaling;
+  analysis::Decomposition decomposition;
+  analysis::SkewReport skew;
+  analysis::AblationReport ablations;
 };
 
 struct Emulation {
@@ -43,7 +43,7 @@ struct SourceInfo {
   std::string workload;  // what ran, in words (model, micro-batch, dataset)
   std::string tool_version;
   // What every throughput in the diagnosis counts: steps when the records give no batch size.
-  ThroughputUnit throughput_unit = ThroughputUnit::kSamples;
+  analysis::ThroughputUnit throughput_unit = analysis::ThroughputUnit::kSamples;
 };
 
 // The curve re-measured after the free levers were applied.
@@ -87,8 +87,8 @@ struct Diagnosis {
   int schema_version = kDiagnosisSchemaVersion;  // as read; ToJson always writes the current
   SourceInfo source;
   Emulation emulation;
-  std::vector<DiagnosisPoint> points;      // sorted by replica count
-  std::optional<Attribution> attribution;  // at the largest replica count
+  std::vector<DiagnosisPoint> points;                // sorted by replica count
+  std::optional<analysis::Attribution> attribution;  // at the largest replica count
   NoiseScale noise_scale;
   Verdict verdict;
   std::optional<AfterLevers> after;
@@ -102,4 +102,4 @@ Result<Diagnosis> DiagnosisFromJson(const nlohmann::json& j);
 std::string DiagnosisToString(const Diagnosis& d);  // pretty-printed JSON
 Result<Diagnosis> DiagnosisFromString(const std::string& text);
 
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide

@@ -1,4 +1,4 @@
-#include "analysis/binding_losses.h"
+#include "decide/binding_losses.h"
 
 #include <algorithm>
 #include <array>
@@ -6,7 +6,7 @@
 
 #include "core/statistics.h"
 
-namespace stepscope::analysis {
+namespace stepscope::decide {
 
 const BindingLoss* BindingLosses::Top() const {
   const BindingLoss* top = nullptr;
@@ -28,9 +28,9 @@ namespace {
 
 // One split of the growth since one replica, from the job's components at N and the fastest
 // rank's compute and input wait; the order of BindingLosses::losses.
-std::array<Seconds, 6> Split(const Components& c1, bool measured_reference, const Components& cn,
-                             Seconds fastest_compute, Seconds fastest_input,
-                             Seconds straggler_excess, Seconds* skew_out) {
+std::array<Seconds, 6> Split(const analysis::Components& c1, bool measured_reference,
+                             const analysis::Components& cn, Seconds fastest_compute,
+                             Seconds fastest_input, Seconds straggler_excess, Seconds* skew_out) {
   const Seconds fastest_work = fastest_compute + fastest_input;
   // Whichever rank the job's components came from, the wait for the last rank is in its sync
   // wait (a rank that waited) or in its work above the fastest rank's (the rank waited for).
@@ -62,24 +62,24 @@ constexpr Binding kOrder[] = {Binding::kCommunication, Binding::kStragglers, Bin
 
 }  // namespace
 
-BindingLosses SplitLosses(const Decomposition& reference, bool reference_estimated,
-                          const Decomposition& at_n, Seconds straggler_excess) {
+BindingLosses SplitLosses(const analysis::Decomposition& reference, bool reference_estimated,
+                          const analysis::Decomposition& at_n, Seconds straggler_excess) {
   BindingLosses out;
   out.measured_reference = !reference_estimated;
-  const Components& c1 = reference.job;
-  const Components& cn = at_n.job;
+  const analysis::Components& c1 = reference.job;
+  const analysis::Components& cn = at_n.job;
   // The fastest rank's own work before it arrives (compute and input wait): what the job would
   // take with no rank to wait for. The job's work plus its sync wait is what it took.
   int fastest = -1;
   Seconds fastest_work = cn.compute + cn.input_wait;
   for (size_t r = 0; r < at_n.ranks.size(); ++r) {
-    const Components& m = at_n.ranks[r].mean;
+    const analysis::Components& m = at_n.ranks[r].mean;
     if (m.compute + m.input_wait < fastest_work) {
       fastest_work = m.compute + m.input_wait;
       fastest = static_cast<int>(r);
     }
   }
-  auto fastest_of = [&](const Components& job, const Components* rank) {
+  auto fastest_of = [&](const analysis::Components& job, const analysis::Components* rank) {
     return rank != nullptr ? std::pair{rank->compute, rank->input_wait}
                            : std::pair{job.compute, job.input_wait};
   };
@@ -113,7 +113,7 @@ BindingLosses SplitLosses(const Decomposition& reference, bool reference_estimat
       estimates[i] = BootstrapPair(
           indices(steps), indices(reference_steps),
           [&](const std::vector<double>& sample, const std::vector<double>& reference_sample) {
-            Components job, rank, ref;
+            analysis::Components job, rank, ref;
             for (double x : sample) {
               const size_t s = static_cast<size_t>(x);
               job = job + at_n.job_per_step[s];
@@ -161,8 +161,8 @@ std::vector<const BindingLoss*> BindingLosses::Unresolved() const {
   return out;
 }
 
-Binding ThroughputConstraint(const Decomposition& reference, double share) {
-  const Components& c = reference.job;
+Binding ThroughputConstraint(const analysis::Decomposition& reference, double share) {
+  const analysis::Components& c = reference.job;
   if (c.step <= 0) return Binding::kNone;
   const Seconds overhead = std::max(0.0, c.overhead);
   if (c.input_wait >= overhead && c.input_wait >= share * c.step) return Binding::kInput;
@@ -170,4 +170,4 @@ Binding ThroughputConstraint(const Decomposition& reference, double share) {
   return Binding::kNone;
 }
 
-}  // namespace stepscope::analysis
+}  // namespace stepscope::decide
