@@ -39,7 +39,7 @@ while ((SECONDS < end)); do
   rss=0; fds=0
   while kill -0 "$pid" 2>/dev/null; do
     r=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
-    f=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l || echo 0)
+    f=$({ ls "/proc/$pid/fd" 2>/dev/null || true; } | wc -l)  # 0 once the process is gone
     ((${r:-0} > rss)) && rss=$r
     ((${f:-0} > fds)) && fds=$f
     sleep 0.2

@@ -561,3 +561,42 @@ class ComputeBoundDecision(SweepTest):
         d, _ = self.decide(["--device-cost", "2", "--device-upgrade", "4:16"])
         self.assertNotEqual(d["verdict"]["decision"]["action"], "upgrade_devices",
                             d["verdict"]["decision"]["reason"])
+
+
+class InputBoundDecision(SweepTest):
+    """The decision on an input-bound sweep (a small mlp whose loader takes 40 ms per batch with
+    one worker): the free levers at the measured count (more loader workers, a bigger batch per
+    loader period) are the fastest way to the target without more devices, so a deadline that
+    only they and more devices meet makes pulling them the decision."""
+    workload = ["--model", "mlp", "--hidden", "64,64", "--batch", "32", "--steps", "10",
+                "--warmup-steps", "3", "--inject-input-delay", "40"]
+
+    def test_a_deadline_only_the_levers_meet_pulls_them(self):
+        args = ["--device-cost", "2", "--samples-to-target", "1e7"]
+        d, _ = self.decide(args)
+        v = d["verdict"]
+        self.assertEqual(v["throughput_constraint"], "input", v["explanation"])
+        levers = [o for o in v["options"] if o["kind"] in ("lever", "all_levers")]
+        # Without the levers, only more devices are faster (and cost more: each one's bigger
+        # global batch needs more samples).
+        others = [o for o in v["options"]
+                  if o["kind"] not in ("lever", "all_levers") and o["replicas"] <= 4]
+        fastest = min(levers, key=lambda o: o["time_to_target_hours"])
+        # The loader lever's option is priced from the model's re-simulation with it: it must
+        # beat staying as measured by far (the loader is most of the step).
+        stay = [o for o in v["options"] if o["kind"] == "stay"][0]
+        self.assertLess(fastest["time_to_target_hours"], 0.8 * stay["time_to_target_hours"])
+        next_best = min(o["time_to_target_hours"] for o in others)
+        self.assertLess(fastest["time_to_target_hours"], next_best, v["options"])
+        self.assertGreater(min(o["cost_to_target"] for o in v["options"]
+                               if o["kind"] == "more_devices"), fastest["cost_to_target"])
+        deadline = (fastest["time_to_target_hours"] + next_best) / 2
+        d, _ = self.decide(args + ["--deadline", f"{deadline:.6f}"])
+        v = d["verdict"]
+        self.assertEqual(v["decision"]["action"], "pull_levers", v["decision"]["reason"])
+        self.assertEqual(v["buy_more_devices"], "not yet")
+        chosen = [o for o in v["options"] if o["label"] == v["decision"]["option"]][0]
+        self.assertIn(chosen["kind"], ("lever", "all_levers"))
+        self.assertTrue(chosen["meets_deadline"])
+        self.assertEqual(chosen["replicas"], 4)
+        self.assertIn("deadline", v["decision"]["reason"])
