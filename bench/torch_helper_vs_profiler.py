@@ -2,8 +2,9 @@
 PyTorch's autograd profiler trace of the same steps (read by `stepscope analyze`). Prints the
 steady-state means of compute and exposed communication from both, rank by rank, and their
 difference, and the mean duration of each step's last all-reduce launch in the trace (the
-`c10d::allreduce_` op on the main thread, inside the autograd node that completed the bucket):
-both count the launches as communication (docs/torch.md, "Agreement with the profiler").
+`c10d::allreduce_` op on the main thread): the helper counts that launch as exposed
+communication (the rank is in the collective), the trace's importer as compute (it lies inside
+the autograd node whose gradient completed the bucket, and the node's whole span is compute).
 
 The job is apps/stepscope/tests/torch_jobs/ddp_job.py (2 ranks over gloo, communication-heavy at
 a small batch by default), started by PyTorch's launcher with both the helper and the profiler.
@@ -97,7 +98,8 @@ def main():
                       f"{d * 1e3:+9.2f} ms ({100 * d / t['step']:+.1f} % of the "
                       f"{t['step'] * 1e3:.1f} ms step)")
             print(f"  {rank:4d} {'last launch':14s} {'':10s} {launch[rank] * 1e3:12.2f} "
-                  f"(the step's last c10d::allreduce_ launch, communication in both)")
+                  f"(c10d::allreduce_ of the step's last bucket: compute in the trace, "
+                  f"exposed communication in the helper's records)")
 
 
 if __name__ == "__main__":

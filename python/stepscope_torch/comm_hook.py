@@ -57,9 +57,7 @@ class TimedHook:
             rec.reduced.append(buffer)  # holds the reduced gradient once the future completes
         c = rec.add_collective(wire.numel() * wire.element_size(), ready)
         c.start = now()
-        work = dist.all_reduce(wire, async_op=True)
-        c.launched = now()
-        fut = work.get_future()
+        fut = dist.all_reduce(wire, async_op=True).get_future()
         if wire is buffer:
             def done(f):
                 c.end = now()

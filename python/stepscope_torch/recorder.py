@@ -17,17 +17,16 @@ def now():
 
 
 class Collective:
-    """One gradient bucket's reduction, written from the main thread (ready, start, launched:
-    when the launch returned) and from the communication backend's thread (end)."""
+    """One gradient bucket's reduction, written from the main thread (ready, start) and from the
+    communication backend's thread (end)."""
 
-    __slots__ = ("index", "bytes", "ready", "start", "launched", "end")
+    __slots__ = ("index", "bytes", "ready", "start", "end")
 
     def __init__(self, index, nbytes, ready):
         self.index = index
         self.bytes = nbytes
         self.ready = ready
         self.start = ready
-        self.launched = None
         self.end = None
 
 
@@ -113,11 +112,9 @@ class StepRecorder:
         """The backward call is over: gradients reduced and copied back by DDP. Backward
         computes until the last bucket's reduction is launched (the hook's own work on the
         bucket before it, dividing by the world size and sampling its norm, is the work DDP's
-        default does while copying the gradients in: compute), except while it launched the
-        earlier buckets' reductions (the main thread in the collective: communication); from
-        the last launch the main thread waits for the reductions still in flight (exposed
-        communication) until the last one ends; what follows (DDP copying the reduced buckets
-        back into the gradients) is backward again."""
+        default does while copying the gradients in: compute); from then the main thread waits
+        for the reductions still in flight (exposed communication) until the last one ends; what
+        follows (DDP copying the reduced buckets back into the gradients) is backward again."""
         if self.backward_start is None:
             return
         self.backward_end = t
@@ -125,12 +122,10 @@ class StepRecorder:
         if last_start is None:
             self.backward += t - self.backward_start
             return
-        launching = sum(min(c.launched, last_start) - c.start for c in self.collectives
-                        if c.launched is not None and c.start < last_start)
         last_end = max((c.end for c in self.collectives if c.end is not None), default=t)
         waited_until = min(t, max(last_start, last_end))
-        self.backward += (last_start - self.backward_start - launching) + (t - waited_until)
-        self.exposed += waited_until - last_start + launching
+        self.backward += (last_start - self.backward_start) + (t - waited_until)
+        self.exposed += waited_until - last_start
 
     def sample_global_norm(self):
         """The reduced gradient's squared norm, from the buckets the hook kept on a sampled

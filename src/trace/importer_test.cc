@@ -115,30 +115,6 @@ TEST(Importer, LegacyCpuHandBuilt) {
   EXPECT_FALSE(a.backward_start.has_value());
 }
 
-// DDP launches a bucket's all-reduce from within the autograd node that completed it: the
-// launch (c10d::allreduce_ [40,50) inside AccumulateGrad [0,60)) is communication, not compute.
-//   compute [0,40)+[50,60) = 50; comm launch [40,50) + gloo [45,80) = [40,80) = 40;
-//   overlap [50,60) = 10; exposed 30; idle [80,100) = 20
-TEST(Importer, CollectiveLaunchInsideAnAutogradNodeIsCommunication) {
-  const char kTrace[] = R"([
- {"name":"ProfilerStep#0","ph":"X","ts":0,"dur":100,"tid":1,"pid":"CPU functions"},
- {"name":"autograd::engine::evaluate_function: torch::autograd::AccumulateGrad","ph":"X",
-  "ts":0,"dur":60,"tid":1,"pid":"CPU functions"},
- {"name":"c10d::allreduce_","ph":"X","ts":40,"dur":10,"tid":1,"pid":"CPU functions"},
- {"name":"gloo:all_reduce","ph":"X","ts":45,"dur":35,"tid":2,"pid":"CPU functions"}
-])";
-  auto t = ImportTraceBuffer(kTrace, "launch.json", ImportOptions{});
-  ASSERT_TRUE(t.ok()) << t.status().message();
-  ASSERT_EQ(t->steps.size(), 1u);
-  const ImportedStep& s = t->steps[0];
-  EXPECT_NEAR(s.compute, 50e-6, 1e-12);
-  EXPECT_NEAR(s.comm_busy, 40e-6, 1e-12);
-  EXPECT_NEAR(s.overlap, 10e-6, 1e-12);
-  EXPECT_NEAR(s.exposed_comm, 30e-6, 1e-12);
-  EXPECT_NEAR(s.idle, 20e-6, 1e-12);
-  EXPECT_EQ(s.collectives.size(), 1u);
-}
-
 // The backward start is the first autograd function (or "## backward ##" annotation) of the
 // step: step 0 [0,100) has autograd functions at 45 (nested at 47) and 30; step 1 [100,200) a
 // "## backward ##" annotation at 120 (Kineto) and one at 140; step 2 [200,300) none.

@@ -111,15 +111,7 @@ class Collector {
       AddCollective(e, iv, &param_collectives_);
       return;
     }
-    if (StartsWith(name, "c10d::")) {
-      // A collective's launch on a host thread. DDP launches a bucket's reduction from within
-      // the autograd node that completed the bucket, so the node's span covers the launch: on
-      // host traces it is taken out of compute and counted as communication (the rank is in
-      // the collective, as the helper's records count it).
-      if (cat.empty() || cat == "cpu_op") launches_.Add(iv);
-      return;
-    }
-    if (name.find("wait") != std::string_view::npos) return;
+    if (StartsWith(name, "c10d::") || name.find("wait") != std::string_view::npos) return;
     if (cat.empty() || cat == "cpu_op" || cat == "user_annotation") {
       HostOps(thread).Add(iv);
     }
@@ -153,8 +145,7 @@ class Collector {
         std::vector<Interval> u = ivs.Take();
         host.insert(host.end(), u.begin(), u.end());
       }
-      std::vector<Interval> launches = launches_.Take();
-      compute = Subtract(Union(std::move(host)), launches);
+      compute = Union(std::move(host));
       if (!host_comm_.empty()) {
         comm = host_comm_.Take();
         // gloo's worker-thread events carry no process group or sequence number, and a worker
@@ -170,10 +161,6 @@ class Collector {
       } else {
         comm = param_comms_.Take();
         collectives = &param_collectives_;
-      }
-      if (!launches.empty()) {
-        comm.insert(comm.end(), launches.begin(), launches.end());
-        comm = Union(std::move(comm));
       }
     }
     // Input (DataLoader) time is input wait, not compute, even where ops ran inside it.
@@ -356,7 +343,7 @@ class Collector {
   uint64_t warnings_ = 0;
   std::vector<std::string> warnings_text_;
   std::vector<StepMark> steps_;
-  IntervalUnion input_, device_compute_, device_comm_, host_comm_, param_comms_, launches_;
+  IntervalUnion input_, device_compute_, device_comm_, host_comm_, param_comms_;
   std::vector<Interval> optimizer_, ddp_forward_, forward_;  // per-iteration annotations
   std::vector<double> backward_starts_;  // microseconds: autograd functions, "## backward ##"
   std::vector<RawCollective> device_collectives_, host_collectives_, param_collectives_;
