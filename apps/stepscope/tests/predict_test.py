@@ -506,11 +506,12 @@ class Decision(SweepTest):
 
 class ComputeBoundDecision(SweepTest):
     """The decision on a compute-bound sweep that scales near-linearly (a small convnet paced to
-    a tenth of a core: about 15 ms of compute per step against well under a millisecond of
-    exposed communication at 4 replicas): more devices buy time, and whether they are worth it
-    depends on the currency, the deadline and what faster devices cost."""
+    a twentieth of a core: about 35 ms of compute per step against a few milliseconds of
+    exposed communication at 4 replicas, the 4 ranks sharing 2 cores): more devices buy time,
+    and whether they are worth it depends on the currency, the deadline and what faster devices
+    cost."""
     workload = ["--model", "cnn", "--channels", "8", "--batch", "16", "--steps", "10",
-                "--warmup-steps", "3", "--emulate-device-speed", "0.1"]
+                "--warmup-steps", "3", "--emulate-device-speed", "0.05"]
 
     def chosen(self, v):
         return [o for o in v["options"] if o["label"] == v["decision"]["option"]][0]
