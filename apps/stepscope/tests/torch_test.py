@@ -133,7 +133,7 @@ class Shapes(TorchTest):
 
     @once_more_on_failure
     def test_healthy(self, name):
-        # A small model with 16 paced samples per step: it scales.
+        # A small model with 16 paced samples per step (3 ms each): it scales.
         _, d, _ = self.diagnose_job("healthy", "--no-ablations", name=name)
         v = d["verdict"]
         self.assertGreater(d["points"][-1]["efficiency"], 0.8, v["explanation"])

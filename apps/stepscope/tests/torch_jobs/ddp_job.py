@@ -1,8 +1,10 @@
 """A small PyTorch DDP job for diagnose --torch's end-to-end tests, with one known shape each.
 
 Compute is emulated by sleeps (so that 2 ranks on a shared 2-core host measure the shape, not
-the host): every sample costs --fwd-ms-per-sample in forward and twice that in backward.
-  --shape healthy       a small model, enough work per step: scales
+the host): every sample costs --fwd-ms-per-sample in forward (default 1 ms; 3 ms for healthy).
+The sleep sits on the input, which needs no gradient, so backward is the model's own.
+  --shape healthy       a small model, enough work per step that its reduction (a few ms over
+                        gloo on a busy host) stays a small share of the step: scales
   --shape comm_heavy    a large model (--width) at a small batch: gradient bytes dominate
   --shape slow_loader   every sample takes --item-sleep-ms to load in the Dataset
   --shape slow_rank     rank --slow-rank does --slow-factor times the work
@@ -78,7 +80,7 @@ def main():
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--workers", type=int, default=0)
     p.add_argument("--steps", type=int, default=40)
-    p.add_argument("--fwd-ms-per-sample", type=float, default=1.0)
+    p.add_argument("--fwd-ms-per-sample", type=float, default=None)
     p.add_argument("--item-sleep-ms", type=float, default=3.0)
     p.add_argument("--slow-rank", type=int, default=1)
     p.add_argument("--slow-factor", type=float, default=3.0)
@@ -96,7 +98,10 @@ def main():
     rank = dist.get_rank()
     torch.manual_seed(0)
     width, depth = (1024, 4) if args.shape == "comm_heavy" else (64, 2)
-    per_sample = args.fwd_ms_per_sample / 1000
+    fwd_ms = args.fwd_ms_per_sample
+    if fwd_ms is None:
+        fwd_ms = 3.0 if args.shape == "healthy" else 1.0
+    per_sample = fwd_ms / 1000
     if args.shape == "slow_rank" and rank == args.slow_rank:
         per_sample *= args.slow_factor
     model = DistributedDataParallel(Net(32, width, depth, per_sample))
