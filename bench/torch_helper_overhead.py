@@ -26,63 +26,22 @@ import time
 import torch
 import torch.distributed as dist
 from torch import nn
-from torch.nn.parallel import DistributedDataParallel
-from torch.utils.data import DataLoader, TensorDataset
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-import stepscope_torch  # noqa: E402
-
-WARMUP = 5
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# One job and one alternating round for both benches: the parts bench's "plain" and "helper".
+from torch_helper_parts import WARMUP, build as build_variant  # noqa: E402
+from torch_helper_parts import one_round as variants_round  # noqa: E402
 
 
 def build(args, helper, run_dir):
-    torch.manual_seed(0)
-    n = args.batch * (args.steps + WARMUP)
-    data = TensorDataset(torch.randn(n, args.width), torch.randint(0, 10, (n,)))
-    loader = DataLoader(data, batch_size=args.batch)
-    model = DistributedDataParallel(nn.Sequential(
-        nn.Linear(args.width, args.width), nn.ReLU(), nn.Linear(args.width, args.width),
-        nn.ReLU(), nn.Linear(args.width, 10)))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    if helper:
-        os.environ["STEPSCOPE_RUN_DIR"] = run_dir
-        model, optimizer, loader = stepscope_torch.wrap(model, optimizer, loader)
-        del os.environ["STEPSCOPE_RUN_DIR"]
-    return model, optimizer, loader
+    return build_variant(args, "helper" if helper else "plain", run_dir)
 
 
 def blocks_round(args, run_dir):
     """Both loops in one round, alternating every --block steps (the order reversed every
     block): a load that changes over a second or so weighs on both alike."""
-    jobs = {h: build(args, h, run_dir) for h in (False, True)}
-    its = {h: iter(jobs[h][2]) for h in jobs}
-    loss_fn = nn.CrossEntropyLoss()
-    spent = {h: [0.0, 0.0] for h in jobs}
-
-    def run(helper, steps):
-        model, optimizer, _ = jobs[helper]
-        for _ in range(steps):
-            x, y = next(its[helper])
-            optimizer.zero_grad()
-            loss_fn(model(x), y).backward()
-            optimizer.step()
-
-    for h in jobs:
-        run(h, WARMUP)
-    done, b = 0, 0
-    while done < args.steps:
-        k = min(args.block, args.steps - done)
-        for h in ((False, True) if b % 2 == 0 else (True, False)):
-            t0, c0 = time.perf_counter(), time.process_time()
-            run(h, k)
-            spent[h][0] += time.perf_counter() - t0
-            spent[h][1] += time.process_time() - c0
-        done += k
-        b += 1
-    for h in jobs:  # the loaders end (the helper's records are complete)
-        for _ in its[h]:
-            pass
-    return {h: (spent[h][0] / args.steps, spent[h][1] / args.steps) for h in jobs}
+    t = variants_round(args, ["plain", "helper"], run_dir)
+    return {False: t["plain"], True: t["helper"]}
 
 
 def one_round(args, helper, run_dir):
