@@ -37,6 +37,16 @@ PricedDecision Choose(const std::vector<PricedOption>& options, const DecisionIn
       chosen = &o;
     }
   }
+  // Staying as measured wins when no eligible option beats it by more than tie_share in either
+  // currency: a change has to pay for itself beyond the model's error, not by a few percent.
+  const PricedOption* stay = nullptr;
+  for (const PricedOption& o : options) {
+    if (o.kind == OptionKind::kStay && eligible(o)) stay = &o;
+  }
+  const bool stays = stay != nullptr && chosen != stay &&
+                     metric(*stay) <= metric(*best) * (1 + in.tie_share) &&
+                     other(*stay) <= other(*chosen) * (1 + in.tie_share);
+  if (stays) chosen = stay;
   const PricedOption* runner = nullptr;
   for (const PricedOption& o : options) {
     if (!eligible(o) || o.action == chosen->action) continue;
@@ -55,7 +65,14 @@ PricedDecision Choose(const std::vector<PricedOption>& options, const DecisionIn
   const std::string per = in.samples_to_target ? " to the target" : " per million samples";
   std::string why = fmt::format("{} has the least {}{} ({})", chosen->label,
                                 by_cost ? "cost" : "time", per, Figure(metric(*chosen), unit));
-  if (chosen != best) {
+  if (stays) {
+    why = fmt::format(
+        "{} is within {:.0f}% of the least {}{} ({} against {} for {}) and no option that close is "
+        "more than {:.0f}% {}: no change pays for itself beyond the model's error",
+        chosen->label, 100 * in.tie_share, by_cost ? "cost" : "time", per,
+        Figure(metric(*chosen), unit), Figure(metric(*best), unit), best->label, 100 * in.tie_share,
+        by_cost ? "faster" : "cheaper");
+  } else if (chosen != best) {
     why = fmt::format(
         "{} is within {:.0f}% of the least {}{} ({} against {} for {}) and {} ({} against {})",
         chosen->label, 100 * in.tie_share, by_cost ? "cost" : "time", per,

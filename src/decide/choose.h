@@ -2,7 +2,8 @@
 // with currency `cost`, the least cost to the target among the options that meet the deadline
 // (all of them when none does, or there is no deadline); with `time`, the least time to the
 // target within the budget (likewise). Options within `tie_share` of the best are a tie, won by
-// the one better in the other currency.
+// the one better in the other currency. Staying as measured wins when no option beats it by more
+// than `tie_share` in either currency.
 #pragma once
 
 #include <string>

@@ -122,5 +122,63 @@ TEST(Choose, ASmallNoiseScaleStopsBuyingEvenOnALinearCurve) {
   EXPECT_FALSE(d.runner_up.empty());
 }
 
+// One option priced by hand: its cost per million samples and its hours per million.
+PricedOption HandPriced(OptionKind kind, Decision action, const std::string& label, double cost,
+                        double hours) {
+  PricedOption o;
+  o.kind = kind;
+  o.action = action;
+  o.label = label;
+  o.replicas = 4;
+  o.cost_per_million = cost;
+  o.hours_per_million = hours;
+  return o;
+}
+
+TEST(Choose, StaysWhenNoOptionBeatsTheMeasuredConfigurationBeyondTheTie) {
+  // A lever 5 % cheaper and 5 % faster, fewer devices 8 % cheaper and twice as slow: inside the
+  // model's error, so no change is worth making.
+  const std::vector<PricedOption> options = {
+      HandPriced(OptionKind::kStay, Decision::kStay, "stay", 100, 10),
+      HandPriced(OptionKind::kLever, Decision::kPullLevers, "lever", 95, 9.5),
+      HandPriced(OptionKind::kFewerDevices, Decision::kReduceDevices, "fewer", 92, 20),
+      HandPriced(OptionKind::kMoreDevices, Decision::kBuyDevices, "more", 180, 5)};
+  const PricedDecision d = Choose(options, Priced());
+  EXPECT_EQ(d.action, Decision::kStay) << d.reason;
+  EXPECT_NE(d.reason.find("pays for itself"), std::string::npos) << d.reason;
+  EXPECT_EQ(d.runner_up, "fewer") << d.reason;
+}
+
+TEST(Choose, AChangeBeyondTheTieInEitherCurrencyBeatsStaying) {
+  // The lever saves a fifth of the cost: pulled.
+  std::vector<PricedOption> options = {
+      HandPriced(OptionKind::kStay, Decision::kStay, "stay", 100, 10),
+      HandPriced(OptionKind::kLever, Decision::kPullLevers, "lever", 80, 8)};
+  EXPECT_EQ(Choose(options, Priced()).action, Decision::kPullLevers);
+  // More devices at nearly the same cost and half the time: bought (the tie buys the time).
+  options = {HandPriced(OptionKind::kStay, Decision::kStay, "stay", 100, 10),
+             HandPriced(OptionKind::kMoreDevices, Decision::kBuyDevices, "more", 103, 5)};
+  const PricedDecision d = Choose(options, Priced());
+  EXPECT_EQ(d.action, Decision::kBuyDevices) << d.reason;
+  // The same in time: 5 % faster is a tie and stays; a third faster changes.
+  DecisionInputs in = Priced();
+  in.currency = Currency::kTime;
+  options = {HandPriced(OptionKind::kStay, Decision::kStay, "stay", 100, 10),
+             HandPriced(OptionKind::kMoreDevices, Decision::kBuyDevices, "more", 110, 9.5)};
+  EXPECT_EQ(Choose(options, in).action, Decision::kStay);
+  options[1].hours_per_million = 6.5;
+  EXPECT_EQ(Choose(options, in).action, Decision::kBuyDevices);
+}
+
+TEST(Choose, StayingThatMissesTheDeadlineIsNotChosen) {
+  std::vector<PricedOption> options = {
+      HandPriced(OptionKind::kStay, Decision::kStay, "stay", 100, 10),
+      HandPriced(OptionKind::kLever, Decision::kPullLevers, "lever", 97, 9.6)};
+  DecisionInputs in = Priced();
+  in.deadline_hours = 9.8;
+  options[0].meets_deadline = false;
+  EXPECT_EQ(Choose(options, in).action, Decision::kPullLevers);
+}
+
 }  // namespace
 }  // namespace stepscope::decide

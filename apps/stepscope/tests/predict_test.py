@@ -304,6 +304,11 @@ class Decision(SweepTest):
         d, _ = self.decide(["--device-cost", "2"])
         v = d["verdict"]
         self.assertNotEqual(v["decision"]["action"], "buy_devices", v["decision"]["reason"])
+        # One replica has no reduction over the slow link: its samples cost a small fraction of
+        # any count above it, far beyond the tie.
+        self.assertEqual(v["decision"]["action"], "reduce_devices", v["decision"]["reason"])
+        self.assertLess(v["decision"]["replicas"], 4)
+        self.assertGreater(v["decision"]["margin"], 0.1)
         chosen = [o for o in v["options"] if o["label"] == v["decision"]["option"]][0]
         for o in v["options"]:
             if o["kind"] == "more_devices":
@@ -563,6 +568,28 @@ class ComputeBoundDecision(SweepTest):
         self.assertNotEqual(d["verdict"]["decision"]["action"], "upgrade_devices",
                             d["verdict"]["decision"]["reason"])
 
+
+    def test_a_budget_more_devices_would_overspend_stays(self):
+        # In time, within a budget that today's 4 replicas just meet: more devices overspend it,
+        # fewer are slower, and no free lever is more than the tie (10 %) faster, so the measured
+        # configuration stays.
+        args = ["--currency", "time", "--device-cost", "2", "--samples-to-target", "1e7"]
+        d, _ = self.decide(args)
+        v = d["verdict"]
+        stay = [o for o in v["options"] if o["kind"] == "stay"][0]
+        budget = 1.02 * stay["cost_to_target"]
+        more = [o for o in v["options"] if o["kind"] == "more_devices"]
+        self.assertGreater(min(o["cost_to_target"] for o in more), budget, v["options"])
+        within = [o for o in v["options"] if o["cost_to_target"] <= budget]
+        faster = [o["label"] for o in within
+                  if o["time_to_target_hours"] < stay["time_to_target_hours"] / 1.1]
+        self.assertEqual(faster, [], "the workload has a lever worth pulling: not a stay case")
+        d, _ = self.decide(args + ["--budget", f"{budget:.6f}"])
+        v = d["verdict"]
+        self.assertEqual(v["decision"]["action"], "stay", v["decision"]["reason"])
+        self.assertEqual(v["decision"]["replicas"], 4)
+        self.assertIn("budget", v["decision"]["reason"])
+        self.assertEqual(v["buy_more_devices"], "no", v["explanation"])
 
 class InputBoundDecision(SweepTest):
     """The decision on an input-bound sweep (a small mlp whose loader takes 40 ms per batch with
