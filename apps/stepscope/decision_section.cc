@@ -121,6 +121,11 @@ bool PriceVerdict(const model::StepModel& model, const decide::DecisionInputs& i
   for (const decide::PricedOption& o : *options) {
     if (o.kind == decide::OptionKind::kStay) stay_goodput = o.goodput;
   }
+  double measured_x = 0;  // the throughput the levers' gains are against
+  for (const decide::LeverAdvice& l : v->levers) {
+    measured_x = l.expected_samples_per_s - l.expected_gain_samples_per_s;
+  }
+  const std::string old_words = decide::BestLeverWords(v->levers, measured_x);
   for (decide::LeverAdvice& l : v->levers) {
     for (const decide::PricedOption& o : *options) {
       if (o.kind == decide::OptionKind::kLever && o.levers == std::vector<Lever>{l.lever}) {
@@ -128,6 +133,8 @@ bool PriceVerdict(const model::StepModel& model, const decide::DecisionInputs& i
       }
     }
   }
+  // With goodput known, the most promising lever is the one that gains the most of it.
+  decide::RefreshLeverWords(old_words, measured_x, v);
   decide::PricedDecision chosen = decide::Choose(*options, inputs);
   v->decision = chosen.action;
   v->decision_reason = chosen.reason;

@@ -556,8 +556,9 @@ int Session::Finish(decide::Diagnosis* d) {
   if (fitted) {
     decide::DecisionInputs inputs = request_.decision;
     AddMeasuredStartup(*store_, &inputs);
-    ApplyPricedDecision(*fitted, inputs, Basis(), d);
+    // The model's gains first: the levers it rules out are not priced.
     lever_predictions = ModelLeverGains(*fitted, d);
+    ApplyPricedDecision(*fitted, inputs, Basis(), d);
   } else {
     d->warnings.push_back(
         "the options were not priced (the step-time model could not be "

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/text_format.h"
+#include "decide/lever_pruning.h"
 #include "model/simulate.h"
 
 namespace stepscope::app {
@@ -125,11 +126,14 @@ void UseModelGains(const std::vector<LeverPrediction>& predictions, decide::Verd
   }
   if (!changed) return;
   // The situation names the most promising lever by its gain: now the model's.
-  if (const size_t at = verdict->situation.find(old_words); at != std::string::npos) {
-    verdict->situation.replace(at, old_words.size(),
-                               decide::BestLeverWords(verdict->levers, measured_x));
+  decide::RefreshLeverWords(old_words, measured_x, verdict);
+  // A lever the model rules out (and its own run, where one ran, does not contradict) is no
+  // longer recommended: it would be priced, listed and joined into "all free levers".
+  std::vector<decide::LeverGainEvidence> evidence;
+  for (const LeverPrediction& p : predictions) {
+    evidence.push_back({p.lever, p.predicted_gain_samples_per_s, p.measured_gain_samples_per_s});
   }
-  verdict->explanation = decide::ExplainVerdict(*verdict);
+  decide::DropLeversThatDoNotPay(evidence, measured_x, verdict);
 }
 
 nlohmann::json ToJson(const std::vector<LeverPrediction>& predictions) {

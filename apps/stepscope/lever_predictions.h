@@ -42,7 +42,8 @@ std::vector<LeverPrediction> PredictLevers(const model::StepModel& model,
                                            std::vector<std::string>* warnings);
 
 // Writes the model's gains into the verdict's levers (expected_samples_per_s,
-// expected_gain_samples_per_s, expected_efficiency, basis) and re-explains the verdict.
+// expected_gain_samples_per_s, expected_efficiency, basis), drops the levers the model rules out
+// (decide::DropLeversThatDoNotPay) and re-explains the verdict.
 void UseModelGains(const std::vector<LeverPrediction>& predictions, decide::Verdict* verdict,
                    double one_replica_samples_per_s);
 

@@ -161,6 +161,13 @@ json VerdictJson(const Verdict& v, int largest_replicas) {
                        l.expected_gain_goodput ? json(*l.expected_gain_goodput) : json(nullptr)},
                       {"basis", l.basis}});
   }
+  json dropped = json::array();
+  for (const DroppedLever& l : v.levers_dropped) {
+    dropped.push_back({{"lever", ToString(l.lever)},
+                       {"action", l.action},
+                       {"expected_gain_samples_per_s", l.expected_gain_samples_per_s},
+                       {"reason", l.reason}});
+  }
   json costs = json::array();
   for (const CostPoint& c : v.costs) {
     costs.push_back({{"replicas", c.replicas},
@@ -186,6 +193,7 @@ json VerdictJson(const Verdict& v, int largest_replicas) {
           {"straggler_ranks", v.straggler_ranks},
           {"evidence", v.evidence},
           {"levers", levers},
+          {"levers_dropped", dropped},
           {"decision", DecisionJson(v, largest_replicas)},
           // Derived, for scripts written against version 1: yes, not yet or no.
           {"buy_more_devices", v.decision == Decision::kBuyDevices   ? "yes"
@@ -530,6 +538,22 @@ Status ReadVerdict(const json& j, const std::string& p, int version, Verdict* v)
       l.expected_gain_goodput = gain;
     }
     v->levers.push_back(l);
+  }
+  // Written since the verdict dropped the levers the model rules out; absent before.
+  if (j.contains("levers_dropped")) {
+    const json* dropped = nullptr;
+    STEPSCOPE_RETURN_IF_ERROR(GetArray(j, p, "levers_dropped", &dropped));
+    for (size_t i = 0; i < dropped->size(); ++i) {
+      const std::string q = At(p, "levers_dropped", i);
+      const json& e = (*dropped)[i];
+      DroppedLever l;
+      STEPSCOPE_RETURN_IF_ERROR(GetEnum(e, q, "lever", &l.lever));
+      STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "action", &l.action));
+      STEPSCOPE_RETURN_IF_ERROR(
+          Get(e, q, "expected_gain_samples_per_s", &l.expected_gain_samples_per_s));
+      STEPSCOPE_RETURN_IF_ERROR(Get(e, q, "reason", &l.reason));
+      v->levers_dropped.push_back(l);
+    }
   }
   const json* costs = nullptr;
   STEPSCOPE_RETURN_IF_ERROR(GetArray(j, p, "costs", &costs));

@@ -156,6 +156,29 @@ TEST(Diagnosis, FailedRunsRoundTripAndAreDocumented) {
 
 // A priced decision, its options and what the pricing assumed round-trip; a version-2
 // document (the decision a word, its reason beside it) still reads.
+TEST(Diagnosis, DroppedLeversRoundTripAndOlderFilesReadWithout) {
+  Diagnosis d = Sample();
+  d.verdict.levers_dropped.push_back({Lever::kOverlapBucketing, "overlap the reduction", -4.5,
+                                      "the step-time model predicts -4.5 samples/s"});
+  nlohmann::json j = ToJson(d);
+  Result<Diagnosis> back = DiagnosisFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->verdict.levers_dropped.size(), 1u);
+  EXPECT_EQ(back->verdict.levers_dropped[0].lever, Lever::kOverlapBucketing);
+  EXPECT_EQ(back->verdict.levers_dropped[0].action, "overlap the reduction");
+  EXPECT_DOUBLE_EQ(back->verdict.levers_dropped[0].expected_gain_samples_per_s, -4.5);
+  EXPECT_EQ(back->verdict.levers_dropped[0].reason, d.verdict.levers_dropped[0].reason);
+  j["verdict"].erase("levers_dropped");
+  Result<Diagnosis> older = DiagnosisFromJson(j);
+  ASSERT_TRUE(older.ok()) << older.status().message();
+  EXPECT_TRUE(older->verdict.levers_dropped.empty());
+  j["verdict"]["levers_dropped"] = nlohmann::json::array({{{"lever", "overlap_bucketing"}}});
+  Result<Diagnosis> bad = DiagnosisFromJson(j);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("levers_dropped[0]"), std::string::npos)
+      << bad.status().message();
+}
+
 TEST(Diagnosis, PricedDecisionRoundTripsAndVersion2Reads) {
   Diagnosis d = Sample();
   PricedDecision p;

@@ -452,12 +452,32 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
 
 std::string BestLeverWords(const std::vector<LeverAdvice>& levers, double x) {
   if (levers.empty()) return "No free lever is expected to gain much.";
+  const bool by_goodput = std::all_of(levers.begin(), levers.end(), [](const LeverAdvice& l) {
+    return l.expected_gain_goodput.has_value();
+  });
   const LeverAdvice* best = &levers.front();
   for (const LeverAdvice& l : levers) {
-    if (l.expected_gain_samples_per_s > best->expected_gain_samples_per_s) best = &l;
+    const bool better = by_goodput
+                            ? *l.expected_gain_goodput > *best->expected_gain_goodput
+                            : l.expected_gain_samples_per_s > best->expected_gain_samples_per_s;
+    if (better) best = &l;
+  }
+  const double pct = x > 0 ? 100 * best->expected_gain_samples_per_s / x : 0.0;
+  if (by_goodput) {
+    return fmt::format(
+        "The most promising free lever is to {} (about {:+.0f}% throughput, {:+.1f} samples/s "
+        "of goodput).",
+        best->action, pct, *best->expected_gain_goodput);
   }
   return fmt::format("The most promising free lever is to {} (about {:+.0f}% throughput).",
-                     best->action, x > 0 ? 100 * best->expected_gain_samples_per_s / x : 0.0);
+                     best->action, pct);
+}
+
+void RefreshLeverWords(const std::string& old_words, double x, Verdict* v) {
+  if (const size_t at = v->situation.find(old_words); at != std::string::npos) {
+    v->situation.replace(at, old_words.size(), BestLeverWords(v->levers, x));
+  }
+  v->explanation = ExplainVerdict(*v);
 }
 
 std::string ExplainVerdict(const Verdict& v) {

@@ -52,6 +52,16 @@ struct LeverAdvice {
   std::optional<double> expected_gain_goodput;
 };
 
+// A lever the verdict no longer recommends because the step-time model and its own run (when
+// one ran) agree that it does not pay: its gain and why it was dropped (docs/decide.md,
+// "Levers that do not pay").
+struct DroppedLever {
+  Lever lever = Lever::kBiggerMicroBatch;
+  std::string action;
+  double expected_gain_samples_per_s = 0;
+  std::string reason;
+};
+
 // A binding candidate the noise (or the emulation) could not rule out, with its loss.
 struct BindingCandidate {
   Binding binding = Binding::kCompute;
@@ -108,7 +118,8 @@ struct Verdict {
   std::vector<BindingCandidate> candidates;
   std::vector<int> straggler_ranks;
   std::vector<std::string> evidence;
-  std::vector<LeverAdvice> levers;  // in order of cost, cheapest first
+  std::vector<LeverAdvice> levers;           // in order of cost, cheapest first
+  std::vector<DroppedLever> levers_dropped;  // recommended, then ruled out by the model
   Decision decision = Decision::kStay;
   std::string decision_reason;  // why, in words
   Currency currency = Currency::kCost;
@@ -146,8 +157,15 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& options = {
 std::string ExplainVerdict(const Verdict& v);
 
 // The situation's sentence on the most promising lever of `levers` (their gains against the
-// measured `samples_per_s`), or that none is expected to gain much.
+// measured `samples_per_s`), or that none is expected to gain much. With every lever's goodput
+// gain known (a priced decision), the most promising is the one that gains the most goodput: a
+// bigger batch can gain samples/s and lose progress per sample.
 std::string BestLeverWords(const std::vector<LeverAdvice>& levers, double samples_per_s);
+
+// After the levers changed (new gains, dropped levers): the situation's sentence on the most
+// promising lever, `old_words` as BestLeverWords gave it before, replaced by today's, and the
+// explanation made anew.
+void RefreshLeverWords(const std::string& old_words, double samples_per_s, Verdict* v);
 
 // The decision and the currency in plain words, for sentences (the enums' own text is for JSON).
 std::string_view DecisionWords(Decision d);

@@ -586,6 +586,15 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
     }
     h += "</table>\n";
   }
+  if (!v.levers_dropped.empty()) {
+    h += "<p>Ruled out by the step-time model (not priced, not in \"all free levers\"):</p>\n";
+    h += "<ul id=\"levers-dropped\">\n";
+    for (const decide::DroppedLever& l : v.levers_dropped) {
+      h += fmt::format("<li><b>{}</b> ({}): {}</li>\n", H(std::string(ToString(l.lever))),
+                       H(l.action), H(l.reason));
+    }
+    h += "</ul>\n";
+  }
 
   // Curve.
   h += "<h2>Scaling curve</h2>\n<div class=\"row\">" + chart_div("scaling") + "</div>\n";

@@ -119,6 +119,12 @@ std::string VerdictSection(const decide::Verdict& v, ThroughputUnit unit, bool c
     }
     out += t.Render(colour);
   }
+  if (!v.levers_dropped.empty()) {
+    out += Heading("Levers ruled out by the step-time model", colour);
+    for (const decide::DroppedLever& l : v.levers_dropped) {
+      out += "  - " + std::string(ToString(l.lever)) + " (" + l.action + "): " + l.reason + "\n";
+    }
+  }
   if (!v.costs.empty()) {
     const std::string_view noun = UnitNoun(unit);
     out += Heading(fmt::format("Cost per million {}", noun), colour);
