@@ -4,6 +4,12 @@ implement the no-reduction ablation and the reduced-precision lever.
 A hook is called by DDP when a bucket's gradients are all written: that moment is the rank's
 arrival at the collective (`ready`). The reduction is launched at once (`start`), and its future's
 callback, run by the backend when the reduction completes, stamps `end`.
+
+The stamps are host times on CPU. On a CUDA device they are CUDA events (clock.py) and the
+marks go to the step's StepMarks (marks.py) instead of the recorder: NCCL's future is completed
+as soon as the reduction is queued, and its callback runs with current streams made to wait for
+the reduction's kernels, so an event recorded there is reached when the reduction has ended on
+the device, while a host time taken there would only say when it was queued.
 """
 import torch
 import torch.distributed as dist
@@ -23,16 +29,26 @@ def wire_dtype_for(requested, backend):
 
 class TimedHook:
     """The hook's state: which recorder, which precision, whether to reduce at all. Registered
-    as `model.register_comm_hook(TimedHook(...), timed_hook)`."""
+    as `model.register_comm_hook(TimedHook(...), timed_hook)`.
 
-    def __init__(self, recorder, world, reduce=True, wire="fp32"):
+    `stamp` takes the marks (`now` on the host; a CUDA-event clock's `stamp`), `collectives`
+    receives them (the recorder itself, or the step's StepMarks when stamps are resolved at the
+    step's end); `all_reduce` launches the reduction (`dist.all_reduce`; the tests pass their
+    own). The norms always go to the recorder."""
+
+    def __init__(self, recorder, world, reduce=True, wire="fp32", stamp=now, collectives=None,
+                 all_reduce=None):
         self.recorder = recorder
         self.world = world
         self.reduce = reduce
         self.wire = wire
+        self.stamp = stamp
+        self.collectives = collectives if collectives is not None else recorder
+        self.all_reduce = all_reduce or dist.all_reduce
 
     def __call__(self, bucket):
-        ready = now()
+        stamp = self.stamp
+        ready = stamp()
         buffer = bucket.buffer()
         rec = self.recorder
         sampling = rec.sampling_norms
@@ -42,7 +58,7 @@ class TimedHook:
             rec.local_sq.append(torch.dot(buffer, buffer))
         if not self.reduce:
             # The ablation: every replica keeps its own gradient; nothing is on the wire.
-            c = rec.add_collective(0, ready)
+            c = self.collectives.add_collective(0, ready)
             c.end = c.start
             fut = torch.futures.Future()
             fut.set_result(buffer)
@@ -55,16 +71,16 @@ class TimedHook:
             wire = buffer.to(WIRE_DTYPES[self.wire]).div_(self.world)
         if sampling:
             rec.reduced.append(buffer)  # holds the reduced gradient once the future completes
-        c = rec.add_collective(wire.numel() * wire.element_size(), ready)
-        c.start = now()
-        fut = dist.all_reduce(wire, async_op=True).get_future()
+        c = self.collectives.add_collective(wire.numel() * wire.element_size(), ready)
+        c.start = stamp()
+        fut = self.all_reduce(wire, async_op=True).get_future()
         if wire is buffer:
             def done(f):
-                c.end = now()
+                c.end = stamp()
                 return f.value()[0]  # raises the reduction's error, if any
         else:
             def done(f):
-                c.end = now()
+                c.end = stamp()  # before the copy back, which is not the reduction
                 buffer.copy_(f.value()[0])
                 return buffer
         return fut.then(done)

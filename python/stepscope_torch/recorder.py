@@ -134,6 +134,19 @@ class StepRecorder:
             self.global_grad_sq = float(sum(float(b.dot(b)) for b in self.reduced))
             self.reduced = []
 
+    def queue_global_norm(self):
+        """`sample_global_norm` without waiting for the device (the CUDA path): the kept
+        buckets' dot products, queued and returned as tensors for `set_global_norm` once the
+        step's end has synchronised."""
+        dots = [b.dot(b) for b in self.reduced]
+        self.reduced = []
+        return dots
+
+    def set_global_norm(self, dots):
+        """The squared norm from `queue_global_norm`'s products (none: not a sampled step)."""
+        if dots:
+            self.global_grad_sq = float(sum(float(x) for x in dots))
+
     def end_step(self, optimizer_seconds, end):
         """Writes the step's record; `end` is the end of the optimizer update."""
         self.begin_if_needed()

@@ -91,6 +91,24 @@ class Recorder(unittest.TestCase):
         self.assertEqual((lines[0]["local_grad_sq"], lines[0]["global_grad_sq"]), (7.0, 9.0))
         self.assertEqual((lines[1]["local_grad_sq"], lines[1]["global_grad_sq"]), (-1.0, -1.0))
 
+    def test_the_global_norm_queued_then_set_after_the_steps_wait(self):
+        # The CUDA path: the dot products are queued before the optimizer and read at the
+        # step's end; the host path's sample_global_norm gives the same value.
+        import torch
+        with tempfile.TemporaryDirectory() as tmp:
+            rec = StepRecorder(os.path.join(tmp, "r.jsonl"), rank=0, world=2, warmup_steps=0,
+                               grad_norm_every=1)
+            rec.reduced = [torch.tensor([1.0, 2.0]), torch.tensor([2.0])]
+            dots = rec.queue_global_norm()
+            self.assertEqual(rec.reduced, [])
+            self.assertEqual(rec.global_grad_sq, -1.0)  # nothing read yet
+            rec.set_global_norm(dots)
+            self.assertEqual(rec.global_grad_sq, 9.0)
+            rec.end_step(0.0, 1.0)
+            rec.set_global_norm(rec.queue_global_norm())  # an unsampled step: nothing kept
+            self.assertEqual(rec.global_grad_sq, -1.0)
+            rec.close()
+
 
 if __name__ == "__main__":
     unittest.main()

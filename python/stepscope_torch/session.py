@@ -8,8 +8,10 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
+from .clock import clock_for
 from .comm_hook import TimedHook, timed_hook, wire_dtype_for
 from .loader import TimedLoader, rebuild
+from .marks import StepMarks
 from .recorder import StepRecorder, now
 from .run_info import write_run_json
 from .settings import read_settings
@@ -66,7 +68,9 @@ def _first_tensor(out):
 
 
 class _Session:
-    def __init__(self, settings, model, optimizer, loader):
+    """`clock` is for the tests; `wrap` lets the model's device choose it (clock.clock_for)."""
+
+    def __init__(self, settings, model, optimizer, loader, clock=None):
         self.settings = settings
         self.t_enter = time.time()
         self.rank, self.world, backend = _world()
@@ -91,8 +95,17 @@ class _Session:
             print(f"stepscope_torch: {note}", file=sys.stderr)
         self.wire = wire
         self.reduce = settings.variant != "no_reduce"
+        # The clock, chosen once: CUDA events when the parameters are on a CUDA device, their
+        # marks held by the step's StepMarks until its end; on the host the marks are taken
+        # with `now()` and go straight to the recorder.
+        self.clock = clock if clock is not None else clock_for(model)
+        self.marks = StepMarks(self.clock) if self.clock.deferred else None
         if self.ddp:
-            hook = TimedHook(self.recorder, self.world, reduce=self.reduce, wire=wire)
+            if self.marks is None:
+                hook = TimedHook(self.recorder, self.world, reduce=self.reduce, wire=wire)
+            else:
+                hook = TimedHook(self.recorder, self.world, reduce=self.reduce, wire=wire,
+                                 stamp=self.clock.stamp, collectives=self.marks)
             try:
                 model.register_comm_hook(hook, timed_hook)
             except RuntimeError as e:
@@ -101,8 +114,12 @@ class _Session:
                     f"communication hook ({e}); remove yours while diagnosing") from e
         self.backend = backend
         self.model = model
-        self._install_model_hooks(model)
-        self.optimizer = self._wrap_optimizer(optimizer)
+        if self.marks is None:
+            self._install_model_hooks(model)
+            self.optimizer = self._wrap_optimizer(optimizer)
+        else:
+            self._install_event_hooks(model)
+            self.optimizer = self._wrap_optimizer_events(optimizer)
         self.loader_workers = getattr(loader, "num_workers", 0)
         if settings.loader_workers is not None or settings.prefetch is not None:
             if not hasattr(loader, "collate_fn"):
@@ -166,6 +183,63 @@ class _Session:
             return out
 
         # A subclass, so that optimizer.step stays a bound method (LR schedulers wrap it).
+        optimizer.__class__ = type(base.__name__, (base,), {"step": step})
+        return optimizer
+
+    # The CUDA path: the same marks at the same places, taken as CUDA events (clock.py) and held
+    # by self.marks; the optimizer's wrapper resolves them at the step's end (the step's one
+    # synchronisation) and replays them onto the recorder, which then writes the record as on
+    # the host. The hooks on the output's gradient and the engine's callbacks run on autograd's
+    # device thread, each event on that thread's current stream of the device.
+    def _install_event_hooks(self, model):
+        rec = self.recorder
+        marks = self.marks
+        stamp = self.clock.stamp
+        state = {"t0": None}
+
+        def pre(module, inputs):
+            rec.begin_if_needed()
+            state["t0"] = stamp()
+
+        def post(module, inputs, output):
+            marks.forward(state["t0"], stamp())
+            t = _first_tensor(output)
+            if t is not None and t.requires_grad:
+                t.register_hook(on_output_grad)
+
+        def on_output_grad(grad):
+            marks.backward_start(stamp())
+            _ENGINE.queue_callback(lambda: _ENGINE.queue_callback(
+                lambda: marks.backward_end(stamp())))
+            return None
+
+        model.register_forward_pre_hook(pre)
+        model.register_forward_hook(post)
+
+    def _wrap_optimizer_events(self, optimizer):
+        session = self
+        base = type(optimizer)
+        rec = self.recorder
+        marks = self.marks
+        clock = self.clock
+        stamp = clock.stamp
+
+        def step(self_, *args, **kwargs):
+            if marks.backward_open:
+                marks.backward_end(stamp())  # no engine callback ran (should not happen)
+            dots = rec.queue_global_norm()
+            if session.t_startup_end is None:
+                session.t_startup_end = time.time()
+            t0 = stamp()
+            out = base.step(self_, *args, **kwargs)
+            t1 = stamp()
+            clock.resolve()  # waits for t1, the step's last event
+            marks.replay(rec)
+            rec.set_global_norm(dots)
+            end = clock.seconds(t1)
+            rec.end_step(end - clock.seconds(t0), end)
+            return out
+
         optimizer.__class__ = type(base.__name__, (base,), {"step": step})
         return optimizer
 

@@ -1,0 +1,100 @@
+"""A session over a small CPU model (one process): the host path when the model is on the CPU,
+and the CUDA path's wiring driven by the event clock over fake events."""
+import atexit
+import json
+import os
+import sys
+import tempfile
+import time
+import unittest
+
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+from stepscope_torch.clock import HostClock
+from stepscope_torch.clock_test import FakeDevice, event_clock
+from stepscope_torch.session import _Session
+from stepscope_torch.settings import read_settings
+
+
+class _Run:
+    """A session in a temporary run directory, its exit hooks taken back at the end."""
+
+    def __init__(self, test, clock=None):
+        self._tmp = tempfile.TemporaryDirectory()
+        test.addCleanup(self._tmp.cleanup)
+        excepthook = sys.excepthook
+        test.addCleanup(setattr, sys, "excepthook", excepthook)
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
+        data = TensorDataset(torch.randn(12, 8), torch.randint(0, 2, (12,)))
+        settings = read_settings({"STEPSCOPE_RUN_DIR": self._tmp.name,
+                                  "STEPSCOPE_WARMUP_STEPS": "0"})
+        self.session = _Session(settings, model, torch.optim.SGD(model.parameters(), lr=0.1),
+                                DataLoader(data, batch_size=4), clock=clock)
+        atexit.unregister(self.session.finish)
+        self.path = os.path.join(self._tmp.name, "rank-0.steps.jsonl")
+
+    def train(self, steps):
+        s = self.session
+        loss_fn = nn.CrossEntropyLoss()
+        returned = []
+        for step, (x, y) in enumerate(s.loader):
+            if step == steps:
+                break
+            s.optimizer.zero_grad()
+            loss_fn(s.model(x), y).backward()
+            s.optimizer.step()
+            returned.append(time.perf_counter())
+        return returned
+
+    def records(self):
+        self.session.recorder.close()
+        with open(self.path) as f:
+            return [json.loads(line) for line in f]
+
+
+class Session(unittest.TestCase):
+    def test_a_cpu_model_is_timed_on_the_host(self):
+        run = _Run(self)
+        s = run.session
+        self.assertIsInstance(s.clock, HostClock)
+        self.assertIsNone(s.marks)  # the host path: marks go straight to the recorder
+        before = time.perf_counter()
+        returned = run.train(2)
+        records = run.records()
+        self.assertEqual([r["step"] for r in records], [0, 1])
+        for r, t in zip(records, returned):
+            self.assertTrue(before <= r["start"] <= r["backward_start"] <= r["end"] <= t)
+            self.assertGreater(r["forward"], 0)
+
+    def test_the_cuda_path_resolves_each_step_once_at_its_end(self):
+        # The fake device's clock is the host's plus 100 s: resolved marks are host times again.
+        dev = FakeDevice(clock=lambda: time.perf_counter() + 100.0)
+        clock = event_clock(dev, time.perf_counter)
+        run = _Run(self, clock=clock)
+        s = run.session
+        self.assertIs(s.clock, clock)
+        waits_at_wrap = len(dev.waits)
+        before = time.perf_counter()
+        returned = run.train(2)
+        records = run.records()
+        self.assertEqual(len(dev.waits), waits_at_wrap + 2)  # one per step, nothing inside
+        self.assertEqual([r["step"] for r in records], [0, 1])
+        # each step's wait is on the optimizer's end, its last mark, which ends the record
+        for r, t, end in zip(records, returned, dev.waits[waits_at_wrap:]):
+            self.assertAlmostEqual(r["end"], end.at - 100.0, delta=1e-3)
+            self.assertTrue(before <= r["start"] <= r["backward_start"] <= r["end"] <= t)
+            self.assertGreater(r["forward"], 0)
+            self.assertGreater(r["backward"], 0)
+            self.assertGreater(r["optimizer"], 0)
+            self.assertEqual(r["micro_batches"], 1)
+        self.assertEqual(records[1]["start"], records[0]["end"])
+        # marks per step: forward's two, backward's two, the optimizer's two, and the anchor
+        # recorded after the wait
+        self.assertEqual(len(dev.recorded), 2 + 2 * 7)
+
+
+if __name__ == "__main__":
+    unittest.main()
