@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "apps/stepscope/decision_section.h"
+#include "apps/stepscope/earlier_predictions.h"
 #include "apps/stepscope/lever_predictions.h"
 #include "apps/stepscope/predict_command.h"
 #include "apps/stepscope/torch_traces.h"
@@ -565,8 +566,24 @@ int Session::Finish(decide::Diagnosis* d) {
         "fitted: see model_error); the decision is the curve's");
   }
   d->failed_runs = FailedRuns(results_);
+  // What this directory's previous diagnosis predicted for the counts measured since.
+  nlohmann::json earlier_checks = nlohmann::json::array();
+  if (fitted) {
+    std::ifstream previous_file(json_path, std::ios::binary);
+    if (previous_file) {
+      const nlohmann::json previous = nlohmann::json::parse(previous_file, nullptr, false);
+      if (previous.is_discarded()) {
+        d->warnings.push_back(json_path +
+                              ": the previous diagnosis is not valid JSON; the model is not "
+                              "checked against its earlier predictions");
+      } else {
+        earlier_checks = EarlierPredictionChecks(previous, *d, &d->warnings);
+      }
+    }
+  }
   nlohmann::json j = decide::ToJson(*d);
   j.update(model_section);
+  for (nlohmann::json& c : earlier_checks) j["model_checks"].push_back(std::move(c));
   if (fitted) {
     j["lever_predictions"] = ToJson(lever_predictions);
     std::vector<Lever> recommended;

@@ -509,7 +509,23 @@ std::string ModelSectionHtml(const ModelCurve& model, const std::string& chart) 
              : fmt::format(" With the free levers it stays above half a device out to N={}.",
                            model.with_levers.back().replicas);
   }
-  return h + " The band is the model's 90 % interval (docs/model.md).</p>\n";
+  h += " The band is the model's 90 % interval (docs/model.md).</p>\n";
+  if (model.checks.empty()) return h;
+  // Predicted against measured for every run the model did not fit on.
+  h += "<table class=\"num\" id=\"model-checks\">\n";
+  h += Row({"run", "N", "predicted samples/s (90% band)", "measured", "error", "how"}, true);
+  for (const ModelCheckRow& c : model.checks) {
+    std::string how =
+        c.partly_fitted ? "not fitted on (its reductions or overlap were)" : "not fitted on";
+    if (c.predicted_before) {
+      how = fmt::format("predicted before it ran, from N={}", fmt::join(c.predicted_from, ","));
+    }
+    h += Row({H(c.run), std::to_string(c.replicas),
+              fmt::format("{} ({} to {})", Fixed(c.predicted.value, 1), Fixed(c.predicted.low, 1),
+                          Fixed(c.predicted.high, 1)),
+              Fixed(c.measured, 1), fmt::format("{:+.1f}%", 100 * c.error), H(how)});
+  }
+  return h + "</table>\n";
 }
 
 }  // namespace

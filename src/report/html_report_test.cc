@@ -139,6 +139,25 @@ TEST(ModelChart, ReadFromTheDiagnosisJson) {
       ModelCurveFromJson({{"predictions", {{{"replicas", "two"}}}}});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("predictions[0].replicas"), std::string::npos);
+  nlohmann::json checked = doc;
+  checked["model_checks"] = {
+      {{"run", "baseline-n2"},
+       {"replicas", 2},
+       {"predicted_samples_per_s", {{"value", 19}, {"low", 18}, {"high", 20}}},
+       {"measured_samples_per_s", 20},
+       {"error", -0.05},
+       {"predicted_before", true},
+       {"predicted_from", {1}}}};
+  Result<std::optional<ModelCurve>> with_checks = ModelCurveFromJson(checked);
+  ASSERT_TRUE(with_checks.ok()) << with_checks.status().message();
+  ASSERT_EQ((*with_checks)->checks.size(), 1u);
+  EXPECT_TRUE((*with_checks)->checks[0].predicted_before);
+  EXPECT_EQ((*with_checks)->checks[0].predicted_from, std::vector<int>{1});
+  EXPECT_DOUBLE_EQ((*with_checks)->checks[0].measured, 20);
+  checked["model_checks"][0].erase("error");
+  Result<std::optional<ModelCurve>> missing = ModelCurveFromJson(checked);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("model_checks[0]"), std::string::npos);
 }
 
 TEST(HtmlReport, ModelSectionShowsTheBandTheHalfDeviceCountAndTheLeverCurve) {
@@ -168,6 +187,18 @@ TEST(HtmlReport, ModelSectionShowsTheBandTheHalfDeviceCountAndTheLeverCurve) {
   EXPECT_EQ(chart["layer"][0]["mark"]["type"], "area");  // the band
   EXPECT_EQ(chart["layer"][1]["encoding"]["x"]["scale"]["type"], "log");
   EXPECT_EQ(chart["datasets"]["model_half_device"][0]["replicas"], 4);
+  EXPECT_EQ(page.find("id=\"model-checks\""), std::string::npos);  // no checks, no table
+  curve.checks.push_back(
+      {"baseline-n4", 4, {300, 280, 320}, 310, 300.0 / 310 - 1, false, false, {}});
+  curve.checks.push_back(
+      {"baseline-n8", 8, {470, 440, 500}, 500, 470.0 / 500 - 1, false, true, {1, 2, 4}});
+  options.model = curve;
+  const std::string checked = RenderHtmlReport(diag, options);
+  const size_t table = checked.find("id=\"model-checks\"");
+  ASSERT_NE(table, std::string::npos);
+  EXPECT_NE(checked.find("300.0 (280.0 to 320.0)", table), std::string::npos);
+  EXPECT_NE(checked.find("-3.2%", table), std::string::npos);
+  EXPECT_NE(checked.find("predicted before it ran, from N=1,2,4", table), std::string::npos);
 }
 
 TEST(HtmlReport, WriteNamesTheFileOnError) {

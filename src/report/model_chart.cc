@@ -30,6 +30,48 @@ Result<std::vector<ModelPoint>> Points(const json& doc, const std::string& field
   return out;
 }
 
+Result<std::vector<ModelCheckRow>> Checks(const json& doc) {
+  std::vector<ModelCheckRow> out;
+  const auto it = doc.find("model_checks");
+  if (it == doc.end()) return out;
+  if (!it->is_array()) return Status::Error("field 'model_checks' is not an array");
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& c = (*it)[i];
+    const std::string where = "model_checks[" + std::to_string(i) + "]";
+    if (!c.is_object() || !c.contains("run") || !c["run"].is_string() || !c.contains("replicas") ||
+        !c["replicas"].is_number_integer() || !c.contains("measured_samples_per_s") ||
+        !c["measured_samples_per_s"].is_number() || !c.contains("error") ||
+        !c["error"].is_number() || !c.contains("predicted_samples_per_s")) {
+      return Status::Error("field '" + where +
+                           "' needs run, replicas, predicted_samples_per_s, "
+                           "measured_samples_per_s and error");
+    }
+    Result<Estimate> e =
+        EstimateFromJson(c["predicted_samples_per_s"], where + ".predicted_samples_per_s");
+    if (!e.ok()) return e.status();
+    ModelCheckRow row;
+    row.run = c["run"].get<std::string>();
+    row.replicas = c["replicas"].get<int>();
+    row.predicted = *e;
+    row.measured = c["measured_samples_per_s"].get<double>();
+    row.error = c["error"].get<double>();
+    row.partly_fitted = c.value("partly_fitted", false);
+    row.predicted_before = c.value("predicted_before", false);
+    if (const auto from = c.find("predicted_from"); from != c.end()) {
+      if (!from->is_array())
+        return Status::Error("field '" + where + ".predicted_from' is not an array");
+      for (const json& n : *from) {
+        if (!n.is_number_integer()) {
+          return Status::Error("field '" + where + ".predicted_from' holds a non-integer");
+        }
+        row.predicted_from.push_back(n.get<int>());
+      }
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<std::optional<ModelCurve>> ModelCurveFromJson(const json& diagnosis) {
@@ -41,7 +83,10 @@ Result<std::optional<ModelCurve>> ModelCurveFromJson(const json& diagnosis) {
   if (!predicted.ok()) return predicted.status();
   Result<std::vector<ModelPoint>> levers = Points(diagnosis, "lever_curve");
   if (!levers.ok()) return levers.status();
+  Result<std::vector<ModelCheckRow>> checks = Checks(diagnosis);
+  if (!checks.ok()) return checks.status();
   c.predicted = std::move(*predicted), c.with_levers = std::move(*levers);
+  c.checks = std::move(*checks);
   if (c.predicted.empty()) return std::optional<ModelCurve>();
   return std::optional<ModelCurve>(std::move(c));
 }

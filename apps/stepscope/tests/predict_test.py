@@ -74,6 +74,38 @@ class Predict(SweepTest):
         self.assertEqual(p["replicas"], 4)
         self.assertGreater(p["components"]["exposed_comm_s"], p["components"]["compute_s"], p)
 
+    def test_a_new_replica_count_is_checked_against_the_earlier_prediction(self):
+        # The sweep without its 4-replica run: its diagnosis predicts N = 4 from 1 and 2.
+        d2 = os.path.join(self.tmp, "resumed")
+        shutil.copytree(self.dir, d2)
+        shutil.rmtree(os.path.join(d2, "runs", "baseline-n4"))
+        os.remove(os.path.join(d2, "diagnosis.json"))
+        diagnose(self.workload + ["--replicas", "1,2", "--no-ablations", "--out", d2])
+        with open(os.path.join(d2, "diagnosis.json")) as f:
+            before = json.load(f)
+        self.assertEqual(before["model"]["fitted_replicas"], [1, 2])
+        predicted = {p["replicas"]: p["samples_per_s"] for p in before["predictions"]}[4]
+        self.assertFalse(any(c.get("predicted_before") for c in before["model_checks"]))
+        # Resumed with N = 4: the new point is checked against what was predicted before it ran.
+        diagnose(self.workload + ["--replicas", "1,2,4", "--no-ablations", "--out", d2])
+        with open(os.path.join(d2, "diagnosis.json")) as f:
+            after = json.load(f)
+        earlier = [c for c in after["model_checks"] if c.get("predicted_before")]
+        self.assertEqual([c["replicas"] for c in earlier], [4], after["model_checks"])
+        c = earlier[0]
+        self.assertEqual(c["run"], "baseline-n4")
+        self.assertEqual(c["predicted_from"], [1, 2])
+        self.assertEqual(c["predicted_samples_per_s"], predicted)
+        measured = {p["replicas"]: p["samples_per_s"] for p in after["points"]}[4]
+        self.assertAlmostEqual(c["measured_samples_per_s"], measured)
+        self.assertAlmostEqual(c["error"], predicted["value"] / measured - 1)
+        self.assertLess(abs(c["error"]), 0.25, c)
+        # Resumed once more with nothing new: the earlier check is carried, not lost or doubled.
+        diagnose(self.workload + ["--replicas", "1,2,4", "--no-ablations", "--out", d2])
+        with open(os.path.join(d2, "diagnosis.json")) as f:
+            again = json.load(f)
+        self.assertEqual([x for x in again["model_checks"] if x.get("predicted_before")], earlier)
+
     def test_diagnosis_carries_the_model(self):
         with open(os.path.join(self.dir, "diagnosis.json")) as f:
             d = json.load(f)
