@@ -7,23 +7,41 @@ max(5 %, spread)). Prints the error of every check and the median and worst per 
 
   bench/model_accuracy.py [--workloads default,comm,compute,input,straggler] [--out DIR]
   bench/model_accuracy.py --levers [--workloads comm,input,compute] [--replicas 1,2,4]
+  bench/model_accuracy.py --tcp [--rates 200,800] [--replicas 1,2,4] [--steps 12] [--out DIR]
 
 With --levers: each workload's diagnose with --apply-levers (the ablations at the largest N
 only, longer runs so that a loader's prefetch buffer does not dominate the measured steps); for
 every recommended lever, the model's predicted gain (samples/s, at the largest N) against the
 gain its own run measured, and the relative error of the predicted gain.
 
+With --tcp (root; skipped, with the reason, where network namespaces cannot be made): real TCP
+between emulated hosts (scripts/emulated-hosts.sh, one rank per host, each host's link shaped
+by tc at each of --rates Mbit/s, `--allreduce ring`). At every rate: a diagnose sweep over
+--replicas with its ablations, the largest N once more for the run-to-run spread, and the model
+fitted on N <= 2 against the measured largest N. Then the link what-if in both directions: the
+model fitted on the whole sweep at one rate, `predict --link` at another rate's bandwidth (its
+latency the fitted per-step latency plus the fitted fixed cost spread over the ring's steps, so
+only the bandwidth changes), against that rate's measured largest N. Every run of every rate
+paces its compute to the emulated device calibrated by the first sweep (its device.json), so
+the rates differ in the link only. Rows go to OUT/tcp.jsonl; the summary is the median and
+worst |error| against the goal (median <= max(5 %, largest spread), worst <= 10 %).
+
 Emulated links follow the alpha-beta formula the model fits, so emulated checks are partly
-circular; the shared-memory all-reduce (the `shm` workload, no emulated link) is not.
+circular; the shared-memory all-reduce (the `shm` workload, no emulated link) and the TCP
+links between emulated hosts (--tcp) are not.
 """
 import argparse
 import json
 import os
+import shutil
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HOSTS = os.path.join(ROOT, "scripts/emulated-hosts.sh")
 STEPSCOPE = os.environ.get("STEPSCOPE", os.path.join(ROOT, "build/apps/stepscope/stepscope"))
 
 GPT = ["--model", "gpt", "--layers", "2", "--width", "128", "--heads", "4", "--context", "64",
@@ -95,14 +113,216 @@ def levers(a):
             f.write(json.dumps(r) + "\n")
 
 
+# The --tcp workload: real TCP between emulated hosts. 7.5 MB of fp32 gradient (one bucket)
+# against about 0.2 s of paced compute per step: at N=4 the ring moves 11 MB through each link,
+# at least 0.45 s at 200 Mbit/s and 0.11 s at 800, so communication is a visible share of the
+# step at both rates but not all of it.
+TCP = ["--model", "mlp", "--hidden", "1024,1024", "--batch", "32", "--emulate-device-speed", "0.1",
+       "--allreduce", "ring", "--no-eval"]
+
+
+def namespaces_unavailable():
+    """Why emulated hosts cannot be made here, or None."""
+    if os.geteuid() != 0:
+        return "needs root (ip netns add)"
+    for tool in ("ip", "tc", "mpirun"):
+        if shutil.which(tool) is None:
+            return f"{tool} not found"
+    probe = sh(["ip", "netns", "add", "stepscope-hprobe"], timeout=30)
+    if probe.returncode != 0:
+        return f"cannot create network namespaces: {probe.stderr.strip()}"
+    sh(["ip", "netns", "del", "stepscope-hprobe"], timeout=30)
+    return None
+
+
+def baseline(d, n):
+    """run.json of the baseline at N in diagnose directory d, or None."""
+    path = os.path.join(d, "runs", f"baseline-n{n}", "run.json")
+    return json.load(open(path)) if os.path.exists(path) else None
+
+
+def comm_share(d, n):
+    """Mean exposed communication over the mean step of rank 0's steady steps at N, or None."""
+    path = os.path.join(d, "runs", f"baseline-n{n}", "rank-0.steps.jsonl")
+    if not os.path.exists(path):
+        return None
+    steps = [json.loads(line) for line in open(path) if line.strip()]
+    steps = [r for r in steps if not r.get("warmup")]
+    total = sum(r["end"] - r["start"] for r in steps)
+    return sum(r["exposed_comm"] for r in steps) / total if total > 0 else None
+
+
+def predict_json(args):
+    p = sh([STEPSCOPE, "predict"] + args + ["--json"], timeout=300)
+    if p.returncode != 0:
+        return None, p.stderr.strip()
+    return json.loads(p.stdout), None
+
+
+def tcp_sweep(a, rate, workload, device):
+    """At `rate` Mbit/s: the sweep (with ablations) and the largest N once more, on emulated
+    hosts that are always destroyed. Returns (sweep dir, repeat dir)."""
+    largest = a.replicas.split(",")[-1]
+    d = os.path.join(a.out, f"tcp-{rate}mbit")
+    again = d + "-again"
+    for x in (d, again):
+        shutil.rmtree(x, ignore_errors=True)
+    if device:  # pace to the first sweep's emulated device
+        os.makedirs(d)
+        shutil.copy(device, os.path.join(d, "device.json"))
+    state = os.path.join(tempfile.mkdtemp(prefix="stepscope-tcp-"), "hosts")
+    made = sh([HOSTS, "create", largest, "--rate", str(rate), "--dir", state], timeout=120)
+    try:
+        if made.returncode != 0:
+            print(f"{rate} Mbit/s: emulated hosts not created: {made.stderr.strip()}",
+                  file=sys.stderr)
+            return None, None
+        launcher = made.stdout.strip().splitlines()[-1]
+        common = [STEPSCOPE, "diagnose"] + workload + [
+            "--launcher", launcher, "--noise-scale-steps", "0", "--wire-check-steps", "0",
+            "--run-timeout", "600", "--quiet"]
+        t = time.time()
+        p = sh(common + ["--replicas", a.replicas, "--out", d], timeout=7200)
+        if baseline(d, largest) is None:
+            print(f"{rate} Mbit/s: diagnose failed ({p.returncode}): {p.stderr[-600:]}",
+                  file=sys.stderr)
+            return None, None
+        t2 = time.time()
+        if os.path.exists(os.path.join(d, "device.json")):  # the repeat paces to the same device
+            os.makedirs(again)
+            shutil.copy(os.path.join(d, "device.json"), os.path.join(again, "device.json"))
+        sh(common + ["--replicas", largest, "--no-ablations", "--out", again], timeout=1800)
+        print(f"{rate} Mbit/s: sweep {t2 - t:.0f} s, repeat of N={largest} "
+              f"{time.time() - t2:.0f} s", file=sys.stderr)
+        return d, again
+    finally:
+        sh([HOSTS, "destroy", "--dir", state], timeout=120)
+        shutil.rmtree(os.path.dirname(state), ignore_errors=True)
+
+
+def tcp(a):
+    """Real TCP across emulated hosts: held-out N and the link what-if against measurements."""
+    why = namespaces_unavailable()
+    if why:
+        print(f"--tcp skipped: emulated hosts unavailable ({why})")
+        return
+    rates = [int(r) for r in a.rates.split(",")]
+    largest = int(a.replicas.split(",")[-1])
+    fit_on = ",".join(n for n in a.replicas.split(",") if int(n) <= 2 and int(n) < largest)
+    workload = TCP + ["--steps", str(a.steps), "--warmup-steps", str(max(1, a.steps // 4))]
+    t0 = time.time()
+    sweeps = {}  # rate -> its sweep: dir, measured samples/s, spread, communication share
+    device = None
+    for rate in rates:
+        d, again = tcp_sweep(a, rate, workload, device)
+        if d is None:
+            continue
+        if device is None and os.path.exists(os.path.join(d, "device.json")):
+            device = os.path.join(d, "device.json")
+        m1, m2 = baseline(d, largest), baseline(again, largest) if again else None
+        spread = abs(m2["samples_per_s"] / m1["samples_per_s"] - 1) if m2 else None
+        sweeps[rate] = {"dir": d, "measured": m1["samples_per_s"], "spread": spread,
+                        "comm_share": comm_share(d, largest)}
+    rows = []
+
+    def row(kind, rate, fit, predicted, low, high, extra):
+        s = sweeps[rate]
+        err = predicted / s["measured"] - 1
+        rows.append({"kind": kind, "rate_mbit": rate, "replicas": largest, "fit": fit,
+                     "predicted": predicted, "low": low, "high": high, "measured": s["measured"],
+                     "error": err, "spread": s["spread"], "comm_share": s["comm_share"], **extra})
+
+    for rate, s in sweeps.items():
+        # Held out: fitted on N <= 2 at this rate, checked at the largest N.
+        j, err = predict_json([s["dir"], "--fit-on", fit_on, "--replicas", str(largest)])
+        if j is None:
+            print(f"{rate} Mbit/s: predict --fit-on {fit_on} failed: {err}", file=sys.stderr)
+        else:
+            c = next((c for c in j["model_checks"] if c["run"] == f"baseline-n{largest}"), None)
+            if c is None:
+                print(f"{rate} Mbit/s: no check of baseline-n{largest}", file=sys.stderr)
+            else:
+                e = c["predicted_samples_per_s"]
+                row("held_out", rate, f"N={fit_on}, {rate} Mbit/s", e["value"], e.get("low"),
+                    e.get("high"), {"fit_rate_mbit": rate})
+        # The link what-if: fitted on the whole sweep at this rate, at every other rate's link.
+        j, err = predict_json([s["dir"], "--replicas", str(largest)])
+        if j is None:
+            print(f"{rate} Mbit/s: predict failed: {err}", file=sys.stderr)
+            continue
+        ab = j["model"]["collectives"].get("fp32")
+        steps = 2 * (largest - 1)
+        latency_us = 1e6 * (ab["alpha_s"]["value"] + ab["fixed_s"]["value"] / steps) if ab else 0
+        spb = ab["seconds_per_byte"]["value"] if ab else 0
+        s["fitted_gbps"] = 1e-9 / spb if spb > 0 else None
+        s["latency_us"] = latency_us
+        for other in sweeps:
+            if other == rate:
+                continue
+            link = f"{other / 8000:g},{latency_us:.1f}"
+            w, err = predict_json([s["dir"], "--replicas", str(largest), "--link", link])
+            if w is None:
+                print(f"{rate} -> {other} Mbit/s: predict --link {link} failed: {err}",
+                      file=sys.stderr)
+                continue
+            p = next(p for p in w["predictions"] if p["replicas"] == largest)
+            e = p["samples_per_s"]
+            row("link_what_if", other, f"N={a.replicas}, {rate} Mbit/s, --link {link}",
+                e["value"], e.get("low"), e.get("high"), {"fit_rate_mbit": rate, "link": link})
+    with open(os.path.join(a.out, "tcp.jsonl"), "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+
+    def pct(x, fmt="{:.1f} %"):
+        return "?" if x is None else fmt.format(100 * x)
+
+    print(f"\n== TCP across emulated hosts, N={largest} ({time.time() - t0:.0f} s)")
+    for rate, s in sweeps.items():
+        fitted, lat = s.get("fitted_gbps"), s.get("latency_us")
+        print(f"  {rate} Mbit/s: measured {s['measured']:.1f} samples/s, exposed communication "
+              f"{pct(s['comm_share'], '{:.0f} %')} of the step, spread {pct(s['spread'])}"
+              + ("" if fitted is None else f", fitted link {8000 * fitted:.0f} Mbit/s")
+              + ("" if lat is None else f", {lat:.0f} us per ring step"))
+    print(f"  {'rate':>9}  {'fit':<38} {'predicted':>9} {'measured':>9} {'error':>8} {'spread':>7}")
+    for r in rows:
+        print(f"  {r['rate_mbit']:>4} Mbit  {r['fit']:<38} {r['predicted']:9.1f} "
+              f"{r['measured']:9.1f} {100 * r['error']:+7.1f}% {pct(r['spread'], '{:6.1f}%'):>7}")
+    if not rows:
+        print("  no checks")
+        return
+    errs = sorted(abs(r["error"]) for r in rows)
+    spreads = [s["spread"] for s in sweeps.values() if s["spread"] is not None]
+    bound = max([0.05] + spreads)
+    median, worst = statistics.median(errs), errs[-1]
+    met = median <= bound and worst <= 0.10
+    print(f"\nTCP checks: {len(errs)}, median |error| {100 * median:.1f} % (goal <= "
+          f"{100 * bound:.1f} %: max(5 %, largest spread)), worst {100 * worst:.1f} % "
+          f"(goal <= 10 %): goal {'met' if met else 'not met'}")
+    for kind in ("held_out", "link_what_if"):
+        e = sorted(abs(r["error"]) for r in rows if r["kind"] == kind)
+        if e:
+            print(f"  {kind}: {len(e)} checks, median |error| {100 * statistics.median(e):.1f} %, "
+                  f"worst {100 * e[-1]:.1f} %")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--workloads", default=None)
     ap.add_argument("--replicas", default=None)
     ap.add_argument("--levers", action="store_true",
                     help="predicted against measured gain of each recommended lever")
+    ap.add_argument("--tcp", action="store_true",
+                    help="real TCP across emulated hosts: held-out N and the link what-if (root)")
+    ap.add_argument("--rates", default="200,800", help="with --tcp: link rates (Mbit/s)")
+    ap.add_argument("--steps", type=int, default=12,
+                    help="with --tcp: steps per run (a quarter of them warm-up)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench/results/model"))
     a = ap.parse_args()
+    if a.tcp:
+        a.replicas = a.replicas or "1,2,4"
+        os.makedirs(a.out, exist_ok=True)
+        tcp(a)
+        return
     if a.levers:
         a.workloads = a.workloads or "comm,input,compute"
         a.replicas = a.replicas or "1,2,4"
