@@ -17,6 +17,7 @@
 #include "apps/stepscope/lever_predictions.h"
 #include "apps/stepscope/predict_command.h"
 #include "apps/stepscope/torch_traces.h"
+#include "apps/stepscope/whatif_curves.h"
 #include "comm/wire_dtype.h"
 #include "core/units.h"
 #include "decide/build_diagnosis.h"
@@ -581,20 +582,27 @@ int Session::Finish(decide::Diagnosis* d) {
       }
     }
   }
+  // The curves the verdict talks about: the free levers, and each upgrade priced with them.
+  std::vector<decide::LeverOption> recommended_levers;
+  std::vector<WhatIfCurve> upgrade_curves;
+  if (fitted) {
+    std::vector<Lever> recommended;
+    for (const decide::LeverAdvice& l : d->verdict.levers) recommended.push_back(l.lever);
+    recommended_levers = LeverOptions(recommended, plan::TrainBasis(request_.plan.options));
+    upgrade_curves =
+        UpgradeCurves(*fitted, request_.decision, recommended_levers, replicas, &d->warnings);
+  }
   nlohmann::json j = decide::ToJson(*d);
   j.update(model_section);
   for (nlohmann::json& c : earlier_checks) j["model_checks"].push_back(std::move(c));
   if (fitted) {
     j["lever_predictions"] = ToJson(lever_predictions);
-    std::vector<Lever> recommended;
-    for (const decide::LeverAdvice& l : d->verdict.levers) recommended.push_back(l.lever);
     nlohmann::json curve = nlohmann::json::array();
-    for (const model::Prediction& p :
-         LeverCurve(*fitted, LeverOptions(recommended, plan::TrainBasis(request_.plan.options)),
-                    replicas)) {
+    for (const model::Prediction& p : LeverCurve(*fitted, recommended_levers, replicas)) {
       curve.push_back(model::ToJson(p));
     }
     j["lever_curve"] = std::move(curve);
+    j["whatif_curves"] = ToJson(upgrade_curves);
   }
   if (Status st = WriteFileAtomically(json_path, j.dump(2) + "\n\n"); !st.ok()) {
     return Fail(st);

@@ -509,6 +509,13 @@ std::string ModelSectionHtml(const ModelCurve& model, const std::string& chart) 
              : fmt::format(" With the free levers it stays above half a device out to N={}.",
                            model.with_levers.back().replicas);
   }
+  for (const WhatIfSeries& w : model.what_ifs) {
+    if (w.points.empty()) continue;
+    const int upgraded = HalfDeviceReplicas(w.points);
+    h += upgraded > 0 ? fmt::format(" On {}: below half a device at N={}.", H(w.label), upgraded)
+                      : fmt::format(" On {} it stays above half a device out to N={}.", H(w.label),
+                                    w.points.back().replicas);
+  }
   h += " The band is the model's 90 % interval (docs/model.md).</p>\n";
   if (model.checks.empty()) return h;
   // Predicted against measured for every run the model did not fit on.

@@ -148,12 +148,20 @@ TEST(ModelChart, ReadFromTheDiagnosisJson) {
        {"error", -0.05},
        {"predicted_before", true},
        {"predicted_from", {1}}}};
+  nlohmann::json link_point = {{"replicas", 1},
+                               {"samples_per_s", {{"value", 10}, {"low", 10}, {"high", 10}}}};
+  nlohmann::json link_curve = {{"kind", "faster_link"}, {"label", "25 GB/s, 5 us link"}};
+  link_curve["points"] = nlohmann::json::array({link_point});
+  checked["whatif_curves"] = nlohmann::json::array({link_curve});
   Result<std::optional<ModelCurve>> with_checks = ModelCurveFromJson(checked);
   ASSERT_TRUE(with_checks.ok()) << with_checks.status().message();
   ASSERT_EQ((*with_checks)->checks.size(), 1u);
   EXPECT_TRUE((*with_checks)->checks[0].predicted_before);
   EXPECT_EQ((*with_checks)->checks[0].predicted_from, std::vector<int>{1});
   EXPECT_DOUBLE_EQ((*with_checks)->checks[0].measured, 20);
+  ASSERT_EQ((*with_checks)->what_ifs.size(), 1u);
+  EXPECT_EQ((*with_checks)->what_ifs[0].label, "25 GB/s, 5 us link");
+  EXPECT_EQ((*with_checks)->what_ifs[0].points.size(), 1u);
   checked["model_checks"][0].erase("error");
   Result<std::optional<ModelCurve>> missing = ModelCurveFromJson(checked);
   ASSERT_FALSE(missing.ok());
@@ -188,6 +196,18 @@ TEST(HtmlReport, ModelSectionShowsTheBandTheHalfDeviceCountAndTheLeverCurve) {
   EXPECT_EQ(chart["layer"][1]["encoding"]["x"]["scale"]["type"], "log");
   EXPECT_EQ(chart["datasets"]["model_half_device"][0]["replicas"], 4);
   EXPECT_EQ(page.find("id=\"model-checks\""), std::string::npos);  // no checks, no table
+  WhatIfSeries link{"25 GB/s, 5 us link, with the free levers", {}};
+  for (int n = 1; n <= 64; n *= 2) link.points.push_back({n, Estimate::Exact(95.0 * n)});
+  curve.what_ifs.push_back(link);
+  options.model = curve;
+  const std::string upgraded = RenderHtmlReport(diag, options);
+  EXPECT_NE(upgraded.find("On 25 GB/s, 5 us link, with the free levers it stays above half a "
+                          "device out to N=64"),
+            std::string::npos);
+  const nlohmann::json with_link = ModelChart(diag, curve, "schema");
+  EXPECT_EQ(SeriesCount(with_link["datasets"]["model"]), 4u);
+  EXPECT_EQ(with_link["layer"][1]["encoding"]["color"]["scale"]["domain"].size(), 4u);
+  curve.what_ifs.clear();
   curve.checks.push_back(
       {"baseline-n4", 4, {300, 280, 320}, 310, 300.0 / 310 - 1, false, false, {}});
   curve.checks.push_back(

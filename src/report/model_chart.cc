@@ -30,6 +30,24 @@ Result<std::vector<ModelPoint>> Points(const json& doc, const std::string& field
   return out;
 }
 
+Result<std::vector<WhatIfSeries>> WhatIfs(const json& doc) {
+  std::vector<WhatIfSeries> out;
+  const auto it = doc.find("whatif_curves");
+  if (it == doc.end()) return out;
+  if (!it->is_array()) return Status::Error("field 'whatif_curves' is not an array");
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& c = (*it)[i];
+    const std::string where = "whatif_curves[" + std::to_string(i) + "]";
+    if (!c.is_object() || !c.contains("label") || !c["label"].is_string()) {
+      return Status::Error("field '" + where + ".label' is missing or not a string");
+    }
+    Result<std::vector<ModelPoint>> points = Points(c, "points");
+    if (!points.ok()) return Status::Error(where + ": " + points.status().message());
+    out.push_back({c["label"].get<std::string>(), std::move(*points)});
+  }
+  return out;
+}
+
 Result<std::vector<ModelCheckRow>> Checks(const json& doc) {
   std::vector<ModelCheckRow> out;
   const auto it = doc.find("model_checks");
@@ -85,8 +103,11 @@ Result<std::optional<ModelCurve>> ModelCurveFromJson(const json& diagnosis) {
   if (!levers.ok()) return levers.status();
   Result<std::vector<ModelCheckRow>> checks = Checks(diagnosis);
   if (!checks.ok()) return checks.status();
+  Result<std::vector<WhatIfSeries>> what_ifs = WhatIfs(diagnosis);
+  if (!what_ifs.ok()) return what_ifs.status();
   c.predicted = std::move(*predicted), c.with_levers = std::move(*levers);
   c.checks = std::move(*checks);
+  c.what_ifs = std::move(*what_ifs);
   if (c.predicted.empty()) return std::optional<ModelCurve>();
   return std::optional<ModelCurve>(std::move(c));
 }
@@ -120,6 +141,15 @@ json ModelChart(const decide::Diagnosis& d, const ModelCurve& curve, const std::
   for (const ModelPoint& p : curve.predicted) add("model", p.replicas, p.samples_per_s);
   for (const ModelPoint& p : curve.with_levers)
     add("model, free levers", p.replicas, p.samples_per_s);
+  json domain = {"measured", "model", "model, free levers"};
+  json range = {"#4c78a8", "#f58518", "#54a24b"};
+  const char* const upgrade_colours[] = {"#b279a2", "#9d755d", "#72b7b2", "#eeca3b"};
+  for (size_t i = 0; i < curve.what_ifs.size(); ++i) {
+    const std::string series = "model, " + curve.what_ifs[i].label;
+    for (const ModelPoint& p : curve.what_ifs[i].points) add(series, p.replicas, p.samples_per_s);
+    domain.push_back(series);
+    range.push_back(upgrade_colours[i % 4]);
+  }
   const int half = HalfDeviceReplicas(curve.predicted);
   const json x = {{"field", "replicas"},
                   {"type", "quantitative"},
@@ -132,9 +162,7 @@ json ModelChart(const decide::Diagnosis& d, const ModelCurve& curve, const std::
   const json colour = {{"field", "series"},
                        {"type", "nominal"},
                        {"title", nullptr},
-                       {"scale",
-                        {{"domain", {"measured", "model", "model, free levers"}},
-                         {"range", {"#4c78a8", "#f58518", "#54a24b"}}}}};
+                       {"scale", {{"domain", domain}, {"range", range}}}};
   json layers = json::array();
   layers.push_back({{"transform", json::array({{{"filter", "datum.series !== 'measured'"}}})},
                     {"mark", {{"type", "area"}, {"opacity", 0.2}}},

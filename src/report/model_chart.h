@@ -33,10 +33,18 @@ struct ModelCheckRow {
   std::vector<int> predicted_from;  // with predicted_before: the counts known then
 };
 
+// A what-if curve the decision priced (diagnosis.json whatif_curves[]): a faster link or
+// faster devices, with the free levers.
+struct WhatIfSeries {
+  std::string label;
+  std::vector<ModelPoint> points;
+};
+
 struct ModelCurve {
   std::vector<ModelPoint> predicted;    // diagnosis.json predictions[]: the measured configuration
   std::vector<ModelPoint> with_levers;  // lever_curve[]: every recommended lever applied
   std::vector<ModelCheckRow> checks;    // model_checks[]
+  std::vector<WhatIfSeries> what_ifs;   // whatif_curves[]
 };
 
 // From a diagnosis.json document: nullopt when it has no predictions (analyze, or a model that

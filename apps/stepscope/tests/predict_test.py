@@ -353,6 +353,17 @@ class Decision(SweepTest):
         self.assertEqual(dec["action"], "upgrade_interconnect", dec["reason"])
         self.assertEqual(dec["link"], "1000 GB/s, 1 us")
         self.assertEqual(d["verdict"]["currency"], "time")
+        # The upgrade the verdict talks about has its curve beside the model's, point for point,
+        # above the measured configuration's once communication matters.
+        curves = [c for c in d["whatif_curves"] if c["kind"] == "faster_link"]
+        self.assertEqual(len(curves), 1, d["whatif_curves"])
+        self.assertTrue(curves[0]["label"].startswith("1000 GB/s, 1 us link"), curves[0]["label"])
+        self.assertEqual([p["replicas"] for p in curves[0]["points"]],
+                         [p["replicas"] for p in d["predictions"]])
+        at4 = {p["replicas"]: p["samples_per_s"]["value"] for p in d["predictions"]}[4]
+        self.assertGreater(curves[0]["points"][2]["samples_per_s"]["value"], at4)
+        with open(os.path.join(self.dir, "report.html"), encoding="utf-8") as f:
+            self.assertIn("On 1000 GB/s, 1 us link", f.read())
         # Priced far above what it saves, the same link is not bought on cost.
         d, _ = self.decide(["--device-cost", "2", "--link-upgrade", "1000,1:500"])
         self.assertNotEqual(d["verdict"]["decision"]["action"], "upgrade_interconnect",
