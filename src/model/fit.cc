@@ -157,6 +157,38 @@ std::vector<ReadinessPoint> Readiness(const std::vector<const RunObservation*>& 
   return profile;
 }
 
+// The measured bucket layout: each bucket's median share of the step's bytes, in launch order,
+// over the steps with the most common bucket count; empty with no reducing steps.
+std::vector<double> BucketShares(const std::vector<const RunObservation*>& runs) {
+  std::map<size_t, std::vector<std::vector<double>>> by_count;  // count -> per index -> shares
+  for (const RunObservation* run : runs) {
+    for (const StepRecord& r : run->records) {
+      if (r.warmup || r.collectives.empty()) continue;
+      double total = 0;
+      for (const CollectiveRecord& c : r.collectives) total += static_cast<double>(c.bytes);
+      if (!(total > 0)) continue;
+      std::vector<std::vector<double>>& per_index = by_count[r.collectives.size()];
+      per_index.resize(r.collectives.size());
+      for (size_t i = 0; i < r.collectives.size(); ++i) {
+        per_index[i].push_back(static_cast<double>(r.collectives[i].bytes) / total);
+      }
+    }
+  }
+  const std::vector<std::vector<double>>* most = nullptr;
+  for (const auto& [count, per_index] : by_count) {
+    if (most == nullptr || per_index.front().size() > most->front().size()) most = &per_index;
+  }
+  std::vector<double> shares;
+  if (most == nullptr) return shares;
+  double sum = 0;
+  for (const std::vector<double>& s : *most) {
+    shares.push_back(Median(s));
+    sum += shares.back();
+  }
+  for (double& s : shares) s /= sum;
+  return shares;
+}
+
 // Memory per replica as fixed + per_sample x micro-batch. From the peak resident memory train
 // recorded: the slope between the baseline and the double-batch run at the same N, and the
 // rest of the baseline's peak as the fixed part; without the double-batch run's peak, the
@@ -364,6 +396,7 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
         "unknown and taken as 0 unless a link is given");
   }
   int buckets = 0;
+  m.bucket_shares = BucketShares(reducing);
   m.readiness = Readiness(reducing, &buckets);
   m.readiness_assumed = buckets <= 1;
   if (m.readiness_assumed) {

@@ -77,6 +77,31 @@ TEST(FitStepModel, RecoversComputeCommunicationAndOverhead) {
   EXPECT_EQ(m->fitted_replicas, (std::vector<int>{1, 2, 4, 8}));
 }
 
+TEST(FitStepModel, KeepsTheMeasuredBucketLayout) {
+  const Truth t;
+  std::vector<RunObservation> runs = Sweep(t, {1, 2, 4});
+  Result<StepModel> one = FitStepModel(runs);
+  ASSERT_TRUE(one.ok()) << one.status().message();
+  EXPECT_EQ(one->bucket_shares, std::vector<double>{1.0});  // one bucket per step
+  // Each step's gradient went out as two buckets, 60 % then 40 % of its bytes (a warm-up step
+  // with one bucket does not count).
+  for (RunObservation& run : runs) {
+    for (StepRecord& r : run.records) {
+      if (r.collectives.empty() || r.warmup) continue;
+      CollectiveRecord second = r.collectives[0];
+      second.index = 1;
+      second.bytes = r.collectives[0].bytes * 2 / 5;
+      r.collectives[0].bytes -= second.bytes;
+      r.collectives.push_back(second);
+    }
+  }
+  Result<StepModel> two = FitStepModel(runs);
+  ASSERT_TRUE(two.ok()) << two.status().message();
+  ASSERT_EQ(two->bucket_shares.size(), 2u);
+  EXPECT_NEAR(two->bucket_shares[0], 0.6, 1e-6);
+  EXPECT_NEAR(two->bucket_shares[1], 0.4, 1e-6);
+}
+
 TEST(FitStepModel, ARunTheLoaderSetDoesNotFitTheOverlapRate) {
   const Truth t;
   std::vector<RunObservation> runs = Sweep(t, {1, 2, 4, 8});

@@ -57,6 +57,7 @@ nlohmann::json ToJson(const StepModel& m) {
                       {"gradient_bytes", m.gradient_bytes},
                       {"readiness", readiness},
                       {"readiness_assumed", m.readiness_assumed},
+                      {"bucket_shares", m.bucket_shares},
                       {"compute_jitter_samples", m.compute_jitter.size()},
                       {"stragglers", stragglers},
                       {"memory_fixed_bytes", m.memory_fixed},

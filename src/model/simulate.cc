@@ -11,6 +11,41 @@
 namespace stepscope::model {
 namespace {
 
+// The scenario's buckets (bytes, launch order) for a `total`-byte gradient at `bucket_mb`: the
+// measured layout at the measured bucket size (a bucket holds whole layers, so it can be far
+// over the size); for a larger size, consecutive measured buckets merged until one holds at
+// least the size, as the reducer launches them; for a smaller one, each measured bucket split
+// into pieces of at most the size (layers finer than the measured buckets: assumed). Without a
+// measured layout, buckets of exactly the size.
+std::vector<double> BucketSizes(const StepModel& m, double bucket_mb, double total) {
+  const double cap = bucket_mb * 1024 * 1024;
+  std::vector<double> out;
+  if (m.bucket_shares.empty()) {
+    for (double done = 0; done < total;) {
+      const double size = std::min(cap, total - done);
+      done += size;
+      out.push_back(size);
+    }
+    return out;
+  }
+  const bool measured = bucket_mb == m.reference.bucket_mb;
+  double open = 0;
+  for (const double share : m.bucket_shares) {
+    const double size = share * total;
+    if (measured) {
+      out.push_back(size);
+    } else if (bucket_mb > m.reference.bucket_mb) {
+      open += size;
+      if (open >= cap) out.push_back(open), open = 0;
+    } else {
+      const double pieces = std::ceil(size / cap);
+      for (int i = 0; i < static_cast<int>(pieces); ++i) out.push_back(size / pieces);
+    }
+  }
+  if (open > 0) out.push_back(open);
+  return out;
+}
+
 // Share of backward elapsed when `bytes_share` of the gradient bytes are ready (piecewise
 // linear through the readiness profile).
 double ReadyShare(const std::vector<ReadinessPoint>& profile, double bytes_share) {
@@ -168,10 +203,11 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side, dou
                            std::to_string(m.gradient_bytes) + "-byte gradient (give a larger one)");
     }
     std::vector<BucketEvent> buckets;
-    for (double done = 0; done < total;) {
-      const double size = std::min(cap, total - done);
+    double done = 0;
+    for (const double size : BucketSizes(m, r.bucket_mb, total)) {
       done += size;
-      const Seconds ready = ReadyShare(m.readiness, done / total) * backward_critical;
+      const Seconds ready =
+          ReadyShare(m.readiness, std::min(1.0, done / total)) * backward_critical;
       const Bytes wire = static_cast<Bytes>(std::llround(size * width / 4.0));
       buckets.push_back({ready, cost->Cost(r.replicas, wire, side)});
     }

@@ -57,6 +57,41 @@ TEST(SimulateStep, SmallerBucketsHideCommunicationBehindBackward) {
   EXPECT_GT(Must(SimulateStep(m, s)).exposed_comm, one_bucket);
 }
 
+TEST(SimulateStep, TheMeasuredBucketLayoutIsKeptMergedOrSplit) {
+  // The reducer's buckets hold whole layers: at a 1 MiB bucket size, a 4 MiB gradient of two
+  // layers went out as 2 buckets (60 % and 40 % of the bytes), not as 4 of 1 MiB.
+  StepModel m = Fitted();
+  m.reference.bucket_mb = 1;
+  m.readiness = {{0, 0}, {0.5, 0.6}, {1, 1}};
+  m.readiness_assumed = false;
+  Scenario s;
+  s.replicas = 8;
+  s.overlap = false;  // every bucket after backward: the exposed time is the sum of their costs
+  const AlphaBeta& ab = m.collectives.at("fp32");
+  const auto ring = [&](double bytes) {
+    return AllreduceSeconds(ab, 8, static_cast<Bytes>(std::llround(bytes)));
+  };
+  const double total = static_cast<double>(m.gradient_bytes);
+  const auto exposed = [&](std::optional<double> mb) {
+    Scenario x = s;
+    x.bucket_mb = mb;
+    return Must(SimulateStep(m, x)).exposed_comm;
+  };
+  // Without a measured layout: four buckets of exactly 1 MiB.
+  m.bucket_shares.clear();
+  const double even = 4 * ring(total / 4);
+  EXPECT_NEAR(exposed(std::nullopt), even, 1e-6 * even);
+  m.bucket_shares = {0.6, 0.4};
+  const double measured = ring(0.6 * total) + ring(0.4 * total);
+  EXPECT_NEAR(exposed(std::nullopt), measured, 1e-6 * measured);
+  // Larger: the two merge into one once they hold 3 MiB together.
+  EXPECT_NEAR(exposed(3.0), ring(total), 1e-6 * ring(total));
+  // Smaller: each measured bucket split into pieces of at most 0.5 MiB (5 and 4 pieces).
+  const double split = 5 * ring(0.6 * total / 5) + 4 * ring(0.4 * total / 4);
+  EXPECT_NEAR(exposed(0.5), split, 1e-6 * split);
+  EXPECT_GT(exposed(0.5), exposed(std::nullopt));  // more latency terms
+}
+
 TEST(SimulateStep, WhatIfsChangeWhatTheyShould) {
   const testing::Truth t;
   const StepModel m = Fitted(t);

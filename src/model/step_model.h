@@ -66,6 +66,10 @@ struct StepModel {
   Bytes gradient_bytes = 0;
   std::vector<ReadinessPoint> readiness;  // from (0, 0) to (1, 1)
   bool readiness_assumed = false;         // true: linear (too few buckets measured)
+  // The measured bucket layout at reference.bucket_mb: each bucket's share of the step's
+  // gradient bytes, in launch order (a bucket holds whole layers, so it can be well over the
+  // bucket size); empty when not measured (a spec, one replica only).
+  std::vector<double> bucket_shares;
   // How fast a reduction progresses beside backward (replay.h), fitted to the runs that
   // overlapped several buckets; 1 (assumed) without one.
   Constant overlap_rate{"overlap_rate", Estimate::Exact(1), "share of full speed",
