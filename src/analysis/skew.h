@@ -20,8 +20,10 @@ struct SkewOptions {
   double compute_margin = 0.10;
   // ... and what it adds (its compute, or its lateness, above the others' median) is at least
   // this share of its mean step: a 10 % excess of a compute that is a sliver of the step (an
-  // input-bound job) is noise, not a straggler.
-  double material_share = 0.01;
+  // input-bound job) is noise, not a straggler. The share is the verdict's smallest worthwhile
+  // lever gain (VerdictOptions::min_lever_gain): naming a straggler recommends removing it, and
+  // removing a rank that adds less than this cannot gain more.
+  double material_share = 0.02;
 };
 
 struct RankSkew {

@@ -79,8 +79,19 @@ TEST(Choose, ADeadlineMakesTheInefficientScalingTheRightCall) {
 }
 
 TEST(Choose, ACheapFasterLinkWinsAnExpensiveOneDoesNot) {
+  // The measured gradient goes out as one bucket after backward, so on cost alone one replica
+  // (no communication at all) is cheapest; a deadline that staying at 8 misses makes elapsed
+  // time matter, and the cheapest way to meet it is the faster link, unless it is priced high.
   const model::StepModel m = model::testing::FitSynthetic(CommBound());
   DecisionInputs in = Priced();
+  in.samples_to_target = 1e6;
+  std::vector<PricedOption> options;
+  Decide(m, in, {false, 0, 8, "unknown"}, &options);
+  double stay_hours = 0;
+  for (const PricedOption& o : options) {
+    if (o.kind == OptionKind::kStay) stay_hours = *o.time_to_target_hours;
+  }
+  in.deadline_hours = 0.9 * stay_hours;
   in.link_upgrades = {{50, 1, 0.1}};
   EXPECT_EQ(Decide(m, in).action, Decision::kUpgradeInterconnect) << Decide(m, in).reason;
   in.link_upgrades = {{50, 1, 40.0}};
