@@ -6,6 +6,9 @@
 #include <map>
 #include <set>
 
+#include "model/check.h"
+#include "model/model_json.h"
+
 namespace stepscope::app {
 namespace {
 
@@ -81,18 +84,19 @@ json EarlierPredictionChecks(const json& previous, const decide::Diagnosis& d,
     if (m == measured.end() || earlier_points.count(n) > 0 || checked.count(n) > 0) continue;
     if (!(m->second > 0)) continue;
     const json& x = p["samples_per_s"];
-    const double value = x["value"].get<double>();
+    model::ModelCheck c;
+    c.run = fmt::format("baseline-n{}", n);
+    c.replicas = n;
+    c.predicted_samples_per_s = {x["value"].get<double>(), x["low"].get<double>(),
+                                 x["high"].get<double>()};
+    c.measured_samples_per_s = m->second;
+    c.error = c.predicted_samples_per_s.value / m->second - 1;
+    c.within_band =
+        c.predicted_samples_per_s.low <= m->second && m->second <= c.predicted_samples_per_s.high;
+    c.predicted_before = true;
+    c.predicted_from = from;
     checked.insert(n);
-    out.push_back({{"run", fmt::format("baseline-n{}", n)},
-                   {"replicas", n},
-                   {"predicted_samples_per_s", x},
-                   {"measured_samples_per_s", m->second},
-                   {"error", value / m->second - 1},
-                   {"within_band",
-                    x["low"].get<double>() <= m->second && m->second <= x["high"].get<double>()},
-                   {"partly_fitted", false},
-                   {"predicted_before", true},
-                   {"predicted_from", from}});
+    out.push_back(model::ToJson(c));
   }
   std::sort(out.begin(), out.end(),
             [](const json& a, const json& b) { return a["replicas"] < b["replicas"]; });

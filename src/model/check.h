@@ -22,6 +22,10 @@ struct ModelCheck {
   // Its reductions entered the all-reduce fit, or it fitted the overlap rate (its compute,
   // input and overhead are still predicted).
   bool partly_fitted = false;
+  // A diagnosis's earlier prediction, made before the run existed, from the replica counts then
+  // known (diagnose, on a resumed sweep with a new count).
+  bool predicted_before = false;
+  std::vector<int> predicted_from;
 };
 
 Result<ModelCheck> CheckRun(const StepModel& model, const RunObservation& run);

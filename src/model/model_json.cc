@@ -93,13 +93,18 @@ nlohmann::json ToJson(const Prediction& p) {
 }
 
 nlohmann::json ToJson(const ModelCheck& c) {
-  return {{"run", c.run},
-          {"replicas", c.replicas},
-          {"predicted_samples_per_s", stepscope::ToJson(c.predicted_samples_per_s)},
-          {"measured_samples_per_s", c.measured_samples_per_s},
-          {"error", c.error},
-          {"within_band", c.within_band},
-          {"partly_fitted", c.partly_fitted}};
+  nlohmann::json j = {{"run", c.run},
+                      {"replicas", c.replicas},
+                      {"predicted_samples_per_s", stepscope::ToJson(c.predicted_samples_per_s)},
+                      {"measured_samples_per_s", c.measured_samples_per_s},
+                      {"error", c.error},
+                      {"within_band", c.within_band},
+                      {"partly_fitted", c.partly_fitted}};
+  if (c.predicted_before) {
+    j["predicted_before"] = true;
+    j["predicted_from"] = c.predicted_from;
+  }
+  return j;
 }
 
 }  // namespace stepscope::model

@@ -521,16 +521,17 @@ std::string ModelSectionHtml(const ModelCurve& model, const std::string& chart) 
   // Predicted against measured for every run the model did not fit on.
   h += "<table class=\"num\" id=\"model-checks\">\n";
   h += Row({"run", "N", "predicted samples/s (90% band)", "measured", "error", "how"}, true);
-  for (const ModelCheckRow& c : model.checks) {
+  for (const model::ModelCheck& c : model.checks) {
     std::string how =
         c.partly_fitted ? "not fitted on (its reductions or overlap were)" : "not fitted on";
     if (c.predicted_before) {
       how = fmt::format("predicted before it ran, from N={}", fmt::join(c.predicted_from, ","));
     }
     h += Row({H(c.run), std::to_string(c.replicas),
-              fmt::format("{} ({} to {})", Fixed(c.predicted.value, 1), Fixed(c.predicted.low, 1),
-                          Fixed(c.predicted.high, 1)),
-              Fixed(c.measured, 1), fmt::format("{:+.1f}%", 100 * c.error), H(how)});
+              fmt::format("{} ({} to {})", Fixed(c.predicted_samples_per_s.value, 1),
+                          Fixed(c.predicted_samples_per_s.low, 1),
+                          Fixed(c.predicted_samples_per_s.high, 1)),
+              Fixed(c.measured_samples_per_s, 1), fmt::format("{:+.1f}%", 100 * c.error), H(how)});
   }
   return h + "</table>\n";
 }

@@ -48,8 +48,8 @@ Result<std::vector<WhatIfSeries>> WhatIfs(const json& doc) {
   return out;
 }
 
-Result<std::vector<ModelCheckRow>> Checks(const json& doc) {
-  std::vector<ModelCheckRow> out;
+Result<std::vector<model::ModelCheck>> Checks(const json& doc) {
+  std::vector<model::ModelCheck> out;
   const auto it = doc.find("model_checks");
   if (it == doc.end()) return out;
   if (!it->is_array()) return Status::Error("field 'model_checks' is not an array");
@@ -67,12 +67,13 @@ Result<std::vector<ModelCheckRow>> Checks(const json& doc) {
     Result<Estimate> e =
         EstimateFromJson(c["predicted_samples_per_s"], where + ".predicted_samples_per_s");
     if (!e.ok()) return e.status();
-    ModelCheckRow row;
+    model::ModelCheck row;
     row.run = c["run"].get<std::string>();
     row.replicas = c["replicas"].get<int>();
-    row.predicted = *e;
-    row.measured = c["measured_samples_per_s"].get<double>();
+    row.predicted_samples_per_s = *e;
+    row.measured_samples_per_s = c["measured_samples_per_s"].get<double>();
     row.error = c["error"].get<double>();
+    row.within_band = c.value("within_band", false);
     row.partly_fitted = c.value("partly_fitted", false);
     row.predicted_before = c.value("predicted_before", false);
     if (const auto from = c.find("predicted_from"); from != c.end()) {
@@ -101,7 +102,7 @@ Result<std::optional<ModelCurve>> ModelCurveFromJson(const json& diagnosis) {
   if (!predicted.ok()) return predicted.status();
   Result<std::vector<ModelPoint>> levers = Points(diagnosis, "lever_curve");
   if (!levers.ok()) return levers.status();
-  Result<std::vector<ModelCheckRow>> checks = Checks(diagnosis);
+  Result<std::vector<model::ModelCheck>> checks = Checks(diagnosis);
   if (!checks.ok()) return checks.status();
   Result<std::vector<WhatIfSeries>> what_ifs = WhatIfs(diagnosis);
   if (!what_ifs.ok()) return what_ifs.status();

@@ -12,25 +12,13 @@
 #include "core/estimate.h"
 #include "core/status.h"
 #include "decide/diagnosis.h"
+#include "model/check.h"
 
 namespace stepscope::report {
 
 struct ModelPoint {
   int replicas = 0;
   Estimate samples_per_s;
-};
-
-// One of diagnosis.json model_checks[]: the model's prediction for a run it was not fitted on
-// (or, `predicted_before`, made by an earlier diagnosis before the run existed) against the run.
-struct ModelCheckRow {
-  std::string run;
-  int replicas = 0;
-  Estimate predicted;
-  double measured = 0;
-  double error = 0;  // predicted / measured - 1
-  bool partly_fitted = false;
-  bool predicted_before = false;
-  std::vector<int> predicted_from;  // with predicted_before: the counts known then
 };
 
 // A what-if curve the decision priced (diagnosis.json whatif_curves[]): a faster link or
@@ -43,8 +31,8 @@ struct WhatIfSeries {
 struct ModelCurve {
   std::vector<ModelPoint> predicted;    // diagnosis.json predictions[]: the measured configuration
   std::vector<ModelPoint> with_levers;  // lever_curve[]: every recommended lever applied
-  std::vector<ModelCheckRow> checks;    // model_checks[]
-  std::vector<WhatIfSeries> what_ifs;   // whatif_curves[]
+  std::vector<model::ModelCheck> checks;  // model_checks[]
+  std::vector<WhatIfSeries> what_ifs;     // whatif_curves[]
 };
 
 // From a diagnosis.json document: nullopt when it has no predictions (analyze, or a model that
