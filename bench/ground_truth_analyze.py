@@ -6,7 +6,9 @@ Each case is a fault of apps/stepscope/tests/pytorch_ddp_job.py at one magnitude
 Every run appends one JSON line to RESULTS (default bench/results/ground_truth_analyze.jsonl);
 the bench resumes from it, always running next the case with the fewest runs, until each has
 --runs runs or --minutes have passed. It then prints the hit rate per case with its Wilson 95%
-interval. The diagnosis of each miss is kept beside RESULTS (misses/CASE-N.json).
+interval and, per cause, the detection limit: the smallest magnitude whose hit rate's Wilson
+lower bound is above 1/2 (the legacy-profiler rows repeat a magnitude and do not enter it). The
+diagnosis of each miss is kept beside RESULTS (misses/CASE-N.json).
 
   python3 bench/ground_truth_analyze.py [--runs 20] [--minutes 30] [--cases straggler,...]
   python3 bench/ground_truth_analyze.py --table        # the table only, no runs
@@ -24,7 +26,6 @@ binary (--stepscope, else $STEPSCOPE, else stepscope on PATH).
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,33 +37,40 @@ import ground_truth_lib as gt  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOB = os.path.join(HERE, "..", "apps", "stepscope", "tests", "pytorch_ddp_job.py")
 
-# name -> (fault, job arguments, magnitude label)
+# name -> (fault, job arguments, magnitude label, magnitude number for the detection limit)
 CASES = {
-    "none": ("none", [], "-"),
-    "none-legacy": ("none", ["--profiler", "legacy"], "-"),
-    "straggler-x3": ("straggler", ["--slow-factor", "3"], "3x extra work"),
-    "straggler-x5": ("straggler", ["--slow-factor", "5"], "5x extra work"),
-    "straggler-x10": ("straggler", ["--slow-factor", "10"], "10x extra work"),
+    "none": ("none", [], "-", None),
+    "none-legacy": ("none", ["--profiler", "legacy"], "-", None),
+    "straggler-x2": ("straggler", ["--slow-factor", "2"], "2x extra work", 2),
+    "straggler-x3": ("straggler", ["--slow-factor", "3"], "3x extra work", 3),
+    "straggler-x5": ("straggler", ["--slow-factor", "5"], "5x extra work", 5),
+    "straggler-x10": ("straggler", ["--slow-factor", "10"], "10x extra work", 10),
     "straggler-x10-legacy": ("straggler", ["--slow-factor", "10", "--profiler", "legacy"],
-                             "10x extra work"),
+                             "10x extra work", None),
+    "two_stragglers-3x2x": ("two_stragglers", ["--world", "4", "--slow-ranks", "1:3,3:2"],
+                            "N=4, 1:3x 3:2x", 3),
     "two_stragglers-6x4x": ("two_stragglers", ["--world", "4", "--slow-ranks", "1:6,3:4"],
-                           "N=4, 1:6x 3:4x"),
+                            "N=4, 1:6x 3:4x", 6),
     "two_stragglers-12x8x": ("two_stragglers", ["--world", "4", "--slow-ranks", "1:12,3:8"],
-                            "N=4, 1:12x 3:8x"),
-    "imbalance-x4": ("imbalance", ["--imbalance-factor", "4"], "4x extra work, rotating"),
-    "imbalance-x10": ("imbalance", ["--imbalance-factor", "10"], "10x extra work, rotating"),
+                             "N=4, 1:12x 3:8x", 12),
+    "imbalance-x2": ("imbalance", ["--imbalance-factor", "2"], "2x extra work, rotating", 2),
+    "imbalance-x4": ("imbalance", ["--imbalance-factor", "4"], "4x extra work, rotating", 4),
+    "imbalance-x10": ("imbalance", ["--imbalance-factor", "10"], "10x extra work, rotating", 10),
     "imbalance-x10-legacy": ("imbalance", ["--imbalance-factor", "10", "--profiler", "legacy"],
-                             "10x extra work, rotating"),
-    "input-1ms": ("input", ["--item-sleep", "0.001"], "1 ms per sample"),
-    "input-3ms": ("input", ["--item-sleep", "0.003"], "3 ms per sample"),
+                             "10x extra work, rotating", None),
+    "input-0.3ms": ("input", ["--item-sleep", "0.0003"], "0.3 ms per sample", 0.3),
+    "input-1ms": ("input", ["--item-sleep", "0.001"], "1 ms per sample", 1),
+    "input-3ms": ("input", ["--item-sleep", "0.003"], "3 ms per sample", 3),
     "input-3ms-legacy": ("input", ["--item-sleep", "0.003", "--profiler", "legacy"],
-                         "3 ms per sample"),
-    "slow_link-2mb": ("slow_link", ["--link-pad-mb", "2"], "+2 MB per all-reduce"),
-    "slow_link-8mb": ("slow_link", ["--link-pad-mb", "8"], "+8 MB per all-reduce"),
+                         "3 ms per sample", None),
+    "slow_link-0.5mb": ("slow_link", ["--link-pad-mb", "0.5"], "+0.5 MB per all-reduce", 0.5),
+    "slow_link-2mb": ("slow_link", ["--link-pad-mb", "2"], "+2 MB per all-reduce", 2),
+    "slow_link-8mb": ("slow_link", ["--link-pad-mb", "8"], "+8 MB per all-reduce", 8),
     "slow_link-8mb-legacy": ("slow_link", ["--link-pad-mb", "8", "--profiler", "legacy"],
-                             "+8 MB per all-reduce"),
-    "noisy-50": ("noisy", ["--noise-share", "0.5"], "hog busy 50%"),
-    "noisy-100": ("noisy", ["--noise-share", "1.0"], "hog busy 100%"),
+                             "+8 MB per all-reduce", None),
+    "noisy-25": ("noisy", ["--noise-share", "0.25"], "hog busy 25%", 25),
+    "noisy-50": ("noisy", ["--noise-share", "0.5"], "hog busy 50%", 50),
+    "noisy-100": ("noisy", ["--noise-share", "1.0"], "hog busy 100%", 100),
 }
 
 
@@ -91,7 +99,7 @@ def torch_python():
 
 
 def run_once(name, python, stepscope, results):
-    fault, extra, magnitude = CASES[name]
+    fault, extra, magnitude, _ = CASES[name]
     with tempfile.TemporaryDirectory(prefix="gt-analyze-") as tmp:
         out = os.path.join(tmp, "job")
         t0 = time.time()
@@ -118,11 +126,7 @@ def run_once(name, python, stepscope, results):
                            losses={x["binding"]: round(x["devices"], 3)
                                    for x in v.get("losses", [])})
                 if not rec["hit"]:
-                    misses = os.path.join(os.path.dirname(results), "misses")
-                    os.makedirs(misses, exist_ok=True)
-                    n = sum(1 for r in gt.load(results) if r["case"] == name)
-                    shutil.copy(os.path.join(out, "diagnosis.json"),
-                                os.path.join(misses, f"{name}-{n}.json"))
+                    gt.keep_miss(results, name, os.path.join(out, "diagnosis.json"))
     return rec
 
 
@@ -133,7 +137,8 @@ def main():
         python = torch_python()
         gt.run_until(names, args.results, args.runs, args.minutes,
                      lambda name: run_once(name, python, args.stepscope, args.results))
-    gt.table(gt.load(args.results), names, lambda n: CASES[n][2])
+    gt.table(gt.load(args.results), names, lambda n: CASES[n][2],
+             lambda n: (CASES[n][0], CASES[n][3]))
     return 0
 
 

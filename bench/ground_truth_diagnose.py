@@ -3,7 +3,8 @@
 known injected cause at several magnitudes, the named binding constraint and straggler ranks
 checked against it.
 
-Every run appends one JSON line to RESULTS (default bench/results/ground_truth_diagnose.jsonl);
+Every run appends one JSON line to RESULTS (default bench/results/ground_truth_diagnose.jsonl),
+and the diagnosis of each miss is kept beside it (misses/CASE-K.json);
 the bench resumes from it, always running next the case with the fewest runs, until each has
 --runs runs or --minutes have passed. It then prints the hit rate per case with its Wilson 95%
 interval and, per cause, the detection limit: the smallest magnitude whose hit rate's Wilson
@@ -13,7 +14,7 @@ lower bound is above 1/2.
   python3 bench/ground_truth_diagnose.py --table        # the table only, no runs
 
 What counts as right:
-  healthy        binding none or compute, no straggler ranks
+  healthy        binding none or compute, no straggler ranks (healthy-0.1: the same, borderline)
   straggler      binding stragglers, straggler ranks [2]
   two_stragglers binding stragglers, straggler ranks [1, 3]
   noisy          binding stragglers, straggler ranks [2] (the rank beside the co-tenant)
@@ -35,6 +36,7 @@ import ground_truth_lib as gt  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 CNN = ["--model", "cnn", "--channels", "8", "--batch", "16", "--steps", "16",
        "--warmup-steps", "3", "--emulate-device-speed", "0.1"]
+CNN_CLEAR = [x if x != "0.1" else "0.05" for x in CNN]
 MLP = ["--model", "mlp", "--hidden", "64,64", "--batch", "32", "--steps", "10",
        "--warmup-steps", "3"]
 BIG_MLP = ["--model", "mlp", "--hidden", "1024,1024", "--batch", "4", "--steps", "10",
@@ -44,7 +46,11 @@ GPT = ["--model", "gpt", "--layers", "1", "--width", "64", "--heads", "2", "--co
        "--variable-length"]
 
 # name -> (cause, magnitude number or None, magnitude label, diagnose arguments)
-CASES = {"healthy": ("healthy", None, "-", CNN)}
+# The convnet paced to a twentieth of a core scales near-linearly here (efficiency above 0.9 at 4
+# replicas); paced to a tenth it sits at the 0.9 line (0.87 to 0.95), where `none` and a small
+# named loss are both fair answers: reported on its own row, not as a detection limit.
+CASES = {"healthy": ("healthy", None, "cnn at 0.05 of a core", CNN_CLEAR),
+         "healthy-0.1": ("healthy", None, "cnn at 0.1 of a core (borderline)", CNN)}
 for f in (1.1, 1.2, 1.5, 2.0, 3.0):
     CASES[f"straggler-{f:g}"] = ("straggler", f, f"rank 2 at {f:g}x", CNN +
                                  ["--inject-straggler", f"2:{f:g}"])
@@ -83,7 +89,7 @@ def right(cause, v):
     raise ValueError(cause)
 
 
-def run_once(name, stepscope):
+def run_once(name, stepscope, results):
     cause, _, magnitude, args = CASES[name]
     rec = {"case": name, "cause": cause, "magnitude": magnitude}
     with tempfile.TemporaryDirectory(prefix="gt-diagnose-") as out:
@@ -98,11 +104,14 @@ def run_once(name, stepscope):
             return rec
         with open(os.path.join(out, "diagnosis.json")) as f:
             d = json.load(f)
-    v = d["verdict"]
-    rec.update(binding=v["binding"], throughput_constraint=v.get("throughput_constraint"),
-               straggler_ranks=v["straggler_ranks"], hit=right(cause, v),
-               efficiency=d["points"][-1]["efficiency"],
-               losses={x["binding"]: round(x["devices"], 3) for x in v.get("losses", [])})
+        v = d["verdict"]
+        rec.update(binding=v["binding"], throughput_constraint=v.get("throughput_constraint"),
+                   straggler_ranks=v["straggler_ranks"], hit=right(cause, v),
+                   efficiency=d["points"][-1]["efficiency"],
+                   losses={x["binding"]: round(x["devices"], 3) for x in v.get("losses", [])},
+                   load1=round(os.getloadavg()[0], 2))
+        if not rec["hit"]:
+            gt.keep_miss(results, name, os.path.join(out, "diagnosis.json"))
     return rec
 
 
@@ -111,7 +120,7 @@ def main():
                                 os.path.join(HERE, "..", "build", "apps", "stepscope", "stepscope"))
     if not args.table:
         gt.run_until(names, args.results, args.runs, args.minutes,
-                     lambda name: run_once(name, args.stepscope))
+                     lambda name: run_once(name, args.stepscope, args.results))
     gt.table(gt.load(args.results), names, lambda n: CASES[n][2],
              lambda n: (CASES[n][0], CASES[n][1]))
     return 0

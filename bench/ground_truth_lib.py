@@ -5,6 +5,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import time
 
 
@@ -29,6 +30,14 @@ def load(results):
 def append(results, record):
     with open(results, "a") as f:
         f.write(json.dumps(record) + "\n")
+
+
+def keep_miss(results, name, diagnosis_path):
+    """Copies a missed run's diagnosis beside RESULTS (misses/CASE-K.json, K its run number)."""
+    misses = os.path.join(os.path.dirname(os.path.abspath(results)), "misses")
+    os.makedirs(misses, exist_ok=True)
+    k = sum(1 for r in load(results) if r["case"] == name)
+    shutil.copy(diagnosis_path, os.path.join(misses, f"{name}-{k}.json"))
 
 
 def run_until(names, results, runs, minutes, run_once):
