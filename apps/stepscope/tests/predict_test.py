@@ -658,6 +658,19 @@ class InputBoundDecision(SweepTest):
         # beat staying as measured by far (the loader is most of the step).
         stay = [o for o in v["options"] if o["kind"] == "stay"][0]
         self.assertLess(fastest["time_to_target_hours"], 0.8 * stay["time_to_target_hours"])
+        # Each recommended lever's goodput gain is its own option's goodput over staying; a lever
+        # the model rules out is dropped with its reason, neither listed nor priced.
+        self.assertTrue(v["levers"], v["explanation"])
+        for lever in v["levers"]:
+            own = [o for o in v["options"] if o["kind"] == "lever" and o["levers"] == [lever["lever"]]]
+            self.assertEqual(len(own), 1, (lever, v["options"]))
+            self.assertAlmostEqual(lever["expected_gain_goodput"], own[0]["goodput"] - stay["goodput"],
+                                   places=6)
+        for dropped in v["levers_dropped"]:
+            self.assertIn("step-time model predicts", dropped["reason"])
+            self.assertFalse(any(o["kind"] == "lever" and o["levers"] == [dropped["lever"]]
+                                 for o in v["options"]), dropped)
+            self.assertNotIn(dropped["lever"], [x["lever"] for x in v["levers"]])
         next_best = min(o["time_to_target_hours"] for o in others)
         self.assertLess(fastest["time_to_target_hours"], next_best, v["options"])
         self.assertGreater(min(o["cost_to_target"] for o in v["options"]
