@@ -121,10 +121,7 @@ bool PriceVerdict(const model::StepModel& model, const decide::DecisionInputs& i
   for (const decide::PricedOption& o : *options) {
     if (o.kind == decide::OptionKind::kStay) stay_goodput = o.goodput;
   }
-  double measured_x = 0;  // the throughput the levers' gains are against
-  for (const decide::LeverAdvice& l : v->levers) {
-    measured_x = l.expected_samples_per_s - l.expected_gain_samples_per_s;
-  }
+  const double measured_x = decide::LeverBaseSamplesPerS(v->levers);
   const std::string old_words = decide::BestLeverWords(v->levers, measured_x);
   for (decide::LeverAdvice& l : v->levers) {
     for (const decide::PricedOption& o : *options) {

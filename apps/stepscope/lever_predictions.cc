@@ -101,10 +101,7 @@ std::vector<model::Prediction> LeverCurve(const model::StepModel& model,
 void UseModelGains(const std::vector<LeverPrediction>& predictions, decide::Verdict* verdict,
                    double one_replica_samples_per_s) {
   bool changed = false;
-  double measured_x = 0;
-  for (const decide::LeverAdvice& l : verdict->levers) {
-    measured_x = l.expected_samples_per_s - l.expected_gain_samples_per_s;
-  }
+  const double measured_x = decide::LeverBaseSamplesPerS(verdict->levers);
   const std::string old_words = decide::BestLeverWords(verdict->levers, measured_x);
   for (decide::LeverAdvice& l : verdict->levers) {
     for (const LeverPrediction& p : predictions) {

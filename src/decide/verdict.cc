@@ -473,6 +473,12 @@ std::string BestLeverWords(const std::vector<LeverAdvice>& levers, double x) {
                      best->action, pct);
 }
 
+double LeverBaseSamplesPerS(const std::vector<LeverAdvice>& levers) {
+  return levers.empty()
+             ? 0.0
+             : levers.back().expected_samples_per_s - levers.back().expected_gain_samples_per_s;
+}
+
 void RefreshLeverWords(const std::string& old_words, double x, Verdict* v) {
   if (const size_t at = v->situation.find(old_words); at != std::string::npos) {
     v->situation.replace(at, old_words.size(), BestLeverWords(v->levers, x));

@@ -162,6 +162,9 @@ std::string ExplainVerdict(const Verdict& v);
 // bigger batch can gain samples/s and lose progress per sample.
 std::string BestLeverWords(const std::vector<LeverAdvice>& levers, double samples_per_s);
 
+// The measured samples/s the levers' expected gains are against (0 without levers).
+double LeverBaseSamplesPerS(const std::vector<LeverAdvice>& levers);
+
 // After the levers changed (new gains, dropped levers): the situation's sentence on the most
 // promising lever, `old_words` as BestLeverWords gave it before, replaced by today's, and the
 // explanation made anew.
