@@ -19,7 +19,8 @@ struct HeartbeatBoard::Slot {
   int64_t step;
   int64_t phase;
   double time;
-  char padding[64 - 5 * 8];
+  double alive;  // written outside the seqlock: one aligned store, read on its own
+  char padding[64 - 6 * 8];
 };
 
 Result<std::unique_ptr<HeartbeatBoard>> HeartbeatBoard::Create(const Communicator& comm) {
@@ -34,7 +35,7 @@ Result<std::unique_ptr<HeartbeatBoard>> HeartbeatBoard::Create(const Communicato
                                         &base, &board->win_),
                 "MPI_Win_allocate_shared for the heartbeat board", comm.rank()));
   board->mine_ = new (base)
-      Slot{0, comm.rank(), -1, static_cast<int64_t>(HeartbeatPhase::kStarting), comm.Now(), {}};
+      Slot{0, comm.rank(), -1, static_cast<int64_t>(HeartbeatPhase::kStarting), comm.Now(), 0, {}};
   board->slots_.resize(comm.local_size());
   for (int j = 0; j < comm.local_size(); ++j) {
     MPI_Aint size = 0;
@@ -72,6 +73,10 @@ void HeartbeatBoard::Publish(int64_t step, HeartbeatPhase phase) {
   sequence.store(s + 2, std::memory_order_release);
 }
 
+void HeartbeatBoard::Beat() {
+  std::atomic_ref<double>(mine_->alive).store(comm_->Now(), std::memory_order_release);
+}
+
 std::vector<HeartbeatEntry> HeartbeatBoard::Snapshot() const {
   std::vector<HeartbeatEntry> entries(slots_.size());
   for (size_t j = 0; j < slots_.size(); ++j) {
@@ -92,6 +97,7 @@ std::vector<HeartbeatEntry> HeartbeatBoard::Snapshot() const {
       std::atomic_thread_fence(std::memory_order_acquire);
       if (before % 2 == 0 && sequence.load(std::memory_order_relaxed) == before) break;
     }
+    e.alive = std::atomic_ref<double>(slot->alive).load(std::memory_order_acquire);
     entries[j] = e;
   }
   return entries;

@@ -34,6 +34,10 @@ struct HeartbeatEntry {
   int64_t step = -1;  // -1 until the rank first publishes
   HeartbeatPhase phase = HeartbeatPhase::kStarting;
   Seconds time = 0;  // Communicator::Now() at publish
+  // Communicator::Now() at the rank's last liveness beat (its watchdog's thread beats while the
+  // training thread waits); 0 when the rank never beat. A rank waiting in a collective publishes
+  // nothing, so only this tells a waiting rank from one that was stopped inside the collective.
+  Seconds alive = 0;
 };
 
 class HeartbeatBoard {
@@ -45,6 +49,9 @@ class HeartbeatBoard {
 
   // Publishes this rank's state: a few plain stores, no MPI call, safe from any one thread.
   void Publish(int64_t step, HeartbeatPhase phase);
+  // Records that this rank's process still runs (one store, no MPI call, from any one thread
+  // other than Publish's or the same).
+  void Beat();
   // Every local rank's last published entry, in local rank order.
   std::vector<HeartbeatEntry> Snapshot() const;
 

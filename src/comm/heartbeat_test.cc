@@ -45,6 +45,28 @@ TEST(HeartbeatBoard, NamesTheRankThatStoppedProgressing) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// A beat is seen by every local rank, apart from the step and phase it leaves alone.
+TEST(HeartbeatBoard, EveryRankSeesTheOthersBeat) {
+  auto comm = Communicator::Init(nullptr, nullptr);
+  ASSERT_TRUE(comm.ok()) << comm.status().message();
+  const Communicator& c = **comm;
+  auto board = HeartbeatBoard::Create(c);
+  ASSERT_TRUE(board.ok()) << board.status().message();
+  for (const auto& e : (*board)->Snapshot()) EXPECT_EQ(e.alive, 0) << e.world_rank;
+  MPI_Barrier(MPI_COMM_WORLD);
+  (*board)->Publish(3, HeartbeatPhase::kAllreduce);
+  const Seconds before = c.Now();
+  (*board)->Beat();
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (const auto& e : (*board)->Snapshot()) {
+    EXPECT_GT(e.alive, 0) << e.world_rank;
+    EXPECT_EQ(e.step, 3) << e.world_rank;
+    EXPECT_EQ(e.phase, HeartbeatPhase::kAllreduce) << e.world_rank;
+  }
+  EXPECT_GE((*board)->Snapshot()[c.local_rank()].alive, before);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 TEST(LaggingRanks, SilenceAndStepBothCount) {
   std::vector<HeartbeatEntry> entries(3);
   for (int j = 0; j < 3; ++j) {

@@ -40,6 +40,9 @@ WatchdogHooks WatchdogHooks::For(const comm::Communicator& comm, comm::Heartbeat
   hooks.heartbeats = [board] {
     return board ? board->Snapshot() : std::vector<comm::HeartbeatEntry>{};
   };
+  hooks.beat = [board] {
+    if (board) board->Beat();
+  };
   hooks.abort = [&comm](const std::string& message) { comm.Abort(message); };
   return hooks;
 }
@@ -61,13 +64,19 @@ std::optional<std::string> StallMessage(const WaitState& wait, Seconds timeout, 
   for (const auto& e : heartbeats) {
     if (e.phase != comm::HeartbeatPhase::kDone) furthest = std::max(furthest, e.step);
   }
+  // A rank waiting in the collective publishes nothing, but its watchdog's thread beats; one
+  // whose beat is stale was stopped (or starved) inside the collective.
+  const Seconds beat_silence = timeout / 2;
   std::string names;
   for (const auto& e : heartbeats) {
+    if (e.phase == comm::HeartbeatPhase::kDone) continue;
     const bool waiting_here = e.step == furthest && e.phase == comm::HeartbeatPhase::kAllreduce;
-    if (waiting_here || e.phase == comm::HeartbeatPhase::kDone) continue;
+    const bool beating = e.alive <= 0 || now - e.alive <= beat_silence;
+    if (waiting_here && beating) continue;
+    const Seconds silent = waiting_here ? now - e.alive : now - e.time;
     names += (names.empty() ? "" : "; ") + std::string("rank ") + std::to_string(e.world_rank) +
              " stopped at step " + std::to_string(e.step) + " (" + PhaseName(e.phase) +
-             ", silent for " + WholeSeconds(now - e.time) + " s)";
+             ", silent for " + WholeSeconds(silent) + " s)";
   }
   message +=
       names.empty() ? "a rank on another host did not arrive (no local rank is behind)" : names;
@@ -101,7 +110,27 @@ void Watchdog::Loop() {
   // Sleeps between checks (never spins); wakes at once on destruction.
   const auto period = std::chrono::duration<double>(std::min(1.0, timeout_ / 4));
   std::unique_lock<std::mutex> lock(mu_);
-  while (!cv_.wait_for(lock, period, [&] { return stop_; })) Check();
+  // A gap of several periods between checks (on the host's steady clock) means this process
+  // itself was stopped (SIGSTOP, a suspended host): the time it spent stopped is no evidence
+  // against the other ranks, so its wait starts again rather than ending the job the moment it
+  // runs again.
+  const auto suspended = std::chrono::duration<double>(std::max(4 * period.count(), timeout_ / 2));
+  if (hooks_.beat) hooks_.beat();
+  auto last = std::chrono::steady_clock::now();
+  while (!cv_.wait_for(lock, period, [&] { return stop_; })) {
+    if (hooks_.beat) hooks_.beat();
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last > suspended) RestartWait(hooks_.now());
+    last = now;
+    Check();
+  }
+}
+
+void Watchdog::RestartWait(Seconds now) {
+  // Only moves the start forward: a phase change published meanwhile stays as it is.
+  Seconds since = since_.load(std::memory_order_relaxed);
+  while (since < now && !since_.compare_exchange_weak(since, now, std::memory_order_relaxed)) {
+  }
 }
 
 void Watchdog::Check() {

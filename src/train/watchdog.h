@@ -25,6 +25,7 @@ struct WatchdogHooks {
   std::function<Seconds()> now;
   std::function<void(int64_t step, comm::HeartbeatPhase)> publish;
   std::function<std::vector<comm::HeartbeatEntry>()> heartbeats;
+  std::function<void()> beat;  // this process still runs: called by the watchdog's thread
   std::function<void(const std::string&)> abort;  // does not return in a real job
 
   static WatchdogHooks For(const comm::Communicator& comm, comm::HeartbeatBoard* board);
@@ -39,7 +40,8 @@ struct WaitState {
 
 // The message that ends the job, or nullopt while the wait is not a stall: only waits for input
 // or in a collective count, and only once they reach `timeout`. `heartbeats` (the local ranks at
-// `now`) name the ranks behind the furthest step or not waiting in the collective.
+// `now`) name the ranks behind the furthest step or not waiting in the collective, and those in
+// the collective whose liveness beat is older than half the timeout (stopped inside it).
 std::optional<std::string> StallMessage(const WaitState& wait, Seconds timeout, Seconds now,
                                         const std::vector<comm::HeartbeatEntry>& heartbeats);
 
@@ -56,6 +58,7 @@ class Watchdog {
  private:
   void Loop();
   void Check();
+  void RestartWait(Seconds now);
 
   WatchdogHooks hooks_;
   Seconds timeout_;

@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace stepscope::train {
@@ -153,6 +154,62 @@ TEST(StallMessage, WithNoLocalRankBehindItBlamesAnotherHost) {
   ASSERT_TRUE(message);
   EXPECT_NE(message->find("a rank on another host did not arrive"), std::string::npos)
       << *message;
+}
+
+TEST(StallMessage, NamesARankStoppedInsideTheCollectiveByItsStaleBeat) {
+  // Both ranks arrived at the collective; rank 1's process was then stopped, so its watchdog's
+  // beat is 9 s old against rank 0's fresh one. Half the 10 s timeout is the limit.
+  auto zero = Entry(0, 4, HeartbeatPhase::kAllreduce, 80);
+  auto one = Entry(1, 4, HeartbeatPhase::kAllreduce, 80);
+  zero.alive = 99.5;
+  one.alive = 91;
+  const auto message = StallMessage({4, HeartbeatPhase::kAllreduce, 20}, 10, 100, {zero, one});
+  ASSERT_TRUE(message);
+  EXPECT_NE(message->find("rank 1 stopped at step 4 (in an all-reduce, silent for 9 s)"),
+            std::string::npos)
+      << *message;
+  EXPECT_EQ(message->find("rank 0 stopped"), std::string::npos) << *message;
+  EXPECT_EQ(message->find("another host"), std::string::npos) << *message;
+  one.alive = 95.5;
+  const auto beating = StallMessage({4, HeartbeatPhase::kAllreduce, 20}, 10, 100, {zero, one});
+  ASSERT_TRUE(beating);
+  EXPECT_NE(beating->find("a rank on another host did not arrive"), std::string::npos)
+      << *beating;
+}
+
+TEST(Watchdog, BeatsWhileTheTrainingThreadWaits) {
+  FakeJob job;
+  std::atomic<int> beats{0};
+  WatchdogHooks hooks = job.Hooks();
+  hooks.beat = [&beats] { beats.fetch_add(1); };
+  {
+    Watchdog watchdog(std::move(hooks), 0.2);
+    watchdog.Publish(1, HeartbeatPhase::kAllreduce);
+    // At least the first beat and one after a check period; a hang fails by the ctest timeout.
+    while (beats.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_GE(beats.load(), 2);
+}
+
+TEST(Watchdog, AWaitThroughItsOwnSuspensionStartsAgain) {
+  // The watchdog's thread is held for 0.5 s (as by SIGSTOP) while the job's clock moves 30 s:
+  // that wait is not a stall; the same wait growing afterwards is.
+  FakeJob job;
+  std::atomic<int> beats{0};
+  WatchdogHooks hooks = job.Hooks();
+  hooks.beat = [&beats, &job] {
+    if (beats.fetch_add(1) == 2) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      job.Advance(30);
+    }
+  };
+  Watchdog watchdog(std::move(hooks), 0.2);
+  watchdog.Publish(5, HeartbeatPhase::kAllreduce);
+  while (beats.load() < 6) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(job.MessageNow(), "");
+  job.Advance(1);
+  EXPECT_NE(job.AwaitAbort().find("waited 1 s in an all-reduce at step 5"), std::string::npos)
+      << job.MessageNow();
 }
 
 TEST(StallMessage, NamesEveryRankBehindInRankOrder) {
