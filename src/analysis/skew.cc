@@ -8,6 +8,7 @@
 #include <map>
 
 #include "analysis/decomposition.h"
+#include "core/statistics.h"
 
 namespace stepscope::analysis {
 Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const SkewOptions& options) {
@@ -126,6 +127,23 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
     out.arrival_skew_p90 = Percentile(all_skews, 90);
   }
 
+  // Per step and rank: compute on a core, and the median of the other ranks' at that step.
+  std::vector<double> cpu_wait_sum(nranks, 0);
+  std::vector<std::vector<double>> typical_gap(nranks), typical_reference(nranks);
+  for (const auto& row : m.steps) {
+    for (size_t r = 0; r < nranks; ++r) {
+      cpu_wait_sum[r] += row[r]->compute - row[r]->compute_on_cpu();
+      if (nranks < 2) continue;
+      std::vector<double> others;
+      for (size_t o = 0; o < nranks; ++o) {
+        if (o != r) others.push_back(row[o]->compute_on_cpu());
+      }
+      const double reference = Median(others);
+      typical_gap[r].push_back(row[r]->compute_on_cpu() - reference);
+      typical_reference[r].push_back(reference);
+    }
+  }
+
   double all_waits = 0;
   for (double w : wait_caused) all_waits += w;
   for (size_t r = 0; r < nranks; ++r) {
@@ -144,6 +162,11 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
       others_pre.push_back(pre_arrival_sum[o] * inv);
       others_input.push_back(input_sum[o] * inv);
     }
+    rs.cpu_wait_mean = cpu_wait_sum[r] * inv;
+    rs.typical_added = TrimmedMean(typical_gap[r]);
+    const double typical_reference_mean = TrimmedMean(typical_reference[r]);
+    rs.typical_excess =
+        typical_reference_mean > 0 ? rs.typical_added / typical_reference_mean : 0;
     rs.input_wait_mean = input_sum[r] * inv;
     rs.others_input_wait = Median(others_input);
     const double med = Median(others);
@@ -175,6 +198,28 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
           "but that is {:.3f} ms of a {:.2f} ms step: not called a straggler",
           rs.rank, 100 * rs.last_fraction, unit, 100 * rs.compute_excess, 1e3 * compute_added,
           1e3 * step_sum[r] * inv));
+      continue;
+    }
+    const bool typical = rs.typical_excess >= options.compute_margin &&
+                         rs.typical_added >= material;
+    // (Unless it is also late by more than that excess, outside compute: the arrival test.)
+    if (rs.compute_excess >= options.compute_margin && compute_added >= material && !typical &&
+        (out.by_steps || lateness - compute_added < material)) {
+      // More compute on average, but not in a typical step on a core: the excess is time spent
+      // waiting for a CPU core, or a few disturbed steps.
+      const bool core = rs.cpu_wait_mean >= 0.5 * compute_added;
+      out.evidence.push_back(fmt::format(
+          "rank {} arrived last in {:.0f}% of the {} and computes {:.0f}% more than the others "
+          "on average ({:.3f} ms), but {}: in a typical step it computes {:.0f}% ({:.3f} ms) more "
+          "than they do on a core, under the {:.0f}% margin or {:.0f}% of its step: not called a "
+          "straggler",
+          rs.rank, 100 * rs.last_fraction, unit, 100 * rs.compute_excess, 1e3 * compute_added,
+          core ? fmt::format("{:.3f} ms of its compute is waiting for a CPU core (more threads "
+                             "than cores on its host, or a co-tenant)",
+                             1e3 * rs.cpu_wait_mean)
+               : std::string("that comes from a few disturbed steps"),
+          100 * rs.typical_excess, 1e3 * rs.typical_added, 100 * options.compute_margin,
+          100 * options.material_share));
       continue;
     }
     if (rs.compute_excess >= options.compute_margin && compute_added >= material) {
@@ -221,7 +266,7 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
     std::vector<double> reference(m.steps.size());
     for (size_t s = 0; s < m.steps.size(); ++s) {
       std::vector<double> c;
-      for (size_t r = 0; r < nranks; ++r) c.push_back(m.steps[s][r]->compute);
+      for (size_t r = 0; r < nranks; ++r) c.push_back(m.steps[s][r]->compute_on_cpu());
       std::sort(c.begin(), c.end());
       c.resize(half);
       reference[s] = Median(c);
@@ -238,9 +283,9 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
       }
       int64_t steady = 0;
       for (size_t s = 0; s < m.steps.size(); ++s) {
-        steady += m.steps[s][r]->compute > reference[s] * (1 + options.compute_margin);
+        steady += m.steps[s][r]->compute_on_cpu() > reference[s] * (1 + options.compute_margin);
       }
-      const double excess = rs.compute_mean / reference_mean - 1;
+      const double excess = (rs.compute_mean - rs.cpu_wait_mean) / reference_mean - 1;
       const double steady_fraction = static_cast<double>(steady) * inv;
       if (excess >= 2 * options.compute_margin && steady_fraction >= options.last_fraction) {
         out.straggler_ranks.push_back(rs.rank);
@@ -248,7 +293,7 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
             "rank {} computes {:.0f}% more than the faster half of the ranks ({:.2f} against "
             "{:.2f} ms), in {:.0f}% of the steps: a further straggler, hidden behind rank {} "
             "(it binds once that one is fixed)",
-            rs.rank, 100 * excess, 1e3 * rs.compute_mean, 1e3 * reference_mean,
+            rs.rank, 100 * excess, 1e3 * (rs.compute_mean - rs.cpu_wait_mean), 1e3 * reference_mean,
             100 * steady_fraction, slowest));
       }
     }

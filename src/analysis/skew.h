@@ -40,6 +40,16 @@ struct RankSkew {
   // (a slow loader on one rank, a sleep) still shows here.
   Seconds pre_arrival_mean = 0;
   double arrival_excess = 0;
+  // Of compute_mean, the mean time this rank waited for a CPU core (StepRecord::cpu_wait; 0
+  // where unknown).
+  Seconds cpu_wait_mean = 0;
+  // Its typical excess on a core: per step, its compute less the time it waited for a core,
+  // against the median of the other ranks' at that step; the 10 % trimmed mean over the steps
+  // (core/statistics.h TrimmedMean), in seconds and as a fraction of the others'. A rank made
+  // slow by sharing its core, or by one disturbed step, has a large mean excess and a small
+  // typical one; a slower rank has both.
+  Seconds typical_added = 0;
+  double typical_excess = 0;
   Seconds input_wait_mean = 0;    // this rank's mean input wait
   Seconds others_input_wait = 0;  // the median of the other ranks' mean input waits
 };

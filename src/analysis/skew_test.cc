@@ -155,6 +155,68 @@ TEST(Skew, AnExcessThatIsASliverOfTheStepIsNoStraggler) {
   EXPECT_NE(s->evidence[0].find("not called a straggler"), std::string::npos) << s->evidence[0];
 }
 
+// `spec`'s run with rank 1 computing `extra` more in the steps `when` picks (arriving that much
+// later and ending that much later), of which `waiting` is time spent waiting for a CPU core.
+std::vector<StepRecord> RankOneComputesMore(const SyntheticRunSpec& spec, Seconds extra,
+                                            bool (*when)(int64_t), Seconds waiting) {
+  std::vector<StepRecord> records = SynthesizeRun(spec);
+  for (StepRecord& r : records) {
+    r.cpu_wait = 0.0;
+    if (r.rank != 1 || !when(r.step)) continue;
+    r.compute += extra;
+    r.backward += extra;
+    r.end += extra;
+    r.cpu_wait = waiting;
+    for (CollectiveRecord& c : r.collectives) c.ready += extra;
+  }
+  return records;
+}
+
+TEST(Skew, ARankWaitingForACoreIsNotAStraggler) {
+  // Rank 1 computes 30 % longer every step, all of it waiting for a CPU core (more threads than
+  // cores on its host): the host, not a slower rank. The same excess on a core is a straggler.
+  SyntheticRunSpec spec;
+  spec.replicas = 4;
+  spec.jitter = 0.02;
+  const auto always = [](int64_t) { return true; };
+  Result<SkewReport> waiting = AnalyzeSkew(RankOneComputesMore(spec, 0.003, always, 0.003));
+  ASSERT_TRUE(waiting.ok()) << waiting.status().message();
+  EXPECT_TRUE(waiting->straggler_ranks.empty());
+  EXPECT_NEAR(waiting->ranks[1].compute_excess, 0.3, 0.03);
+  EXPECT_NEAR(waiting->ranks[1].cpu_wait_mean, 0.003, 1e-9);
+  EXPECT_LT(waiting->ranks[1].typical_excess, 0.05);
+  ASSERT_FALSE(waiting->evidence.empty());
+  EXPECT_NE(waiting->evidence[0].find("waiting for a CPU core"), std::string::npos)
+      << waiting->evidence[0];
+  EXPECT_NE(waiting->evidence[0].find("not called a straggler"), std::string::npos);
+  Result<SkewReport> slower = AnalyzeSkew(RankOneComputesMore(spec, 0.003, always, 0.0));
+  ASSERT_TRUE(slower.ok());
+  EXPECT_EQ(slower->straggler_ranks, std::vector<int>{1});
+  EXPECT_NEAR(slower->ranks[1].typical_excess, 0.3, 0.03);
+}
+
+TEST(Skew, OneDisturbedStepIsNotAStraggler) {
+  // One step of twenty where rank 1 computes 25 ms more (the host took its core once): by far
+  // the most waiting, and 12 % more compute on average, but none in a typical step. The same
+  // burst in half the steps (a co-tenant) is a straggler.
+  SyntheticRunSpec spec;
+  spec.replicas = 4;
+  spec.jitter = 0.02;
+  Result<SkewReport> once =
+      AnalyzeSkew(RankOneComputesMore(spec, 0.025, [](int64_t step) { return step == 9; }, 0));
+  ASSERT_TRUE(once.ok()) << once.status().message();
+  EXPECT_GT(once->ranks[1].wait_share, 0.6);
+  EXPECT_GT(once->ranks[1].compute_excess, 0.1);
+  EXPECT_TRUE(once->straggler_ranks.empty());
+  ASSERT_FALSE(once->evidence.empty());
+  EXPECT_NE(once->evidence[0].find("a few disturbed steps"), std::string::npos)
+      << once->evidence[0];
+  Result<SkewReport> half = AnalyzeSkew(
+      RankOneComputesMore(spec, 0.025, [](int64_t step) { return step % 2 == 0; }, 0));
+  ASSERT_TRUE(half.ok());
+  EXPECT_EQ(half->straggler_ranks, std::vector<int>{1});
+}
+
 TEST(Skew, OneRankAndNoCollectives) {
   SyntheticRunSpec spec;
   Result<SkewReport> one = AnalyzeSkew(SynthesizeRun(spec));

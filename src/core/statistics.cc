@@ -23,6 +23,17 @@ double Mean(const std::vector<double>& values) {
   return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
 }
 
+double TrimmedMean(std::vector<double> values, double share) {
+  if (values.empty()) return 0;
+  size_t cut = static_cast<size_t>(share * static_cast<double>(values.size()));
+  if (values.size() >= 5) cut = std::max<size_t>(cut, 1);
+  cut = std::min(cut, (values.size() - 1) / 2);
+  std::sort(values.begin(), values.end());
+  return std::accumulate(values.begin() + static_cast<std::ptrdiff_t>(cut),
+                         values.end() - static_cast<std::ptrdiff_t>(cut), 0.0) /
+         static_cast<double>(values.size() - 2 * cut);
+}
+
 namespace {
 
 // Draws moving-block resamples of one sample: blocks of `block` consecutive values at uniform

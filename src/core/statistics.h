@@ -14,6 +14,10 @@ namespace stepscope {
 double Percentile(std::vector<double> values, double p);
 double Median(std::vector<double> values);
 double Mean(const std::vector<double>& values);  // 0 for an empty vector
+// The mean once `share` of the values (rounded down, but at least one once there are 5 or more)
+// is dropped from each end: a step or two that the host disturbed does not move it, a cause that
+// is present in many steps does. 0 for an empty vector.
+double TrimmedMean(std::vector<double> values, double share = 0.1);
 
 struct BootstrapOptions {
   int resamples = 1000;

@@ -101,3 +101,25 @@ TEST(Estimate, ArithmeticAndJson) {
 
 }  // namespace
 }  // namespace stepscope
+
+namespace stepscope {
+namespace {
+
+TEST(TrimmedMean, DropsTheEndsButKeepsACauseOfManySteps) {
+  EXPECT_DOUBLE_EQ(TrimmedMean({}), 0);
+  EXPECT_DOUBLE_EQ(TrimmedMean({1, 2, 9}), 4);  // under 5 values: nothing dropped
+  // One disturbed step of seven is dropped (with the lowest): the mean of the other five.
+  EXPECT_DOUBLE_EQ(TrimmedMean({1, 1, 1, 1, 1, 1, 8}), 1);
+  // A cause in half the steps stays in the mean.
+  EXPECT_DOUBLE_EQ(TrimmedMean({0, 2, 0, 2, 0, 2, 0, 2}), 1);
+  // 20 values, 10 %: two from each end.
+  std::vector<double> v(20, 5.0);
+  v[0] = 100;
+  v[1] = 100;
+  v[2] = -100;
+  v[3] = -100;
+  EXPECT_DOUBLE_EQ(TrimmedMean(v), 5);
+}
+
+}  // namespace
+}  // namespace stepscope

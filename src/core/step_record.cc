@@ -53,8 +53,9 @@ std::string StepRecordToJson(const StepRecord& r) {
       .Number("forward", r.forward)
       .Number("backward", r.backward)
       .Number("optimizer", r.optimizer)
-      .Number("compute", r.compute)
-      .Number("exposed_comm", r.exposed_comm)
+      .Number("compute", r.compute);
+  if (r.cpu_wait) w.Number("cpu_wait", *r.cpu_wait);
+  w.Number("exposed_comm", r.exposed_comm)
       .Number("comm_busy", r.comm_busy)
       .Number("loss", r.loss)
       .Number("local_grad_sq", r.local_grad_sq)
@@ -110,6 +111,16 @@ Result<StepRecord> StepRecordFromJson(const std::string& line, const std::string
   STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "backward", &r.backward, where));
   STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "optimizer", &r.optimizer, where));
   STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "compute", &r.compute, where));
+  if (version >= 3 && j.contains("cpu_wait")) {
+    Seconds cpu_wait = 0;
+    STEPSCOPE_RETURN_IF_ERROR(Field(j, "cpu_wait", &cpu_wait, where));
+    if (cpu_wait < 0 || cpu_wait > r.compute) {
+      return Status::Error(where + ": field 'cpu_wait' (" + std::to_string(cpu_wait) +
+                           ") must lie between 0 and 'compute' (" + std::to_string(r.compute) +
+                           ")");
+    }
+    r.cpu_wait = cpu_wait;
+  }
   STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "exposed_comm", &r.exposed_comm, where));
   STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "comm_busy", &r.comm_busy, where));
   STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "loss", &r.loss, where));

@@ -16,8 +16,9 @@ namespace stepscope {
 // without one is version 1.
 //   1: the fields below except backward_start.
 //   2: adds backward_start.
+//   3: adds cpu_wait.
 // Older versions still read (fields they lack keep their defaults); newer ones are refused.
-inline constexpr int kStepRecordVersion = 2;
+inline constexpr int kStepRecordVersion = 3;
 
 // One gradient reduction (a bucket, or one collective of an imported trace) within a step.
 struct CollectiveRecord {
@@ -52,11 +53,17 @@ struct StepRecord {
   // last micro-batch's), on the same clock as start/end: every bucket's `ready` lies after it.
   // nullopt: unknown (a version-1 record, or a trace that shows no backward pass).
   std::optional<Seconds> backward_start;
+  // Of `compute`, the time this rank's training thread was runnable but waiting for a CPU core
+  // (the kernel's run-queue delay): a rank slowed by sharing its core with other threads, not a
+  // slower rank. nullopt: unknown (older records, imported traces, a kernel without schedstat).
+  std::optional<Seconds> cpu_wait;
   std::vector<CollectiveRecord> collectives;
 
   Seconds step_time() const { return end - start; }
   // Whatever the step spent outside input wait, compute and exposed communication.
   Seconds overhead() const { return step_time() - input_wait - compute - exposed_comm; }
+  // Compute on a core: `compute` less the run-queue delay within it (all of it when unknown).
+  Seconds compute_on_cpu() const { return compute - cpu_wait.value_or(0); }
 };
 
 // JSON Lines: one StepRecord per line (schema: docs/train-output.md), written at

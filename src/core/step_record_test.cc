@@ -49,6 +49,27 @@ TEST(StepRecord, UnknownBackwardStartIsNotWritten) {
   EXPECT_EQ(StepRecordToJson(r).find("backward_start"), std::string::npos);
 }
 
+TEST(StepRecord, CpuWaitRoundTripsAndIsCheckedAgainstCompute) {
+  StepRecord r;
+  r.end = 1;
+  r.compute = 0.5;
+  EXPECT_EQ(StepRecordToJson(r).find("cpu_wait"), std::string::npos);
+  EXPECT_DOUBLE_EQ(r.compute_on_cpu(), 0.5);
+  r.cpu_wait = 0.125;
+  auto back = StepRecordFromJson(StepRecordToJson(r), "test");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_TRUE(back->cpu_wait.has_value());
+  EXPECT_DOUBLE_EQ(*back->cpu_wait, 0.125);
+  EXPECT_DOUBLE_EQ(back->compute_on_cpu(), 0.375);
+  // More waiting for a core than the compute it was part of is a broken file, named.
+  const std::string bad =
+      R"({"version":3,"rank":0,"step":2,"start":0,"end":1,"compute":0.1,"cpu_wait":0.2})";
+  auto refused = StepRecordFromJson(bad, "r.jsonl:3");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("r.jsonl:3: field 'cpu_wait'"), std::string::npos)
+      << refused.status().message();
+}
+
 // A line as version 1 wrote it (no "version", no "backward_start") still reads.
 TEST(StepRecord, VersionOneLineReads) {
   const std::string v1 =

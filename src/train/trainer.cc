@@ -22,6 +22,7 @@
 #include "train/progress.h"
 #include "train/recorder.h"
 #include "train/reducer.h"
+#include "train/run_queue.h"
 #include "train/watchdog.h"
 
 namespace stepscope::train {
@@ -245,6 +246,10 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     co_tenant = {o.injection.noise_share, data::MixSeed(o.seed, static_cast<uint64_t>(rank))};
   }
   ComputePacer pacer(slowdown, co_tenant);
+  // Paced compute takes its emulated time whatever the core's queue, so only unpaced runs say
+  // how much of their compute was spent waiting for a core.
+  const RunQueueClock run_queue =
+      pacer.active() ? RunQueueClock() : RunQueueClock::ForThisThread();
   Reducer reducer(model.grads(), o.reducer, o.emulation, allreducer.get(), world,
                   [&comm] { return comm.Now(); });
   Progress progress(o.progress && rank == 0, total_steps);
@@ -306,6 +311,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     // One replica has no noise scale to estimate (B = b): no norms, no extra passes.
     reducer.BeginStep(world > 1 && step % o.grad_norm_every == 0);
     double loss = 0;
+    CpuWait cpu_wait;
     for (int micro = 0; micro < o.accum; ++micro) {
       const bool reducing = micro + 1 == o.accum;
       watchdog.Publish(step, comm::HeartbeatPhase::kInput);
@@ -321,6 +327,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
       // The batch's work for pacing: its tokens (variable-length text), else one unit.
       const double work = batch.tokens.empty() ? 1.0 : static_cast<double>(batch.tokens.size());
       Interval fwd{comm.Now(), 0};
+      cpu_wait.Begin(run_queue);
       pacer.Begin();
       loss += model.Forward(batch) / o.accum;
       pacer.End(work);
@@ -342,6 +349,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
       model.Backward(1.0f / static_cast<float>(o.accum), ready);
       pacer.End(work);
       bwd.end = comm.Now();
+      cpu_wait.End(run_queue);
       tl.backwards.push_back(bwd);
       loader.Recycle(std::move(batch));  // the workers reuse its buffers
     }
@@ -373,10 +381,12 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     }
 
     tl.optimizer.begin = comm.Now();
+    cpu_wait.Begin(run_queue);
     pacer.Begin();
     optimizer->StepAndZeroGrads(model.params(), model.grads());
     pacer.End();
     tl.optimizer.end = comm.Now();
+    cpu_wait.End(run_queue);
     rec.end = comm.Now();
     previous_end = rec.end;
 
@@ -385,6 +395,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     rec.backward = Sum(tl.backwards);
     rec.optimizer = tl.optimizer.end - tl.optimizer.begin;
     rec.compute = rec.forward + rec.backward + rec.optimizer;
+    rec.cpu_wait = cpu_wait.Total(rec.compute);
     rec.exposed_comm = tl.exposed_wait.end - tl.exposed_wait.begin;
     rec.comm_busy = rs.comm_busy;
     rec.loss = loss;

@@ -81,7 +81,10 @@ class Outputs(TempDirTest):
                 self.assertAlmostEqual(s["compute"], s["forward"] + s["backward"] + s["optimizer"],
                                        places=9)
                 self.assertGreater(len(s["collectives"]), 1, "bucket cap should split gradients")
-                self.assertEqual(s["version"], 2)
+                self.assertEqual(s["version"], 3)
+                # Unpaced: the time spent waiting for a core is measured, and part of compute.
+                self.assertGreaterEqual(s["cpu_wait"], 0)
+                self.assertLessEqual(s["cpu_wait"], s["compute"])
                 # Backward starts after the forward pass and before any bucket is ready; every
                 # bucket is ready by the end of backward (one micro-batch: one backward pass).
                 bwd = s["backward_start"]
@@ -164,6 +167,8 @@ class Outputs(TempDirTest):
             steps = read_jsonl(os.path.join(out, f"rank-{rank}.steps.jsonl"))
             self.assertEqual(len(steps), 6)
             self.assertTrue(all(math.isfinite(s["loss"]) for s in steps))
+            # Paced compute takes its emulated time whatever the core's queue: no cpu_wait.
+            self.assertTrue(all("cpu_wait" not in s for s in steps))
 
     def test_no_reduce_lets_replicas_drift(self):
         out = self.path("run")
