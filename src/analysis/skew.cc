@@ -165,8 +165,7 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
     rs.cpu_wait_mean = cpu_wait_sum[r] * inv;
     rs.typical_added = TrimmedMean(typical_gap[r]);
     const double typical_reference_mean = TrimmedMean(typical_reference[r]);
-    rs.typical_excess =
-        typical_reference_mean > 0 ? rs.typical_added / typical_reference_mean : 0;
+    rs.typical_excess = typical_reference_mean > 0 ? rs.typical_added / typical_reference_mean : 0;
     rs.input_wait_mean = input_sum[r] * inv;
     rs.others_input_wait = Median(others_input);
     const double med = Median(others);
@@ -200,8 +199,8 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
           1e3 * step_sum[r] * inv));
       continue;
     }
-    const bool typical = rs.typical_excess >= options.compute_margin &&
-                         rs.typical_added >= material;
+    const bool typical =
+        rs.typical_excess >= options.compute_margin && rs.typical_added >= material;
     // (Unless it is also late by more than that excess, outside compute: the arrival test.)
     if (rs.compute_excess >= options.compute_margin && compute_added >= material && !typical &&
         (out.by_steps || lateness - compute_added < material)) {

@@ -202,8 +202,8 @@ TEST(Skew, OneDisturbedStepIsNotAStraggler) {
   SyntheticRunSpec spec;
   spec.replicas = 4;
   spec.jitter = 0.02;
-  Result<SkewReport> once =
-      AnalyzeSkew(RankOneComputesMore(spec, 0.025, [](int64_t step) { return step == 9; }, 0));
+  Result<SkewReport> once = AnalyzeSkew(RankOneComputesMore(
+      spec, 0.025, [](int64_t step) { return step == 9; }, 0));
   ASSERT_TRUE(once.ok()) << once.status().message();
   EXPECT_GT(once->ranks[1].wait_share, 0.6);
   EXPECT_GT(once->ranks[1].compute_excess, 0.1);
@@ -211,8 +211,8 @@ TEST(Skew, OneDisturbedStepIsNotAStraggler) {
   ASSERT_FALSE(once->evidence.empty());
   EXPECT_NE(once->evidence[0].find("a few disturbed steps"), std::string::npos)
       << once->evidence[0];
-  Result<SkewReport> half = AnalyzeSkew(
-      RankOneComputesMore(spec, 0.025, [](int64_t step) { return step % 2 == 0; }, 0));
+  Result<SkewReport> half = AnalyzeSkew(RankOneComputesMore(
+      spec, 0.025, [](int64_t step) { return step % 2 == 0; }, 0));
   ASSERT_TRUE(half.ok());
   EXPECT_EQ(half->straggler_ranks, std::vector<int>{1});
 }

@@ -22,8 +22,8 @@ std::optional<Seconds> ParseRunQueueDelay(std::string_view schedstat) {
   if (first.ec != std::errc() || first.ptr == end || *first.ptr != ' ') return std::nullopt;
   i = skip_spaces(static_cast<size_t>(first.ptr - schedstat.data()));
   auto second = std::from_chars(schedstat.data() + i, end, waiting);
-  if (second.ec != std::errc() || (second.ptr != end && *second.ptr != ' ' &&
-                                   *second.ptr != '\n')) {
+  if (second.ec != std::errc() ||
+      (second.ptr != end && *second.ptr != ' ' && *second.ptr != '\n')) {
     return std::nullopt;
   }
   return static_cast<Seconds>(waiting) * 1e-9;

@@ -248,8 +248,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   ComputePacer pacer(slowdown, co_tenant);
   // Paced compute takes its emulated time whatever the core's queue, so only unpaced runs say
   // how much of their compute was spent waiting for a core.
-  const RunQueueClock run_queue =
-      pacer.active() ? RunQueueClock() : RunQueueClock::ForThisThread();
+  const RunQueueClock run_queue = pacer.active() ? RunQueueClock() : RunQueueClock::ForThisThread();
   Reducer reducer(model.grads(), o.reducer, o.emulation, allreducer.get(), world,
                   [&comm] { return comm.Now(); });
   Progress progress(o.progress && rank == 0, total_steps);

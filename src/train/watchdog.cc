@@ -1,10 +1,10 @@
 #include "train/watchdog.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <string>
-
-#include <fmt/format.h>
 
 namespace stepscope::train {
 namespace {
@@ -49,8 +49,8 @@ WatchdogHooks WatchdogHooks::For(const comm::Communicator& comm, comm::Heartbeat
 
 std::optional<std::string> StallMessage(const WaitState& wait, Seconds timeout, Seconds now,
                                         const std::vector<comm::HeartbeatEntry>& heartbeats) {
-  const bool waiting = wait.phase == comm::HeartbeatPhase::kAllreduce ||
-                       wait.phase == comm::HeartbeatPhase::kInput;
+  const bool waiting =
+      wait.phase == comm::HeartbeatPhase::kAllreduce || wait.phase == comm::HeartbeatPhase::kInput;
   if (!waiting || wait.waited < timeout) return std::nullopt;
   const std::string step = std::to_string(wait.step);
   if (wait.phase == comm::HeartbeatPhase::kInput) {

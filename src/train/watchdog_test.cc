@@ -152,8 +152,7 @@ TEST(StallMessage, WithNoLocalRankBehindItBlamesAnotherHost) {
       {Entry(0, 4, HeartbeatPhase::kAllreduce, 80), Entry(1, 4, HeartbeatPhase::kAllreduce, 80),
        Entry(2, 9, HeartbeatPhase::kDone, 50)});
   ASSERT_TRUE(message);
-  EXPECT_NE(message->find("a rank on another host did not arrive"), std::string::npos)
-      << *message;
+  EXPECT_NE(message->find("a rank on another host did not arrive"), std::string::npos) << *message;
 }
 
 TEST(StallMessage, NamesARankStoppedInsideTheCollectiveByItsStaleBeat) {
@@ -173,8 +172,7 @@ TEST(StallMessage, NamesARankStoppedInsideTheCollectiveByItsStaleBeat) {
   one.alive = 95.5;
   const auto beating = StallMessage({4, HeartbeatPhase::kAllreduce, 20}, 10, 100, {zero, one});
   ASSERT_TRUE(beating);
-  EXPECT_NE(beating->find("a rank on another host did not arrive"), std::string::npos)
-      << *beating;
+  EXPECT_NE(beating->find("a rank on another host did not arrive"), std::string::npos) << *beating;
 }
 
 TEST(Watchdog, BeatsWhileTheTrainingThreadWaits) {
@@ -213,11 +211,10 @@ TEST(Watchdog, AWaitThroughItsOwnSuspensionStartsAgain) {
 }
 
 TEST(StallMessage, NamesEveryRankBehindInRankOrder) {
-  const auto message =
-      StallMessage({8, HeartbeatPhase::kAllreduce, 15}, 10, 200,
-                   {Entry(0, 8, HeartbeatPhase::kAllreduce, 185),
-                    Entry(1, 7, HeartbeatPhase::kInput, 150), Entry(2, 8, HeartbeatPhase::kCompute, 190),
-                    Entry(3, -1, HeartbeatPhase::kStarting, 100)});
+  const auto message = StallMessage(
+      {8, HeartbeatPhase::kAllreduce, 15}, 10, 200,
+      {Entry(0, 8, HeartbeatPhase::kAllreduce, 185), Entry(1, 7, HeartbeatPhase::kInput, 150),
+       Entry(2, 8, HeartbeatPhase::kCompute, 190), Entry(3, -1, HeartbeatPhase::kStarting, 100)});
   ASSERT_TRUE(message);
   const size_t one = message->find("rank 1 stopped at step 7 (waiting for input, silent for 50 s)");
   const size_t two = message->find("rank 2 stopped at step 8 (computing, silent for 10 s)");
