@@ -22,6 +22,7 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
   std::vector<double> compute_sum(nranks, 0);
   std::vector<double> pre_arrival_sum(nranks, 0);
   std::vector<double> input_sum(nranks, 0);
+  std::vector<double> cpu_wait_sum(nranks, 0);
   std::vector<double> step_sum(nranks, 0);
   std::vector<int64_t> last_count(nranks, 0);
   // Per rank: the wait it caused as the last to arrive (its lead over the second-to-last).
@@ -33,6 +34,7 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
     for (size_t r = 0; r < nranks; ++r) {
       compute_sum[r] += row[r]->compute;
       input_sum[r] += row[r]->input_wait;
+      cpu_wait_sum[r] += row[r]->cpu_wait.value_or(0);
       step_sum[r] += row[r]->end - row[r]->start;
     }
     const std::map<int, Seconds> last = LastArrivals(row);
@@ -128,12 +130,10 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
   }
 
   // Per step and rank: compute on a core, and the median of the other ranks' at that step.
-  std::vector<double> cpu_wait_sum(nranks, 0);
   std::vector<std::vector<double>> typical_gap(nranks), typical_reference(nranks);
   for (const auto& row : m.steps) {
+    if (nranks < 2) break;
     for (size_t r = 0; r < nranks; ++r) {
-      cpu_wait_sum[r] += row[r]->compute - row[r]->compute_on_cpu();
-      if (nranks < 2) continue;
       std::vector<double> others;
       for (size_t o = 0; o < nranks; ++o) {
         if (o != r) others.push_back(row[o]->compute_on_cpu());
@@ -284,7 +284,8 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
       for (size_t s = 0; s < m.steps.size(); ++s) {
         steady += m.steps[s][r]->compute_on_cpu() > reference[s] * (1 + options.compute_margin);
       }
-      const double excess = (rs.compute_mean - rs.cpu_wait_mean) / reference_mean - 1;
+      const Seconds on_cpu_mean = rs.compute_mean - rs.cpu_wait_mean;
+      const double excess = on_cpu_mean / reference_mean - 1;
       const double steady_fraction = static_cast<double>(steady) * inv;
       if (excess >= 2 * options.compute_margin && steady_fraction >= options.last_fraction) {
         out.straggler_ranks.push_back(rs.rank);
@@ -292,8 +293,8 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
             "rank {} computes {:.0f}% more than the faster half of the ranks ({:.2f} against "
             "{:.2f} ms), in {:.0f}% of the steps: a further straggler, hidden behind rank {} "
             "(it binds once that one is fixed)",
-            rs.rank, 100 * excess, 1e3 * (rs.compute_mean - rs.cpu_wait_mean), 1e3 * reference_mean,
-            100 * steady_fraction, slowest));
+            rs.rank, 100 * excess, 1e3 * on_cpu_mean, 1e3 * reference_mean, 100 * steady_fraction,
+            slowest));
       }
     }
     std::sort(out.straggler_ranks.begin(), out.straggler_ranks.end());

@@ -37,17 +37,6 @@ RunQueueClock::~RunQueueClock() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-RunQueueClock::RunQueueClock(RunQueueClock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-
-RunQueueClock& RunQueueClock::operator=(RunQueueClock&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.fd_;
-    other.fd_ = -1;
-  }
-  return *this;
-}
-
 std::optional<Seconds> RunQueueClock::Read() const {
   if (fd_ < 0) return std::nullopt;
   char line[96];

@@ -23,8 +23,6 @@ class RunQueueClock {
   // without schedstat, no /proc) gives nullopt, and the records then leave cpu_wait unknown.
   static RunQueueClock ForThisThread();
   ~RunQueueClock();
-  RunQueueClock(RunQueueClock&& other) noexcept;
-  RunQueueClock& operator=(RunQueueClock&& other) noexcept;
   RunQueueClock(const RunQueueClock&) = delete;
   RunQueueClock& operator=(const RunQueueClock&) = delete;
 
