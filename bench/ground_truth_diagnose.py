@@ -12,6 +12,11 @@ lower bound is above 1/2.
 
   python3 bench/ground_truth_diagnose.py [--runs 20] [--minutes 60] [--cases straggler-2,...]
   python3 bench/ground_truth_diagnose.py --table        # the table only, no runs
+  python3 bench/ground_truth_diagnose.py --repeats 3 --results R.jsonl   # each point 3 times
+
+With --repeats R every diagnose runs each point R times (`diagnose --repeats R`): a straggler
+must then be the same rank in most of a point's runs (docs/metrics.md). Keep its rows in their
+own results file: the bench does not tell rows of different R apart.
 
 What counts as right:
   healthy        binding none or compute, no straggler ranks (healthy-0.1: the same, borderline)
@@ -89,14 +94,17 @@ def right(cause, v):
     raise ValueError(cause)
 
 
-def run_once(name, stepscope, results):
+def run_once(name, stepscope, results, repeats=1):
     cause, _, magnitude, args = CASES[name]
     rec = {"case": name, "cause": cause, "magnitude": magnitude}
+    if repeats > 1:
+        rec["repeats"] = repeats
     with tempfile.TemporaryDirectory(prefix="gt-diagnose-") as out:
         # The verdict's truth only: no noise-scale or wire-check runs.
         proc = subprocess.run([stepscope, "diagnose", *args, "--replicas", "1,4",
                                "--no-ablations", "--noise-scale-steps", "0",
-                               "--wire-check-steps", "0", "--out", out],
+                               "--wire-check-steps", "0", "--repeats", str(repeats),
+                               "--out", out],
                               capture_output=True, text=True, timeout=900,
                               stdin=subprocess.DEVNULL)
         if proc.returncode != 0:
@@ -117,10 +125,12 @@ def run_once(name, stepscope, results):
 
 def main():
     args, names = gt.parse_args(__doc__, CASES, os.path.join(HERE, "results", "ground_truth_diagnose.jsonl"), 60.0,
-                                os.path.join(HERE, "..", "build", "apps", "stepscope", "stepscope"))
+                                os.path.join(HERE, "..", "build", "apps", "stepscope", "stepscope"),
+                                lambda p: p.add_argument("--repeats", type=int, default=1,
+                                                         help="runs of each point"))
     if not args.table:
         gt.run_until(names, args.results, args.runs, args.minutes,
-                     lambda name: run_once(name, args.stepscope, args.results))
+                     lambda name: run_once(name, args.stepscope, args.results, args.repeats))
     gt.table(gt.load(args.results), names, lambda n: CASES[n][2],
              lambda n: (CASES[n][0], CASES[n][1]))
     return 0

@@ -94,11 +94,13 @@ def table(records, names, magnitude_of, cause_of=None):
                 print(f"  {cause:<16} not reached by the magnitudes run")
 
 
-def parse_args(doc, cases, results, minutes, stepscope):
+def parse_args(doc, cases, results, minutes, stepscope, extra=None):
     """The benches' shared command line: (args, case names), the names checked against
-    `cases`; the results folder is created."""
+    `cases`; the results folder is created. `extra(parser)` adds a bench's own options."""
     p = argparse.ArgumentParser(description=doc,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    if extra:
+        extra(p)
     p.add_argument("--results", default=results)
     p.add_argument("--runs", type=int, default=20, help="runs per case")
     p.add_argument("--minutes", type=float, default=minutes, help="stop starting runs after this")

@@ -8,6 +8,7 @@ max(5 %, spread)). Prints the error of every check and the median and worst per 
   bench/model_accuracy.py [--workloads default,comm,compute,input,straggler] [--out DIR]
   bench/model_accuracy.py --levers [--workloads comm,input,compute] [--replicas 1,2,4]
   bench/model_accuracy.py --tcp [--rates 200,800] [--replicas 1,2,4] [--steps 12] [--out DIR]
+                          [--reuse]
 
 With --levers: each workload's diagnose with --apply-levers (the ablations at the largest N
 only, longer runs so that a loader's prefetch buffer does not dominate the measured steps); for
@@ -19,9 +20,10 @@ between emulated hosts (scripts/emulated-hosts.sh, one rank per host, each host'
 by tc at each of --rates Mbit/s, `--allreduce ring`). At every rate: a diagnose sweep over
 --replicas with its ablations, the largest N once more for the run-to-run spread, and the model
 fitted on N <= 2 against the measured largest N. Then the link what-if in both directions: the
-model fitted on the whole sweep at one rate, `predict --link` at another rate's bandwidth (its
-latency the fitted per-step latency plus the fitted fixed cost spread over the ring's steps, so
-only the bandwidth changes), against that rate's measured largest N. Every run of every rate
+model fitted on the whole sweep at one rate, `predict --link OTHER --measured-link RATE` (the
+fitted cost with its bandwidth scaled by the ratio of the nominal rates, its latency and launch
+cost as fitted: the share of the nominal rate the transport delivers carries over), against
+that rate's measured largest N. --reuse keeps sweeps already in --out and fits again. Every run of every rate
 paces its compute to the emulated device calibrated by the first sweep (its device.json), so
 the rates differ in the link only. Rows go to OUT/tcp.jsonl; the summary is the median and
 worst |error| against the goal (median <= max(5 %, largest spread), worst <= 10 %).
@@ -214,7 +216,11 @@ def tcp(a):
     sweeps = {}  # rate -> its sweep: dir, measured samples/s, spread, communication share
     device = None
     for rate in rates:
-        d, again = tcp_sweep(a, rate, workload, device)
+        d = os.path.join(a.out, f"tcp-{rate}mbit")
+        if a.reuse and baseline(d, largest) is not None:
+            again = d + "-again" if baseline(d + "-again", largest) is not None else None
+        else:
+            d, again = tcp_sweep(a, rate, workload, device)
         if d is None:
             continue
         if device is None and os.path.exists(os.path.join(d, "device.json")):
@@ -251,16 +257,18 @@ def tcp(a):
             print(f"{rate} Mbit/s: predict failed: {err}", file=sys.stderr)
             continue
         ab = j["model"]["collectives"].get("fp32")
-        steps = 2 * (largest - 1)
-        latency_us = 1e6 * (ab["alpha_s"]["value"] + ab["fixed_s"]["value"] / steps) if ab else 0
+        latency_us = 1e6 * ab["alpha_s"]["value"] if ab else 0
         spb = ab["seconds_per_byte"]["value"] if ab else 0
         s["fitted_gbps"] = 1e-9 / spb if spb > 0 else None
         s["latency_us"] = latency_us
         for other in sweeps:
             if other == rate:
                 continue
-            link = f"{other / 8000:g},{latency_us:.1f}"
-            w, err = predict_json([s["dir"], "--replicas", str(largest), "--link", link])
+            # The other rate as this kind of link at another nominal rate: the fitted cost, its
+            # bandwidth scaled by other / rate, its latency and launch cost as fitted.
+            link = f"{other / 8000:g}"
+            w, err = predict_json([s["dir"], "--replicas", str(largest), "--link", link,
+                                   "--measured-link", f"{rate / 8000:g}"])
             if w is None:
                 print(f"{rate} -> {other} Mbit/s: predict --link {link} failed: {err}",
                       file=sys.stderr)
@@ -314,6 +322,8 @@ def main():
     ap.add_argument("--tcp", action="store_true",
                     help="real TCP across emulated hosts: held-out N and the link what-if (root)")
     ap.add_argument("--rates", default="200,800", help="with --tcp: link rates (Mbit/s)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="with --tcp: keep the sweeps already in --out (only the model again)")
     ap.add_argument("--steps", type=int, default=12,
                     help="with --tcp: steps per run (a quarter of them warm-up)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench/results/model"))

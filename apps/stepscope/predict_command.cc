@@ -13,6 +13,7 @@
 #include "core/text_format.h"
 #include "model/check.h"
 #include "model/fit.h"
+#include "model/link_scaling.h"
 #include "model/model_json.h"
 #include "model/simulate.h"
 #include "model/spec.h"
@@ -296,7 +297,17 @@ int RunPredict(const PredictFlags& f) {
         "give a diagnose directory or --spec FILE.json, one of them (e.g. stepscope predict "
         "runs/default --replicas 16..4096)"));
   }
+  if (f.measured_link && !(*f.measured_link > 0)) {
+    return bad(Status::Error("option --measured-link must be a positive GB/s (e.g. 12.5)"));
+  }
+  if (f.measured_link && f.link.empty()) {
+    return bad(Status::Error(
+        "--measured-link scales the link the runs were measured on to --link's bandwidth: give "
+        "--link too (e.g. --measured-link 12.5 --link 25)"));
+  }
   if (!f.spec.empty()) {
+    if (f.measured_link)
+      return bad(Status::Error("--measured-link needs a diagnose directory, not --spec"));
     if (!f.fit_on.empty())
       return bad(Status::Error("--fit-on needs a diagnose directory, not --spec"));
     Result<model::StepModel> described = ReadSpec(f.spec);
@@ -325,6 +336,20 @@ int RunPredict(const PredictFlags& f) {
                  fitted.status().message().c_str());
     return kPredictFailed;
   }
+  if (f.measured_link) {
+    const std::optional<Seconds> latency =
+        f.link.find(',') != std::string::npos
+            ? std::optional<Seconds>(scenario->link->alpha_s.value)
+            : std::nullopt;
+    Result<model::AlphaBeta> scaled = model::ScaleMeasuredLink(
+        *fitted, *f.measured_link, 1e-9 / scenario->link->seconds_per_byte.value, latency);
+    if (!scaled.ok()) {
+      std::fprintf(stderr, "stepscope predict: %s: %s\n", f.dir.c_str(),
+                   scaled.status().message().c_str());
+      return kPredictFailed;
+    }
+    scenario->link = *scaled;
+  }
   return PrintPredictions(f, *fitted, *replicas, *scenario, model::CheckRuns(*fitted, *runs),
                           f.dir);
 }
@@ -344,6 +369,10 @@ void AddPredictCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--fit-on", f->fit_on,
                   "Fit only on the baselines at these replica counts (the others are checks)");
   cmd->add_option("--link", f->link, "What-if: a link of GBPS[,LATENCY_US] for every all-reduce");
+  cmd->add_option("--measured-link", f->measured_link,
+                  "The nominal GB/s of the link DIR was measured on: --link is then that kind of "
+                  "link at another rate (the fitted cost scaled; latency as fitted unless given)")
+      ->check(Number("--measured-link 12.5"));
   cmd->add_option(
       "--intra-link", f->intra_link,
       "What-if: GBPS[,LATENCY_US] between the devices of a host (default: as measured)");

@@ -18,8 +18,11 @@ struct PredictFlags {
   std::string dir;   // a diagnose directory (DIR/runs/<name>/)
   std::string spec;  // or a spec file (docs/model.md, "A spec")
   std::string replicas = "1..1024";
-  std::string fit_on;                  // "" : every baseline
-  std::string link;                    // GBPS[,LATENCY_US]
+  std::string fit_on;  // "" : every baseline
+  std::string link;    // GBPS[,LATENCY_US]
+  // The nominal bandwidth (GB/s) of the link DIR's runs were measured on: --link is then read
+  // as that kind of link at another nominal rate (model/link_scaling.h).
+  std::optional<double> measured_link;
   std::string intra_link, inter_link;  // GBPS[,LATENCY_US], with devices_per_host
   std::optional<int> devices_per_host;
   double compute_scale = 1;

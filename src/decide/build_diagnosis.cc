@@ -9,6 +9,7 @@
 
 #include "analysis/attribution.h"
 #include "analysis/scaling.h"
+#include "analysis/straggler_persistence.h"
 #include "core/text_format.h"
 #include "decide/noise_scale.h"
 
@@ -113,6 +114,16 @@ Result<std::vector<DiagnosisPoint>> BuildPoints(const std::vector<RunSet>& runs,
     Result<analysis::SkewReport> skew = analysis::AnalyzeSkew(run.baseline, options.skew);
     if (!skew.ok()) return skew.status();
     m.skew = std::move(skew).value();
+    if (!m.skew.straggler_ranks.empty() && !run.repeats.empty()) {
+      // A straggler must be the same rank in most of the point's runs.
+      std::vector<analysis::SkewReport> again;
+      for (const std::vector<StepRecord>& r : run.repeats) {
+        Result<analysis::SkewReport> s = analysis::AnalyzeSkew(r, options.skew);
+        if (!s.ok()) return s.status().WithContext(fmt::format("repeat run at {} replicas", n));
+        again.push_back(std::move(s).value());
+      }
+      analysis::KeepPersistentStragglers(again, &m.skew);
+    }
     analysis::AblationRuns ab;
     if (run.no_reduce) {
       Result<analysis::Decomposition> d = DecomposeNamed(*run.no_reduce, "no-reduce ablation", n);

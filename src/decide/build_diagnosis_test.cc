@@ -86,6 +86,39 @@ TEST(BuildDiagnosis, RepeatsWidenThePointsInterval) {
   EXPECT_EQ(back->points[0].decomposition.repeat_samples_per_s, p.repeat_samples_per_s);
 }
 
+// A rank slow in the first run only (its repeats have none) is a disturbance of that run: the
+// verdict names no straggler, and the evidence says why; slow in every run, it is named.
+TEST(BuildDiagnosis, AStragglerMustBeTheSameRankInMostRepeats) {
+  auto point = [](bool slow_in_repeats) {
+    analysis::SyntheticRunSpec spec;
+    spec.replicas = 4;
+    spec.buckets = 2;
+    spec.jitter = 0.02;
+    spec.rank_compute_factor = {{1, 1.4}};
+    RunSet set = SynthesizeRunSet(spec);
+    for (uint64_t seed : {5, 6}) {
+      analysis::SyntheticRunSpec again = spec;
+      again.seed = seed;
+      if (!slow_in_repeats) again.rank_compute_factor.clear();
+      set.repeats.push_back(analysis::SynthesizeRun(again));
+    }
+    return std::vector<RunSet>{set};
+  };
+  Result<Diagnosis> once = BuildDiagnosis(point(false), {});
+  ASSERT_TRUE(once.ok()) << once.status().message();
+  EXPECT_TRUE(once->verdict.straggler_ranks.empty());
+  EXPECT_NE(once->verdict.binding, Binding::kStragglers);
+  bool said = false;
+  for (const std::string& e : once->points[0].skew.evidence) {
+    said |= e.find("rank 1 is a straggler in 1 of the point's 3 runs, not in most") !=
+            std::string::npos;
+  }
+  EXPECT_TRUE(said);
+  Result<Diagnosis> always = BuildDiagnosis(point(true), {});
+  ASSERT_TRUE(always.ok()) << always.status().message();
+  EXPECT_EQ(always->verdict.straggler_ranks, std::vector<int>{1});
+}
+
 // A communication-bound curve whose levers (a bigger micro-batch, reductions hidden) make it
 // near-linear: the re-measured curve gets its own verdict, and its efficiency is read against
 // both one-device throughputs.

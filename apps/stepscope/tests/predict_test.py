@@ -125,6 +125,12 @@ class Predict(SweepTest):
         self.assertGreater(fast["samples_per_s"]["value"], 1.5 * base["samples_per_s"]["value"])
         self.assertLess(fast["components"]["exposed_comm_s"],
                         0.1 * base["components"]["exposed_comm_s"])
+        # The measured (emulated 0.02 GB/s) link at twice its rate: the fitted cost with half
+        # the time per byte, its latency kept, so exposed communication shrinks but not to 0.
+        twice = self.json_of(["--replicas", "4", "--measured-link", "0.02", "--link", "0.04"])
+        exposed = twice["predictions"][0]["components"]["exposed_comm_s"]
+        self.assertLess(exposed, 0.75 * base["components"]["exposed_comm_s"])
+        self.assertGreater(exposed, 0.3 * base["components"]["exposed_comm_s"])
         quicker = self.json_of(["--replicas", "4", "--compute-scale", "2"])["predictions"][0]
         self.assertAlmostEqual(quicker["components"]["compute_s"],
                                base["components"]["compute_s"] / 2, places=9)
@@ -163,6 +169,8 @@ class Predict(SweepTest):
             ([self.dir, "--replicas", "8..2"], "ends below its start"),
             ([self.dir, "--link", "0"], "--link"),
             ([self.dir, "--link", "1,2,3"], "--link"),
+            ([self.dir, "--measured-link", "0.02"], "give --link too"),
+            ([self.dir, "--measured-link", "0", "--link", "1"], "--measured-link"),
             ([self.dir, "--reduce-dtype", "int8"], "int8"),
             ([self.dir, "--overlap", "--no-overlap"], "choose one"),
             ([self.dir, "--fit-on", "1,x"], "replica count"),

@@ -1,0 +1,35 @@
+#include "model/link_scaling.h"
+
+#include "core/text_format.h"
+
+namespace stepscope::model {
+
+Result<AlphaBeta> ScaleMeasuredLink(const StepModel& m, double measured_gbps, double target_gbps,
+                                    std::optional<Seconds> latency) {
+  if (!(measured_gbps > 0) || !(target_gbps > 0)) {
+    return Status::Error("a link's bandwidth must be positive GB/s (e.g. --measured-link 12.5)");
+  }
+  auto it = m.collectives.find(m.reference.dtype);
+  if (it == m.collectives.end()) {
+    return Status::Error(
+        "--measured-link needs an all-reduce cost fitted from the runs, and none reduced "
+        "gradients across replicas (run at 2 or more replicas)");
+  }
+  AlphaBeta ab = it->second;
+  const double factor = measured_gbps / target_gbps;
+  ab.seconds_per_byte = ab.seconds_per_byte * factor;
+  const double delivered = ab.seconds_per_byte.value > 0 ? 1e-9 / ab.seconds_per_byte.value : 0;
+  ab.how = "the cost fitted on the measured " + Fixed(measured_gbps, 3) + " GB/s link, scaled to " +
+           Fixed(target_gbps, 3) + " GB/s (delivering " + Fixed(delivered, 3) +
+           " GB/s, the share " + "of the nominal rate measured)";
+  if (latency) {
+    ab.alpha_s = Estimate::Exact(*latency);
+    ab.alpha_assumed = false;
+    ab.how += ", latency given: " + Fixed(*latency * 1e6, 1) + " us per step";
+  } else {
+    ab.how += ", latency as fitted";
+  }
+  return ab;
+}
+
+}  // namespace stepscope::model

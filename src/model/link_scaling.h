@@ -1,0 +1,23 @@
+// A link what-if relative to the measured link: the fitted all-reduce cost, its bandwidth term
+// scaled by target / measured nominal bandwidth. A transport delivers a share of its link's
+// nominal rate (protocol headers, acknowledgements, the stack's own costs); that share, fitted
+// on the measured link, carries over to a faster or slower link of the same kind, which a
+// nominal rate taken at face value would ignore.
+#pragma once
+
+#include <optional>
+
+#include "core/status.h"
+#include "core/units.h"
+#include "model/step_model.h"
+
+namespace stepscope::model {
+
+// The reference precision's fitted cost, its seconds per byte times measured_gbps /
+// target_gbps (the band with it), its launch cost kept; its latency per step replaced by
+// `latency` when one is given, else kept. Errors: no fitted all-reduce cost, a bandwidth that
+// is not positive.
+Result<AlphaBeta> ScaleMeasuredLink(const StepModel& m, double measured_gbps, double target_gbps,
+                                    std::optional<Seconds> latency);
+
+}  // namespace stepscope::model

@@ -1,0 +1,48 @@
+#include "model/link_scaling.h"
+
+#include <gtest/gtest.h>
+
+#include "model/simulate.h"
+#include "model/synthetic_testing.h"
+
+namespace stepscope::model {
+namespace {
+
+TEST(ScaleMeasuredLink, TheDeliveredShareOfTheNominalRateCarriesOver) {
+  // Fitted at 1 GB/s delivered on a link of nominal 1.25 GB/s: 80 % of the nominal rate.
+  const testing::Truth t;
+  const StepModel m = testing::FitSynthetic(t);
+  Result<AlphaBeta> twice = ScaleMeasuredLink(m, 1.25, 2.5, std::nullopt);
+  ASSERT_TRUE(twice.ok()) << twice.status().message();
+  // Twice the nominal rate: twice the delivered bandwidth (2 GB/s), not the nominal 2.5.
+  EXPECT_NEAR(twice->seconds_per_byte.value, t.seconds_per_byte / 2, 1e-3 * t.seconds_per_byte);
+  EXPECT_NEAR(twice->alpha_s.value, t.alpha, 1e-3 * t.alpha);  // latency as fitted
+  EXPECT_NE(twice->how.find("scaled"), std::string::npos) << twice->how;
+  Result<AlphaBeta> slower = ScaleMeasuredLink(m, 1.25, 0.625, 20e-6);
+  ASSERT_TRUE(slower.ok());
+  EXPECT_NEAR(slower->seconds_per_byte.value, 2 * t.seconds_per_byte, 1e-3 * t.seconds_per_byte);
+  EXPECT_DOUBLE_EQ(slower->alpha_s.value, 20e-6);
+  // Against the nominal rate taken at face value, the scaled link predicts more exposed
+  // communication (it delivers what this kind of link delivers).
+  Scenario nominal, scaled;
+  nominal.replicas = scaled.replicas = 8;
+  nominal.link = LinkAlphaBeta(2.5, t.alpha);
+  scaled.link = *twice;
+  Result<StepParts> a = SimulateStep(m, nominal), b = SimulateStep(m, scaled);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_GT(b->exposed_comm, 1.1 * a->exposed_comm);
+}
+
+TEST(ScaleMeasuredLink, BadInputIsRefusedWithTheReason) {
+  const StepModel m = testing::FitSynthetic({});
+  EXPECT_FALSE(ScaleMeasuredLink(m, 0, 1, std::nullopt).ok());
+  EXPECT_FALSE(ScaleMeasuredLink(m, 1, -2, std::nullopt).ok());
+  StepModel none = m;
+  none.collectives.clear();
+  Result<AlphaBeta> r = ScaleMeasuredLink(none, 1, 2, std::nullopt);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("2 or more replicas"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stepscope::model
