@@ -84,20 +84,38 @@ Result<std::vector<model::RunObservation>> ReadRuns(const std::string& dir) {
   return out;
 }
 
-// A link option's GBPS[,LATENCY_US] as exact constants; nothing when the option is not given.
-Result<std::optional<model::AlphaBeta>> LinkOption(const std::string& text,
-                                                   const std::string& option) {
-  if (text.empty()) return std::optional<model::AlphaBeta>();
-  double gbps = 0, latency_us = 0;
+// A link option's GBPS[,LATENCY_US] as given (the latency only when given); nothing when the
+// option is not given.
+struct LinkText {
+  double gbps = 0;
+  std::optional<Seconds> latency;
+};
+
+Result<std::optional<LinkText>> ParseLink(const std::string& text, const std::string& option) {
+  if (text.empty()) return std::optional<LinkText>();
+  double gbps = 0, latency_us = -1;
   const std::string example = option + " 25,5";
   STEPSCOPE_RETURN_IF_ERROR(
       ParsePair(text, ',', {"option " + option, example}, &gbps, &latency_us, false));
-  if (!(gbps > 0) || latency_us < 0) {
+  const bool latency_given = text.find(',') != std::string::npos;
+  if (!(gbps > 0) || (latency_given && latency_us < 0)) {
     return Status::Error("option " + option +
                          ": bandwidth must be positive GB/s and latency >= 0 us (e.g. " + example +
                          ")");
   }
-  return std::optional<model::AlphaBeta>(model::LinkAlphaBeta(gbps, latency_us * 1e-6));
+  LinkText link{gbps, std::nullopt};
+  if (latency_given) link.latency = latency_us * 1e-6;
+  return std::optional<LinkText>(link);
+}
+
+// The same option as exact constants (a latency not given is 0).
+Result<std::optional<model::AlphaBeta>> LinkOption(const std::string& text,
+                                                   const std::string& option) {
+  Result<std::optional<LinkText>> link = ParseLink(text, option);
+  if (!link.ok()) return link.status();
+  if (!*link) return std::optional<model::AlphaBeta>();
+  return std::optional<model::AlphaBeta>(
+      model::LinkAlphaBeta((*link)->gbps, (*link)->latency.value_or(0)));
 }
 
 Result<model::Scenario> ScenarioFrom(const PredictFlags& f) {
@@ -337,12 +355,11 @@ int RunPredict(const PredictFlags& f) {
     return kPredictFailed;
   }
   if (f.measured_link) {
-    const std::optional<Seconds> latency =
-        f.link.find(',') != std::string::npos
-            ? std::optional<Seconds>(scenario->link->alpha_s.value)
-            : std::nullopt;
-    Result<model::AlphaBeta> scaled = model::ScaleMeasuredLink(
-        *fitted, *f.measured_link, 1e-9 / scenario->link->seconds_per_byte.value, latency);
+    // --link was checked by ScenarioFrom; read as given, its latency only if it has one.
+    Result<std::optional<LinkText>> parsed = ParseLink(f.link, "--link");
+    const LinkText& target = **parsed;
+    Result<model::AlphaBeta> scaled =
+        model::ScaleMeasuredLink(*fitted, *f.measured_link, target.gbps, target.latency);
     if (!scaled.ok()) {
       std::fprintf(stderr, "stepscope predict: %s: %s\n", f.dir.c_str(),
                    scaled.status().message().c_str());
