@@ -77,6 +77,15 @@ std::string CandidateWords(const std::vector<BindingCandidate>& c) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// Compute growth since one replica that the no-reduce ablation removed as well as the exposed
+// communication: the reduction's own cost on the step's compute (on a host it competes with the
+// compute for the cores and memory bandwidth; on a device, for its cores). `noise_sign` -1 reads
+// the ablation's saving at the low end of its noise, +1 at the high end.
+Seconds ComputeMovedByNoReduce(const analysis::AblationCheck& nr, Seconds comm, Seconds compute,
+                               int noise_sign) {
+  return std::clamp(nr.measured + noise_sign * nr.noise - comm, 0.0, std::max(compute, 0.0));
+}
+
 }  // namespace
 
 std::string_view DecisionWords(Decision d) {
@@ -156,6 +165,29 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
       v.candidates.clear();
     }
   }
+  // The no-reduce ablation tells communication and compute growth apart: growth it removes is
+  // the reduction's doing; growth it leaves is compute's.
+  const Seconds comm_s = split.Of(Binding::kCommunication).seconds;
+  const Seconds compute_s = split.Of(Binding::kCompute).seconds;
+  if (nr != nullptr && v.binding == Binding::kInconclusive && v.candidates.size() == 2 &&
+      Has(v.candidates, Binding::kCommunication) && Has(v.candidates, Binding::kCompute)) {
+    const Seconds moved_low = ComputeMovedByNoReduce(*nr, comm_s, compute_s, -1);
+    const Seconds moved_high = ComputeMovedByNoReduce(*nr, comm_s, compute_s, +1);
+    const bool comm = comm_s + moved_low > o.override_ratio * (compute_s - moved_low);
+    const bool compute = compute_s - moved_high > o.override_ratio * (comm_s + moved_high);
+    if (comm || compute) {
+      v.binding = comm ? Binding::kCommunication : Binding::kCompute;
+      const Seconds moved = comm ? moved_low : moved_high;
+      v.evidence.push_back(fmt::format(
+          "communication and compute lost devices within the noise of each other; removing the "
+          "reduction cut the step by {} (noise {}) against {} of exposed communication: read at "
+          "the {} end of its noise, {} of the {} compute growth went with the reduction (which "
+          "competes with the compute), leaving communication {} against compute {}: {} binds",
+          Ms(nr->measured), Ms(nr->noise), Ms(comm_s), comm ? "low" : "high", Ms(moved),
+          Ms(compute_s), Ms(comm_s + moved), Ms(compute_s - moved), ToString(v.binding)));
+      v.candidates.clear();
+    }
+  }
   // The emulation must have honoured the runs that decide the binding.
   std::string emulation_reason;
   if (in.emulation) {
@@ -191,6 +223,19 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
           fmt::format("the no-reduce ablation saved {} per step against {} for synthetic input: "
                       "communication, not input, binds despite the decomposition",
                       Ms(nr->measured), Ms(si->measured)));
+    }
+  }
+
+  if (nr != nullptr && v.binding == Binding::kCompute && comm_s > 0) {
+    const Seconds moved = ComputeMovedByNoReduce(*nr, comm_s, compute_s, -1);
+    if (comm_s + moved > o.override_ratio * (compute_s - moved) &&
+        nr->measured >= o.waste_share * t) {
+      v.binding = Binding::kCommunication;
+      v.evidence.push_back(fmt::format(
+          "removing the reduction cut the step by {} (noise {}), {} more than the exposed "
+          "communication: the compute growth goes with the reduction (it competes with the "
+          "compute), so communication, not compute, binds despite the decomposition",
+          Ms(nr->measured), Ms(nr->noise), Ms(nr->measured - comm_s)));
     }
   }
 

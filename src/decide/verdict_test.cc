@@ -330,6 +330,59 @@ TEST(Verdict, ComputeThatGrowsWithReplicasMeansDoNotBuy) {
   EXPECT_GT(d.attribution->lines[0].devices, 0.9 * d.attribution->lost_devices);
 }
 
+// Compute grows by `growth` at 2 replicas beside an exposed reduction of about 5 ms; the
+// no-reduce ablation's compute is back at one replica's when `growth_goes_with_reduction`.
+Diagnosis ComputeGrowthBesideReduction(double growth, bool growth_goes_with_reduction) {
+  analysis::SyntheticRunSpec base;
+  base.compute = 0.010;
+  base.jitter = 0.3;
+  base.bucket_time = 0.0001;
+  std::vector<RunSet> runs = Sweep(base, {1, 2}, [&](int n, analysis::SyntheticRunSpec* s) {
+    if (n == 1) return;
+    s->compute = 0.010 + growth;
+    s->bucket_time = 0.005;
+  });
+  if (growth_goes_with_reduction) {
+    analysis::SyntheticRunSpec alone = analysis::AblationSpecsOf(base).no_reduce;
+    alone.replicas = 2;
+    alone.seed = 77;
+    runs.back().no_reduce = analysis::SynthesizeRun(alone);
+  }
+  return Diagnose(runs);
+}
+
+bool HasEvidence(const Verdict& v, const std::string& words) {
+  for (const std::string& e : v.evidence) {
+    if (e.find(words) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(Verdict, ComputeGrowthThatGoesWithTheReductionIsCommunication) {
+  // Compute and communication each lose about 5 ms, within the noise of each other; removing
+  // the reduction removes both (the reduction competes with the compute for the cores).
+  const Diagnosis d = ComputeGrowthBesideReduction(0.005, true);
+  EXPECT_EQ(d.verdict.binding, Binding::kCommunication) << d.verdict.explanation;
+  EXPECT_TRUE(d.verdict.candidates.empty());
+  EXPECT_TRUE(HasEvidence(d.verdict, "went with the reduction")) << d.verdict.explanation;
+  // The same growth left by the no-reduce run is not communication's.
+  const Diagnosis stays = ComputeGrowthBesideReduction(0.005, false);
+  EXPECT_NE(stays.verdict.binding, Binding::kCommunication) << stays.verdict.explanation;
+}
+
+TEST(Verdict, ComputeGrowthLeftWithoutTheReductionIsCompute) {
+  const Diagnosis d = ComputeGrowthBesideReduction(0.012, false);
+  EXPECT_EQ(d.verdict.binding, Binding::kCompute) << d.verdict.explanation;
+}
+
+TEST(Verdict, AClearComputeGrowthThatGoesWithTheReductionIsCommunication) {
+  // 15 ms of compute growth against 5 ms exposed: compute stands clear in the decomposition,
+  // yet the no-reduce run is back at one replica's step.
+  const Diagnosis d = ComputeGrowthBesideReduction(0.015, true);
+  EXPECT_EQ(d.verdict.binding, Binding::kCommunication) << d.verdict.explanation;
+  EXPECT_TRUE(HasEvidence(d.verdict, "despite the decomposition")) << d.verdict.explanation;
+}
+
 TEST(Verdict, DeadlineIsTheCurrency) {
   analysis::SyntheticRunSpec base;
   base.compute = 0.020;
