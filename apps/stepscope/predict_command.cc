@@ -77,6 +77,8 @@ Result<std::vector<model::RunObservation>> ReadRuns(const std::string& dir) {
     o.activation_bytes_per_sample = s->activation_bytes_per_sample;
     o.optimizer_state_floats = s->optimizer == "adamw" ? 2 : 1;
     o.peak_memory_bytes = s->peak_memory_bytes;
+    o.ranks_per_host = s->ranks_per_host;
+    o.cores_per_host = s->cores_per_host;
     o.samples_per_s = s->samples_per_s;
     o.records = std::move(*records);
     out.push_back(std::move(o));

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/statistics.h"
+#include "model/host_crowding.h"
 #include "model/simulate.h"
 
 namespace stepscope::model {
@@ -435,6 +436,24 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
                                                [](const StepRecord& r) { return r.overhead(); });
                                          })),
                     "s per step", "the baselines' residual (step - input - compute - exposed)");
+
+  // Ranks that outnumber the cores: compute and overhead as lines in the crowding.
+  std::vector<CrowdingPoint> crowding;
+  bool one_host = true;
+  for (const RunObservation* run : baselines) {
+    const double overhead = Mean(
+        TypicalPerStep(run->records, [](const StepRecord& r) { return r.overhead(); }));
+    crowding.push_back({run->ranks_per_host, run->cores_per_host,
+                        m.compute_ratio[run->config.replicas], overhead});
+    one_host = one_host && run->ranks_per_host == run->config.replicas;
+  }
+  m.crowding = FitHostCrowding(crowding, one_host);
+  if (m.crowding) {
+    m.notes.push_back(
+        "ranks outnumbered the " + std::to_string(m.crowding->cores_per_host) +
+        " cores of their host in some baselines: compute and overhead follow the ranks per core "
+        "(lines fitted on the baselines), for scenarios with the same cores per host");
+  }
 
   FitMemory(*baselines.back(), paired, doubled, &m);
 

@@ -33,6 +33,9 @@ struct RunObservation {
   // Peak resident memory of the run's highest rank, as train recorded it (run.json memory);
   // unset for runs recorded before it.
   std::optional<Bytes> peak_memory_bytes;
+  // The most ranks the run put on one host, and that host's cores (run.json hosts and
+  // cores_per_host); 0 when unknown (traces, run.json files written before them).
+  int ranks_per_host = 0, cores_per_host = 0;
   double samples_per_s = 0;  // as the run measured it
   std::vector<StepRecord> records;
 };

@@ -135,6 +135,44 @@ TEST(FitStepModel, PredictsAHeldOutReplicaCount) {
   EXPECT_NEAR(c->error, 0.0, 1e-6);
 }
 
+// A sweep on one 2-core host whose overhead grows 2 ms per rank per core beyond one.
+RunObservation CrowdedRun(int n, RunRole role, int batch, int cores) {
+  Truth t;
+  t.overhead = 0.001 + 0.002 * std::max(0.0, n / 2.0 - 1);
+  RunObservation run = SyntheticRun(t, "baseline-n" + std::to_string(n), role, n, batch);
+  run.ranks_per_host = n;
+  run.cores_per_host = cores;
+  return run;
+}
+
+TEST(FitStepModel, RanksThatOutnumberTheCoresStretchTheOverhead) {
+  for (const int cores : {2, 0}) {  // 0: run.json said nothing of the cores
+    std::vector<RunObservation> runs;
+    for (int n : {1, 2, 4, 8}) runs.push_back(CrowdedRun(n, RunRole::kBaseline, 8, cores));
+    runs.push_back(CrowdedRun(8, RunRole::kDoubleBatch, 16, cores));
+    Result<StepModel> m = FitStepModel(runs);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    Result<ModelCheck> c = CheckRun(*m, CrowdedRun(16, RunRole::kBaseline, 8, cores));
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    if (cores == 2) {
+      ASSERT_TRUE(m->crowding.has_value());
+      EXPECT_NEAR(m->crowding->overhead_b.estimate.value, 0.002, 1e-6);
+      EXPECT_NEAR(c->error, 0.0, 1e-3);
+      // Spread over hosts of 2 devices, no rank shares a core: the uncrowded overhead.
+      Scenario spread;
+      spread.replicas = 16;
+      spread.devices_per_host = 2;
+      spread.inter_link = AlphaBeta{{0, 0, 0}, {1e-5, 1e-5, 1e-5}, {1e-10, 1e-10, 1e-10}};
+      Result<StepParts> p = SimulateStep(*m, spread);
+      ASSERT_TRUE(p.ok()) << p.status().message();
+      EXPECT_NEAR(p->overhead, 0.001, 1e-6);
+    } else {
+      EXPECT_FALSE(m->crowding.has_value());
+      EXPECT_GT(c->error, 0.05);  // the pooled overhead misses 16 ranks on 2 cores
+    }
+  }
+}
+
 TEST(FitStepModel, WithoutTheDoubleBatchRunComputeIsProportionalAndSaidSo) {
   Result<StepModel> m = FitStepModel(Sweep(Truth{}, {1, 2}, false));
   ASSERT_TRUE(m.ok());

@@ -64,6 +64,17 @@ nlohmann::json ToJson(const StepModel& m) {
                       {"memory_per_sample_bytes", m.memory_per_sample},
                       {"memory_how", m.memory_how},
                       {"notes", m.notes}};
+  if (m.crowding) {
+    const HostCrowding& h = *m.crowding;
+    j["crowding"] = {{"cores_per_host", h.cores_per_host},
+                     {"one_host", h.one_host},
+                     {"max_ranks_per_host", h.max_ranks_per_host},
+                     {"constants",
+                      {ConstantJson(h.compute_ratio_a), ConstantJson(h.compute_ratio_b),
+                       ConstantJson(h.overhead_a), ConstantJson(h.overhead_b)}}};
+  } else {
+    j["crowding"] = nullptr;
+  }
   if (m.hosts) {
     j["hosts"] = {{"devices_per_host", m.hosts->devices_per_host},
                   {"algorithm", Name(m.hosts->algorithm)},

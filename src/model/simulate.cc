@@ -5,6 +5,7 @@
 
 #include "core/number_text.h"
 #include "core/text_format.h"
+#include "model/host_crowding.h"
 #include "model/order_statistics.h"
 #include "model/replay.h"
 
@@ -68,6 +69,9 @@ Side Flip(Side side) {
 
 // More buckets per step than this is a bucket size given by mistake (and a replay too long).
 constexpr int kMaxBuckets = 1000000;
+// A crowding line extrapolated below this compute ratio is held at it (a line fitted on few
+// points can fall steeply).
+constexpr double kMinComputeRatio = 0.5;
 
 // The cost of one all-reduce in a scenario: on one flat link (the given link, the fitted cost
 // of the precision, or the reference precision's at the same cost per wire byte), or across
@@ -165,9 +169,22 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side, dou
   if (width == 0)
     return Status::Error("unknown wire precision '" + r.dtype + "' (fp32, bf16, fp16)");
 
+  // Ranks per core beyond one, where the model knows how crowding stretches compute and
+  // overhead (host_crowding.h).
+  const double crowded =
+      m.crowding ? Crowding(ScenarioRanksPerHost(*m.crowding, r.replicas, s.devices_per_host),
+                            m.crowding->cores_per_host)
+                 : 0.0;
   const auto measured = m.compute_ratio.find(r.replicas);
-  const double crowding = measured != m.compute_ratio.end() ? measured->second : 1.0;
-  const double scale = s.compute_scale / crowding;
+  double compute_ratio = 1.0;
+  if (measured != m.compute_ratio.end()) {
+    compute_ratio = measured->second;
+  } else if (m.crowding) {
+    compute_ratio = std::max(kMinComputeRatio, m.crowding->compute_ratio_a.estimate.value +
+                                                   m.crowding->compute_ratio_b.estimate.value *
+                                                       crowded);
+  }
+  const double scale = s.compute_scale / compute_ratio;
   const double b = r.batch;
   const Seconds forward = std::max(
       0.0, (Pick(m.forward_c0.estimate, side) + Pick(m.forward_c1.estimate, side) * b) / scale);
@@ -214,7 +231,9 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side, dou
     const double rate = Pick(m.overlap_rate.estimate, Flip(side));
     p.exposed_comm = ReplayReductions(buckets, backward_critical, r.overlap, rate).exposed;
   }
-  p.overhead = Pick(m.overhead.estimate, side);
+  p.overhead = m.crowding ? std::max(0.0, Pick(m.crowding->overhead_a.estimate, side) +
+                                              Pick(m.crowding->overhead_b.estimate, side) * crowded)
+                         : Pick(m.overhead.estimate, side);
   // Accumulating K micro-batches asks the loader for K batches per step: K/K_ref loader periods
   // (or K/K_ref of the reference's wait) per step, not one.
   const double batches = static_cast<double>(r.accum) / std::max(1, m.reference.accum);

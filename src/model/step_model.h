@@ -31,6 +31,15 @@ struct ReadinessPoint {
   double bytes_share = 0;
 };
 
+// Ranks sharing a host's cores (host_crowding.h): the compute ratio and the overhead per step
+// as lines a + b c in the crowding c = max(0, ranks per host / cores per host - 1).
+struct HostCrowding {
+  int cores_per_host = 0;
+  bool one_host = true;      // every fitted run put all its ranks on one host
+  int max_ranks_per_host = 0;  // the most ranks a fitted run put on one host
+  Constant compute_ratio_a, compute_ratio_b, overhead_a, overhead_b;
+};
+
 // The configuration a model was fitted at, and the knobs a scenario may change.
 struct Config {
   int replicas = 1;
@@ -81,6 +90,9 @@ struct StepModel {
   std::optional<Constant> loader_service;
   Constant input_wait;
   Constant overhead;  // the measured residual per step
+  // Set when baselines ran more ranks than cores on a host: compute and overhead then follow
+  // the crowding at every N (overhead above replaces `overhead`).
+  std::optional<HostCrowding> crowding;
 
   // Memory per replica (bytes): what does not scale with the micro-batch, and what does.
   Bytes memory_fixed = 0;

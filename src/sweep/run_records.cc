@@ -170,6 +170,22 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
   STEPSCOPE_RETURN_IF_ERROR(
       field("model.activation_bytes_per_sample", &s.activation_bytes_per_sample));
   STEPSCOPE_RETURN_IF_ERROR(field("samples_per_s", &s.samples_per_s));
+  if (const auto hosts = j.find("hosts"); hosts != j.end()) {
+    if (!hosts->is_object()) {
+      return Status::Error(path + ": field 'hosts' is not an object of ranks per host name");
+    }
+    for (const auto& [name, count] : hosts->items()) {
+      int ranks = 0;
+      if (!JsonValueTo(count, &ranks) || ranks < 0) {
+        return Status::Error(path + ": field 'hosts' entry '" + name +
+                             "' is not a count of ranks (a number >= 0)");
+      }
+      s.ranks_per_host = std::max(s.ranks_per_host, ranks);
+    }
+  }
+  if (j.contains("cores_per_host")) {
+    STEPSCOPE_RETURN_IF_ERROR(field("cores_per_host", &s.cores_per_host));
+  }
   if (j.contains("memory")) {
     int64_t model = 0, peak = 0;
     STEPSCOPE_RETURN_IF_ERROR(field("memory.model_bytes", &model));

@@ -47,6 +47,9 @@ struct RunSummary {
   // state, one micro-batch's activations) and the peak resident memory of the highest rank;
   // unset in run.json files written before memory was recorded.
   std::optional<int64_t> model_memory_bytes, peak_memory_bytes;
+  // The most ranks on one host (run.json hosts) and the cores of a host (cores_per_host); 0 in
+  // run.json files written without them.
+  int ranks_per_host = 0, cores_per_host = 0;
   double samples_per_s = 0;
   // train --target-loss or --target-accuracy: the samples (all ranks) it took to reach the target;
   // unset when the run had no target or did not reach it (and in run.json files written before

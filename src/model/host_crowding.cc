@@ -1,0 +1,83 @@
+#include "model/host_crowding.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+
+namespace stepscope::model {
+namespace {
+
+struct Line {
+  Estimate a, b;
+};
+
+// Least squares through (x, y), banded by the lines through every pair with distinct x. The
+// caller guarantees two distinct x.
+Line FitLine(const std::vector<double>& x, const std::vector<double>& y) {
+  const size_t n = x.size();
+  double mx = 0, my = 0;
+  for (size_t i = 0; i < n; ++i) mx += x[i] / n, my += y[i] / n;
+  double sxx = 0, sxy = 0;
+  for (size_t i = 0; i < n; ++i) sxx += (x[i] - mx) * (x[i] - mx), sxy += (x[i] - mx) * (y[i] - my);
+  const double b = sxy / sxx, a = my - b * mx;
+  Line line{{a, a, a}, {b, b, b}};
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = i + 1; j < n; ++j) {
+      if (x[i] == x[j]) continue;
+      const double bij = (y[j] - y[i]) / (x[j] - x[i]);
+      const double aij = y[i] - bij * x[i];
+      line.a.low = std::min(line.a.low, aij), line.a.high = std::max(line.a.high, aij);
+      line.b.low = std::min(line.b.low, bij), line.b.high = std::max(line.b.high, bij);
+    }
+  }
+  return line;
+}
+
+}  // namespace
+
+double Crowding(int ranks_per_host, int cores_per_host) {
+  if (ranks_per_host <= 0 || cores_per_host <= 0) return 0;
+  return std::max(0.0, static_cast<double>(ranks_per_host) / cores_per_host - 1);
+}
+
+std::optional<HostCrowding> FitHostCrowding(const std::vector<CrowdingPoint>& points,
+                                            bool one_host) {
+  if (points.size() < 2) return std::nullopt;
+  const int cores = points.front().cores_per_host;
+  std::vector<double> c, ratio, overhead;
+  std::set<double> distinct;
+  int most = 0;
+  for (const CrowdingPoint& p : points) {
+    if (p.cores_per_host <= 0 || p.cores_per_host != cores || p.ranks_per_host <= 0) {
+      return std::nullopt;
+    }
+    c.push_back(Crowding(p.ranks_per_host, cores));
+    ratio.push_back(p.compute_ratio);
+    overhead.push_back(p.overhead);
+    distinct.insert(c.back());
+    most = std::max(most, p.ranks_per_host);
+  }
+  if (distinct.size() < 2 || *distinct.rbegin() <= 0) return std::nullopt;
+  const Line r = FitLine(c, ratio), o = FitLine(c, overhead);
+  const std::string how = "least squares over the " + std::to_string(points.size()) +
+                          " baselines' crowding (" + std::to_string(cores) +
+                          " cores per host); band: the lines through each pair of them";
+  HostCrowding h;
+  h.cores_per_host = cores;
+  h.one_host = one_host;
+  h.max_ranks_per_host = most;
+  h.compute_ratio_a = {"crowding_compute_ratio_a", r.a, "ratio", how};
+  h.compute_ratio_b = {"crowding_compute_ratio_b", r.b, "ratio per rank per core beyond one",
+                       how};
+  h.overhead_a = {"crowding_overhead_a", o.a, "s per step", how};
+  h.overhead_b = {"crowding_overhead_b", o.b, "s per step per rank per core beyond one", how};
+  return h;
+}
+
+int ScenarioRanksPerHost(const HostCrowding& h, int replicas, std::optional<int> devices_per_host) {
+  if (devices_per_host) return std::min(replicas, *devices_per_host);
+  return h.one_host ? replicas : std::min(replicas, h.max_ranks_per_host);
+}
+
+}  // namespace stepscope::model
