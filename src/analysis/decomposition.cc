@@ -329,6 +329,31 @@ size_t CriticalRank(const std::vector<const StepRecord*>& step,
   return critical;
 }
 
+void FitToJobStep(Seconds job_step, Components* c) {
+  Seconds excess = c->step - job_step;
+  c->step = job_step;
+  if (excess <= 0) {
+    c->overhead -= excess;
+    return;
+  }
+  // The critical rank began the step before the job did: the beginning of its step (its wait
+  // for a batch, then its compute) ran while the job was still finishing the previous step.
+  // Time outside every phase goes before that.
+  for (Seconds* part : {&c->input_wait, &c->overhead, &c->compute}) {
+    const Seconds taken = std::min(excess, std::max(0.0, *part));
+    *part -= taken;
+    excess -= taken;
+  }
+  c->backward = std::min(c->backward, c->compute);
+  // Left only when the critical rank's step was mostly communication: shorten that, wait first.
+  for (Seconds* part : {&c->sync_wait, &c->transfer}) {
+    const Seconds taken = std::min(excess, std::max(0.0, *part));
+    *part -= taken;
+    c->exposed_comm -= taken;
+    excess -= taken;
+  }
+}
+
 Result<Decomposition> Decompose(const std::vector<StepRecord>& records) {
   Result<MatchedSteps> matched = MatchSteps(records);
   if (!matched.ok()) return matched.status();
@@ -362,7 +387,7 @@ Result<Decomposition> Decompose(const std::vector<StepRecord>& records) {
     const size_t critical = CriticalRank(row, last);
     std::vector<std::vector<CollectiveSplit>> splits(nranks);
     Components critical_c;
-    Seconds job_step = 0;
+    Seconds latest_start = 0, latest_end = 0;
     for (size_t r = 0; r < nranks; ++r) {
       splits[r] = SplitExposed(*row[r], last);
       const Components c = ComponentsOf(*row[r], splits[r]);
@@ -372,17 +397,19 @@ Result<Decomposition> Decompose(const std::vector<StepRecord>& records) {
       samples_sum += static_cast<double>(row[r]->samples);
       d.ranks_per_step[r].push_back(c);
       if (r == critical) critical_c = c;
-      job_step = r == 0 ? c.step : std::max(job_step, c.step);
+      latest_start = r == 0 ? row[r]->start : std::max(latest_start, row[r]->start);
+      latest_end = r == 0 ? row[r]->end : std::max(latest_end, row[r]->end);
       for (size_t k = 0; k + 1 < splits[r].size(); ++k) queued[r] += splits[r][k].transfer;
     }
     for (const CollectiveSplit& split : splits[critical]) {
       collective_sum[split.index].sync_wait += split.sync_wait;
       collective_sum[split.index].transfer += split.transfer;
     }
-    // The step lasts as long as its slowest rank; what that rank spent beyond the critical
-    // rank's own step (a longer update after the last collective, an earlier start) is overhead.
-    critical_c.overhead += job_step - critical_c.step;
-    critical_c.step = job_step;
+    // The job's step runs from the moment its last rank began it to the moment its last rank
+    // finished it (docs/metrics.md "The job's step"); FitToJobStep says where the critical rank's
+    // own step differs.
+    const Seconds job_step = std::max(0.0, latest_end - latest_start);
+    FitToJobStep(job_step, &critical_c);
     job_sum = job_sum + critical_c;
     job_steps.push_back(job_step);
     d.job_per_step.push_back(critical_c);

@@ -82,6 +82,12 @@ Result<MatchedSteps> MatchSteps(const std::vector<StepRecord>& records);
 size_t CriticalRank(const std::vector<const StepRecord*>& step,
                     const std::map<int, Seconds>& last_arrival);
 
+// Makes the critical rank's components `c` add up to the job's step: time beyond the critical
+// rank's own step is overhead; a critical step longer than the job's (that rank began before the
+// job's last rank did) gives the excess back from its beginning: its input wait, then overhead,
+// then compute, then its exposed communication.
+void FitToJobStep(Seconds job_step, Components* c);
+
 // Latest arrival (ready time) per collective index over the ranks of one step; only collective
 // indices present on every rank take part.
 std::map<int, Seconds> LastArrivals(const std::vector<const StepRecord*>& step);
@@ -106,14 +112,16 @@ struct RankDecomposition {
 struct Decomposition {
   int replicas = 0;   // number of ranks
   int64_t steps = 0;  // matched steady-state steps used
-  // Per step the critical rank's components (CriticalRank; its overhead holds what the slowest
-  // rank spent beyond it, so that `step` is the slowest rank's), averaged over steps.
+  // Per step the critical rank's components (CriticalRank), fitted to the job's step
+  // (FitToJobStep), averaged over steps. The job's step runs from the moment the step's last rank
+  // began it to the moment its last rank finished it: with each rank beginning a step where it
+  // ended the previous one, the steps add up to the job's elapsed time.
   Components job;
   // The job's sync wait and transfer per collective along the same path (each step's critical
   // rank), means over all matched steps (0 in a step where that rank did not launch it): their
   // sums are job.sync_wait and, when every exposed second lies on a collective, job.transfer.
   std::vector<CollectiveSplit> job_collectives;
-  Seconds step_p50 = 0;  // of the job step time (slowest rank per step)
+  Seconds step_p50 = 0;  // of the job's step time
   Seconds step_p90 = 0;
   double samples_per_step = 0;  // summed over ranks, mean over steps
   double samples_per_s = 0;     // samples_per_step / job.step

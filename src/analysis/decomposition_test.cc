@@ -100,6 +100,80 @@ TEST(Decomposition, JobFollowsTheLastArrivingRankAndThroughputSumsRanks) {
   EXPECT_TRUE(d->step_estimate.Contains(d->job.step));
 }
 
+TEST(Decomposition, TheJobsStepIsItsPeriodNotTheLargestStepOfAnyRank) {
+  // Four ranks, one collective per step ending every 0.1 s; each rank wakes after it with its
+  // own delay (0 to 8 ms, changing from step to step), so each rank's step is the period plus
+  // the change in its delay. The largest step per step would add the jitter; the job's step
+  // (latest start to latest end) is the period.
+  const double delay[4][6] = {{0.000, 0.008, 0.001, 0.007, 0.000, 0.008},
+                              {0.008, 0.000, 0.007, 0.001, 0.008, 0.000},
+                              {0.004, 0.004, 0.000, 0.008, 0.002, 0.005},
+                              {0.002, 0.006, 0.008, 0.000, 0.005, 0.001}};
+  std::vector<StepRecord> records;
+  double largest_sum = 0;
+  for (int64_t k = 1; k < 6; ++k) {
+    double largest = 0;
+    for (int r = 0; r < 4; ++r) {
+      StepRecord s;
+      s.rank = r;
+      s.step = k;
+      s.samples = 8;
+      s.start = 0.1 * k + delay[r][k - 1];
+      s.end = 0.1 * (k + 1) + delay[r][k];
+      s.compute = 0.05;
+      s.exposed_comm = 0.1 * (k + 1) - 0.001 - s.start - s.compute;
+      s.collectives.push_back({0, 100, s.start + s.compute, 0.1 * (k + 1) - 0.01,
+                               0.1 * (k + 1) - 0.001, 1});
+      largest = std::max(largest, s.step_time());
+      records.push_back(s);
+    }
+    largest_sum += largest;
+  }
+  Result<Decomposition> d = Decompose(records);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_GT(largest_sum / 5, 0.1 + 0.005);  // what the largest step per step would say
+  // Latest end minus latest start: the latest delay is 8 ms at every step, so each is the period.
+  EXPECT_NEAR(d->job.step, 0.1, 1e-9);
+  EXPECT_NEAR(d->samples_per_s, 32 / 0.1, 1e-6);
+  for (const Components& c : d->job_per_step) {
+    EXPECT_NEAR(c.compute + c.input_wait + c.sync_wait + c.transfer + c.overhead, c.step, 1e-12);
+    EXPECT_GE(c.compute, 0);
+    EXPECT_GE(c.overhead, 0);
+  }
+}
+
+TEST(Decomposition, ACriticalStepLongerThanTheJobsGivesBackItsBeginning) {
+  Components c;
+  c.step = 0.100;
+  c.input_wait = 0.002;
+  c.overhead = 0.001;
+  c.compute = 0.060;
+  c.backward = 0.040;
+  c.sync_wait = 0.010;
+  c.transfer = 0.027;
+  c.exposed_comm = 0.037;
+  Components longer = c;
+  FitToJobStep(0.110, &longer);  // the slowest rank ended later: overhead
+  EXPECT_NEAR(longer.overhead, 0.011, 1e-12);
+  EXPECT_NEAR(longer.step, 0.110, 1e-12);
+  Components shorter = c;
+  FitToJobStep(0.090, &shorter);  // began 10 ms before the job: input, overhead, then compute
+  EXPECT_NEAR(shorter.input_wait, 0, 1e-12);
+  EXPECT_NEAR(shorter.overhead, 0, 1e-12);
+  EXPECT_NEAR(shorter.compute, 0.053, 1e-12);
+  EXPECT_NEAR(shorter.backward, 0.040, 1e-12);
+  EXPECT_NEAR(shorter.exposed_comm, 0.037, 1e-12);
+  Components all = c;
+  FitToJobStep(0.020, &all);  // beyond its compute: its communication, wait first
+  EXPECT_NEAR(all.compute, 0, 1e-12);
+  EXPECT_NEAR(all.backward, 0, 1e-12);
+  EXPECT_NEAR(all.sync_wait, 0, 1e-12);
+  EXPECT_NEAR(all.transfer, 0.020, 1e-12);
+  EXPECT_NEAR(all.exposed_comm, 0.020, 1e-12);
+  EXPECT_NEAR(all.input_wait + all.overhead + all.compute + all.sync_wait + all.transfer, all.step,
+              1e-12);
+}
+
 TEST(Decomposition, CriticalRankIsLastAtTheLastCollectiveNotTheLongestStep) {
   // Rank 1 arrives last at collective 1 but started late, so rank 0's step is longer.
   StepRecord r0 = Rank(0, 1, 1.00, 1.20, 0.15);

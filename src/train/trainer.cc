@@ -259,7 +259,9 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   const int64_t samples_per_step = static_cast<int64_t>(o.batch) * o.accum;
 
   RunSummary summary;
-  std::vector<double> steady_step_times;
+  // Each steady step's start and end on this rank's aligned clock; reduced to the latest over
+  // the ranks for the job's step (docs/metrics.md "The job's step").
+  std::vector<double> steady_starts, steady_ends;
   std::vector<double> recent_losses;
   double local_sq_sum = 0, global_sq_sum = 0;
   int64_t grad_sq_steps = 0;
@@ -410,7 +412,8 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
       sampled_global_sq.push_back(rec.global_grad_sq);
     }
     if (!rec.warmup) {
-      steady_step_times.push_back(rec.step_time());
+      steady_starts.push_back(rec.start);
+      steady_ends.push_back(rec.end);
       if (rec.local_grad_sq >= 0 && rec.global_grad_sq >= 0) {
         local_sq_sum += rec.local_grad_sq;
         global_sq_sum += rec.global_grad_sq;
@@ -486,12 +489,16 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   summary.unhonoured_segments = honour[1];
   summary.unhonoured_links = honour[2];
 
-  // Job-level figures: the job's step is the slowest rank's.
-  if (!steady_step_times.empty() &&
-      MPI_Allreduce(MPI_IN_PLACE, steady_step_times.data(),
-                    static_cast<int>(steady_step_times.size()), MPI_DOUBLE, MPI_MAX,
-                    comm.world()) != MPI_SUCCESS) {
-    return Status::Error("summary: MPI_Allreduce of step times failed");
+  // Job-level figures: the job's step runs from the moment its last rank began it to the moment
+  // its last rank finished it. Each rank begins a step where it ended the previous one, so the
+  // steps add up to the job's elapsed time; the largest step time of any rank, taken step by
+  // step, would add every rank's wake-up jitter to the job (docs/metrics.md "The job's step").
+  for (std::vector<double>* times : {&steady_starts, &steady_ends}) {
+    if (!times->empty() &&
+        MPI_Allreduce(MPI_IN_PLACE, times->data(), static_cast<int>(times->size()), MPI_DOUBLE,
+                      MPI_MAX, comm.world()) != MPI_SUCCESS) {
+      return Status::Error("summary: MPI_Allreduce of step times failed");
+    }
   }
   double sums[4] = {
       recent_losses.empty()
@@ -503,11 +510,11 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   }
   summary.replicas = world;
   summary.steps = steps_run;
-  summary.steady_steps = static_cast<int64_t>(steady_step_times.size());
-  const double steady_time =
-      std::accumulate(steady_step_times.begin(), steady_step_times.end(), 0.0);
+  summary.steady_steps = static_cast<int64_t>(steady_ends.size());
+  double steady_time = 0;
+  for (size_t k = 0; k < steady_ends.size(); ++k) steady_time += steady_ends[k] - steady_starts[k];
   if (steady_time > 0) {
-    summary.step_time_mean = steady_time / static_cast<double>(steady_step_times.size());
+    summary.step_time_mean = steady_time / static_cast<double>(steady_ends.size());
     summary.samples_per_s = static_cast<double>(samples_per_step * world) / summary.step_time_mean;
   }
   summary.final_loss = sums[0] / world;
