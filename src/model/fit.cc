@@ -439,15 +439,13 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
 
   // Ranks that outnumber the cores: compute and overhead as lines in the crowding.
   std::vector<CrowdingPoint> crowding;
-  bool one_host = true;
   for (const RunObservation* run : baselines) {
     const double overhead = Mean(
         TypicalPerStep(run->records, [](const StepRecord& r) { return r.overhead(); }));
     crowding.push_back({run->ranks_per_host, run->cores_per_host,
                         m.compute_ratio[run->config.replicas], overhead});
-    one_host = one_host && run->ranks_per_host == run->config.replicas;
   }
-  m.crowding = FitHostCrowding(crowding, one_host);
+  m.crowding = FitHostCrowding(crowding);
   if (m.crowding) {
     m.notes.push_back(
         "ranks outnumbered the " + std::to_string(m.crowding->cores_per_host) +
@@ -520,6 +518,7 @@ Scenario ScenarioOf(const RunObservation& run) {
   s.batch = run.config.batch;
   s.accum = run.config.accum;
   s.loader_workers = run.config.loader_workers;
+  if (run.ranks_per_host > 0) s.ranks_per_host = run.ranks_per_host;
   return s;
 }
 

@@ -166,6 +166,13 @@ TEST(FitStepModel, RanksThatOutnumberTheCoresStretchTheOverhead) {
       Result<StepParts> p = SimulateStep(*m, spread);
       ASSERT_TRUE(p.ok()) << p.status().message();
       EXPECT_NEAR(p->overhead, 0.001, 1e-6);
+      // 16 devices bought, nothing said of their hosts: hosts like the largest run's (8 ranks on
+      // 2 cores), not 16 ranks crowding the same 2 cores.
+      Scenario more;
+      more.replicas = 16;
+      Result<StepParts> q = SimulateStep(*m, more);
+      ASSERT_TRUE(q.ok()) << q.status().message();
+      EXPECT_NEAR(q->overhead, 0.001 + 0.002 * 3, 1e-6);
     } else {
       EXPECT_FALSE(m->crowding.has_value());
       EXPECT_GT(c->error, 0.05);  // the pooled overhead misses 16 ranks on 2 cores

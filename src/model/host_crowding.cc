@@ -41,8 +41,7 @@ double Crowding(int ranks_per_host, int cores_per_host) {
   return std::max(0.0, static_cast<double>(ranks_per_host) / cores_per_host - 1);
 }
 
-std::optional<HostCrowding> FitHostCrowding(const std::vector<CrowdingPoint>& points,
-                                            bool one_host) {
+std::optional<HostCrowding> FitHostCrowding(const std::vector<CrowdingPoint>& points) {
   if (points.size() < 2) return std::nullopt;
   const int cores = points.front().cores_per_host;
   std::vector<double> c, ratio, overhead;
@@ -65,7 +64,6 @@ std::optional<HostCrowding> FitHostCrowding(const std::vector<CrowdingPoint>& po
                           " cores per host); band: the lines through each pair of them";
   HostCrowding h;
   h.cores_per_host = cores;
-  h.one_host = one_host;
   h.max_ranks_per_host = most;
   h.compute_ratio_a = {"crowding_compute_ratio_a", r.a, "ratio", how};
   h.compute_ratio_b = {"crowding_compute_ratio_b", r.b, "ratio per rank per core beyond one",
@@ -75,9 +73,10 @@ std::optional<HostCrowding> FitHostCrowding(const std::vector<CrowdingPoint>& po
   return h;
 }
 
-int ScenarioRanksPerHost(const HostCrowding& h, int replicas, std::optional<int> devices_per_host) {
-  if (devices_per_host) return std::min(replicas, *devices_per_host);
-  return h.one_host ? replicas : std::min(replicas, h.max_ranks_per_host);
+int ScenarioRanksPerHost(const HostCrowding& h, const Scenario& s) {
+  if (s.ranks_per_host) return *s.ranks_per_host;
+  if (s.devices_per_host) return std::min(s.replicas, *s.devices_per_host);
+  return std::min(s.replicas, h.max_ranks_per_host);
 }
 
 }  // namespace stepscope::model

@@ -27,11 +27,11 @@ double Crowding(int ranks_per_host, int cores_per_host);
 // unless the points share one known core count, at least one is crowded and at least two
 // crowding values differ (a line needs two). The bands: the lines through every pair of
 // points with distinct crowding (their smallest and largest intercept and slope).
-std::optional<HostCrowding> FitHostCrowding(const std::vector<CrowdingPoint>& points,
-                                            bool one_host);
+std::optional<HostCrowding> FitHostCrowding(const std::vector<CrowdingPoint>& points);
 
-// The ranks a scenario runs on one host: its devices per host when given, else all of them
-// when the fitted runs shared one host, else the most the fitted runs put on one.
-int ScenarioRanksPerHost(const HostCrowding& h, int replicas, std::optional<int> devices_per_host);
+// The ranks a scenario runs on one host: as a measured run did (a check), else its devices per
+// host when given, else as the fitted runs filled their hosts, up to the most they put on one:
+// devices beyond what was measured come on hosts like the largest run's, with cores of their own.
+int ScenarioRanksPerHost(const HostCrowding& h, const Scenario& s);
 
 }  // namespace stepscope::model

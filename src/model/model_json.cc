@@ -67,7 +67,6 @@ nlohmann::json ToJson(const StepModel& m) {
   if (m.crowding) {
     const HostCrowding& h = *m.crowding;
     j["crowding"] = {{"cores_per_host", h.cores_per_host},
-                     {"one_host", h.one_host},
                      {"max_ranks_per_host", h.max_ranks_per_host},
                      {"constants",
                       {ConstantJson(h.compute_ratio_a), ConstantJson(h.compute_ratio_b),

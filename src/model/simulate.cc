@@ -172,7 +172,7 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side, dou
   // Ranks per core beyond one, where the model knows how crowding stretches compute and
   // overhead (host_crowding.h).
   const double crowded =
-      m.crowding ? Crowding(ScenarioRanksPerHost(*m.crowding, r.replicas, s.devices_per_host),
+      m.crowding ? Crowding(ScenarioRanksPerHost(*m.crowding, s),
                             m.crowding->cores_per_host)
                  : 0.0;
   const auto measured = m.compute_ratio.find(r.replicas);

@@ -35,7 +35,6 @@ struct ReadinessPoint {
 // as lines a + b c in the crowding c = max(0, ranks per host / cores per host - 1).
 struct HostCrowding {
   int cores_per_host = 0;
-  bool one_host = true;      // every fitted run put all its ranks on one host
   int max_ranks_per_host = 0;  // the most ranks a fitted run put on one host
   Constant compute_ratio_a, compute_ratio_b, overhead_a, overhead_b;
 };
@@ -116,6 +115,9 @@ struct Scenario {
   // fitted on the measured host), an inter-host link not given the model's or `link`.
   std::optional<int> devices_per_host;
   std::optional<AlphaBeta> intra_link, inter_link;
+  // The most ranks sharing one host's cores, where known (a measured run being checked): the
+  // host crowding it ran at (host_crowding.h).
+  std::optional<int> ranks_per_host;
   double compute_scale = 1;  // devices this many times faster
   std::optional<std::string> dtype;
   std::optional<double> bucket_mb;
