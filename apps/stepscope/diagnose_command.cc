@@ -34,6 +34,7 @@ struct DiagnoseFlags {
   std::string ablate_at;                   // empty: all (largest for the built-in default)
   int repeats = 1;
   bool apply_levers = false;
+  bool no_confirm_stragglers = false;
   int64_t wire_check_steps = 200;
   int64_t noise_scale_steps = 1000;
   bool no_ablations = false;
@@ -244,6 +245,7 @@ Result<DiagnoseRequest> BuildRequest(const DiagnoseFlags& f) {
   if (!p.ok()) return p.status();
   r.plan = std::move(p).value();
   r.apply_levers = f.apply_levers || r.default_workload;
+  r.confirm_stragglers = !f.no_confirm_stragglers;
   // The wire check trains the job to compare losses (decide/wire_check.h) and the noise-scale
   // run is a train run of its own: neither is made for a user's script, whose noise scale is
   // pooled from the sweep's runs.
@@ -347,6 +349,10 @@ void AddDiagnoseCommand(CLI::App& app, std::function<int()>* run) {
       ->transform(WholeNumber("--repeats 3"))
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
+  cmd->add_flag("--no-confirm-stragglers", flags->no_confirm_stragglers,
+                "With one baseline per replica count, a straggler named at the largest count is "
+                "confirmed by one more baseline there (runs/baseline-n<N>-r2/) and stays named "
+                "only if it is a straggler in both runs; this flag names it from the one run");
   cmd->add_flag("--apply-levers", flags->apply_levers,
                 "Apply the recommended free levers, re-measure the curve, show before/after "
                 "(always on for the built-in default)");

@@ -266,7 +266,15 @@ class Session {
   void MeasureNoiseScale(std::vector<std::string>* warnings);
   // The main sweep and the diagnosis made from it; nullopt (with the exit code in `exit_code`)
   // when there is nothing to diagnose.
+  // With one baseline per point, a straggler named at the largest count is confirmed by one more
+  // run of that point (plan::PlanConfirmingRepeat) unless request.confirm_stragglers is off.
   std::optional<decide::Diagnosis> Diagnose(int* exit_code);
+  // The diagnosis of the baselines (and ablations, repeats) among `runs`, with the outcomes of
+  // the sweeps that ran them; nullopt (with the exit code) when there is nothing to diagnose.
+  std::optional<decide::Diagnosis> BuildFrom(const std::vector<plan::PlannedRun>& runs,
+                                             const std::vector<const sweep::SweepResult*>& results,
+                                             const std::vector<std::string>& noise_warnings,
+                                             int* exit_code);
   // A recommended reduced-precision lever checked by three short runs (decide/wire_check.h);
   // dropped from the levers when its numerical cost exceeds the seed-to-seed spread.
   void CheckWire(decide::Diagnosis* d);
@@ -317,14 +325,37 @@ sweep::SweepResult Session::Run(const plan::RunPlan& plan) {
 std::optional<decide::Diagnosis> Session::Diagnose(int* exit_code) {
   const plan::RunPlan plan = plan::PlanMainRuns(request_.plan);
   const sweep::SweepResult result = Run(plan);
-  std::vector<std::string> warnings;
-  if (!result.interrupted) MeasureNoiseScale(&warnings);
+  std::vector<std::string> noise_warnings;
+  if (!result.interrupted) MeasureNoiseScale(&noise_warnings);
+  std::optional<decide::Diagnosis> d = BuildFrom(plan.runs, {&result}, noise_warnings, exit_code);
+  if (!d || result.interrupted || !request_.confirm_stragglers || request_.plan.repeats != 1 ||
+      d->verdict.straggler_ranks.empty()) {
+    return d;
+  }
+  // A straggler named from one run: one more run of that point, and the rank stays named only
+  // if it is a straggler in both (docs/metrics.md "Persistent across repeats").
+  const int n = d->points.back().scaling.replicas;
+  std::fprintf(stderr, "confirming straggler rank%s %s with a second baseline at %d replicas\n",
+               d->verdict.straggler_ranks.size() > 1 ? "s" : "",
+               fmt::format("{}", fmt::join(d->verdict.straggler_ranks, ",")).c_str(), n);
+  const plan::RunPlan confirm = plan::PlanConfirmingRepeat(request_.plan, n);
+  const sweep::SweepResult again = Run(confirm);
+  std::vector<plan::PlannedRun> runs = plan.runs;
+  runs.insert(runs.end(), confirm.runs.begin(), confirm.runs.end());
+  return BuildFrom(runs, {&result, &again}, noise_warnings, exit_code);
+}
+
+std::optional<decide::Diagnosis> Session::BuildFrom(
+    const std::vector<plan::PlannedRun>& runs, const std::vector<const sweep::SweepResult*>& results,
+    const std::vector<std::string>& noise_warnings, int* exit_code) {
+  std::vector<std::string> warnings = noise_warnings;
   std::vector<decide::RunSet> sets =
-      CollectRunSets(*store_, plan.runs, plan::VariantKind::kBaseline, &warnings);
+      CollectRunSets(*store_, runs, plan::VariantKind::kBaseline, &warnings);
+  const sweep::SweepResult& main = *results.front();
   if (sets.empty()) {
     std::fprintf(stderr, "stepscope diagnose: no baseline run finished; nothing to diagnose%s\n%s",
-                 result.interrupted ? " (interrupted)" : "", FailedRunsText(result).c_str());
-    *exit_code = result.interrupted ? 128 + (result.signal ? result.signal : SIGINT) : 1;
+                 main.interrupted ? " (interrupted)" : "", FailedRunsText(main).c_str());
+    *exit_code = main.interrupted ? 128 + (main.signal ? main.signal : SIGINT) : 1;
     return std::nullopt;
   }
   Result<decide::Diagnosis> diagnosis = BuildDiagnosis(sets, options_);
@@ -334,12 +365,14 @@ std::optional<decide::Diagnosis> Session::Diagnose(int* exit_code) {
   }
   decide::Diagnosis& d = diagnosis.value();
   d.warnings.insert(d.warnings.begin(), warnings.begin(), warnings.end());
-  for (const sweep::JobOutcome& o : result.outcomes) {
-    if (o.state == sweep::JobState::kFailed || o.state == sweep::JobState::kInterrupted ||
-        o.state == sweep::JobState::kNotRun) {
-      partial_ = true;
-      d.warnings.push_back(
-          fmt::format("partial diagnosis: run {} {}", o.job.name, sweep::ToString(o.state)));
+  for (const sweep::SweepResult* result : results) {
+    for (const sweep::JobOutcome& o : result->outcomes) {
+      if (o.state == sweep::JobState::kFailed || o.state == sweep::JobState::kInterrupted ||
+          o.state == sweep::JobState::kNotRun) {
+        partial_ = true;
+        d.warnings.push_back(
+            fmt::format("partial diagnosis: run {} {}", o.job.name, sweep::ToString(o.state)));
+      }
     }
   }
   return std::move(d);

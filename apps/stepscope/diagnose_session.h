@@ -17,6 +17,9 @@ struct DiagnoseRequest {
   plan::PlanRequest plan;
   bool default_workload = false;  // the built-in default (no --model given)
   bool apply_levers = false;      // re-measure the curve with the recommended free levers
+  // With one baseline per point: a straggler named at the largest count is confirmed by one more
+  // baseline there (it must be a straggler in both runs).
+  bool confirm_stragglers = true;
   // Steps of the reduced-precision check (decide/wire_check.h); 0: not checked.
   int64_t wire_check_steps = 200;
   // Steps of the dedicated noise-scale run (plan::PlanNoiseScale); 0: the noise scale is pooled

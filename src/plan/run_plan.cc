@@ -148,6 +148,13 @@ RunPlan PlanMainRuns(const PlanRequest& request) {
   return plan;
 }
 
+RunPlan PlanConfirmingRepeat(const PlanRequest& request, int replicas) {
+  RunPlan plan;
+  AddRun(request, {Variant::Of(VariantKind::kBaseline), replicas, request.repeats + 1},
+         LeverChange{}, &plan);
+  return plan;
+}
+
 LeverRuns PlanLeverRuns(const PlanRequest& request, const LeverPlan& levers) {
   LeverRuns out;
   out.skipped = levers.skipped;

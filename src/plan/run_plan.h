@@ -67,6 +67,10 @@ RunPlan PlanNoiseScale(const PlanRequest& request, int64_t steps);
 
 RunPlan PlanMainRuns(const PlanRequest& request);
 
+// One more baseline at `replicas` (repeat request.repeats + 1): the run that confirms a straggler
+// named from a single run (docs/metrics.md "Persistent across repeats").
+RunPlan PlanConfirmingRepeat(const PlanRequest& request, int replicas);
+
 // What a variant changes in the workload (kOneLever, kAllLevers: `levers`).
 RunChange ChangeFor(VariantKind kind, const train::TrainOptions& options,
                     const LeverChange& levers);

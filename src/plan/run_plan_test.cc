@@ -61,6 +61,13 @@ TEST(PlanMainRuns, RepeatsOfTheBaselineComeLastOnePassPerRepeat) {
   EXPECT_EQ(repeat.args, Find(plan, "baseline-n2").args);
 }
 
+TEST(PlanConfirmingRepeat, OneMoreBaselineAtTheCountAfterTheAskedRepeats) {
+  RunPlan once = PlanConfirmingRepeat(Request({1, 2, 4}, {4}), 4);
+  EXPECT_EQ(Names(once), (Words{"baseline-n4-r2"}));
+  EXPECT_EQ(once.runs.front().args, Find(PlanMainRuns(Request({1, 2, 4}, {4})), "baseline-n4").args);
+  EXPECT_EQ(Names(PlanConfirmingRepeat(Request({1, 2}, {2}, 3), 2)), (Words{"baseline-n2-r4"}));
+}
+
 TEST(PlanMainRuns, VariantArguments) {
   RunPlan plan = PlanMainRuns(Request({2}, {2}));
   EXPECT_EQ(Find(plan, "baseline-n2").args,

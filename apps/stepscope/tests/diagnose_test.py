@@ -65,6 +65,11 @@ class GroundTruth(TempDirTest):
         self.assertEqual(d["verdict"]["straggler_ranks"], [2])
         self.assertTrue(d["emulation"]["emulated"])
         self.check_attribution(d)
+        # Named from one run, the straggler was confirmed by a second baseline at 4 replicas.
+        self.assertTrue(os.path.exists(os.path.join(out, "runs", "baseline-n4-r2", "run.json")))
+        self.assertFalse(os.path.exists(os.path.join(out, "runs", "baseline-n1-r2")))
+        self.assertIn("rank 2 is a straggler in 2 of the point's 2 runs",
+                      " ".join(d["points"][-1]["skew"]["evidence"]))
 
     def test_two_stragglers(self):
         out = self.path("d")
@@ -124,6 +129,7 @@ class GroundTruth(TempDirTest):
                          d["verdict"]["explanation"])
         self.assertIn(d["verdict"]["binding"], ("none", "input"), d["verdict"]["explanation"])
         self.assertEqual(d["verdict"]["straggler_ranks"], [])
+        self.assertFalse(os.path.exists(os.path.join(out, "runs", "baseline-n2-r2")))  # none named
         self.check_attribution(d)
         self.check_levers_measured(d, os.path.join(out, "report.html"))
         self.check_run_configs(out, d)
