@@ -346,7 +346,8 @@ std::optional<decide::Diagnosis> Session::Diagnose(int* exit_code) {
 }
 
 std::optional<decide::Diagnosis> Session::BuildFrom(
-    const std::vector<plan::PlannedRun>& runs, const std::vector<const sweep::SweepResult*>& results,
+    const std::vector<plan::PlannedRun>& runs,
+    const std::vector<const sweep::SweepResult*>& results,
     const std::vector<std::string>& noise_warnings, int* exit_code) {
   std::vector<std::string> warnings = noise_warnings;
   std::vector<decide::RunSet> sets =

@@ -122,8 +122,8 @@ TEST(Decomposition, TheJobsStepIsItsPeriodNotTheLargestStepOfAnyRank) {
       s.end = 0.1 * (k + 1) + delay[r][k];
       s.compute = 0.05;
       s.exposed_comm = 0.1 * (k + 1) - 0.001 - s.start - s.compute;
-      s.collectives.push_back({0, 100, s.start + s.compute, 0.1 * (k + 1) - 0.01,
-                               0.1 * (k + 1) - 0.001, 1});
+      s.collectives.push_back(
+          {0, 100, s.start + s.compute, 0.1 * (k + 1) - 0.01, 0.1 * (k + 1) - 0.001, 1});
       largest = std::max(largest, s.step_time());
       records.push_back(s);
     }

@@ -440,8 +440,8 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   // Ranks that outnumber the cores: compute and overhead as lines in the crowding.
   std::vector<CrowdingPoint> crowding;
   for (const RunObservation* run : baselines) {
-    const double overhead = Mean(
-        TypicalPerStep(run->records, [](const StepRecord& r) { return r.overhead(); }));
+    const double overhead =
+        Mean(TypicalPerStep(run->records, [](const StepRecord& r) { return r.overhead(); }));
     crowding.push_back({run->ranks_per_host, run->cores_per_host,
                         m.compute_ratio[run->config.replicas], overhead});
   }

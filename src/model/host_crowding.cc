@@ -66,8 +66,7 @@ std::optional<HostCrowding> FitHostCrowding(const std::vector<CrowdingPoint>& po
   h.cores_per_host = cores;
   h.max_ranks_per_host = most;
   h.compute_ratio_a = {"crowding_compute_ratio_a", r.a, "ratio", how};
-  h.compute_ratio_b = {"crowding_compute_ratio_b", r.b, "ratio per rank per core beyond one",
-                       how};
+  h.compute_ratio_b = {"crowding_compute_ratio_b", r.b, "ratio per rank per core beyond one", how};
   h.overhead_a = {"crowding_overhead_a", o.a, "s per step", how};
   h.overhead_b = {"crowding_overhead_b", o.b, "s per step per rank per core beyond one", how};
   return h;

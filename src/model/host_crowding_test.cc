@@ -28,7 +28,8 @@ TEST(HostCrowding, LinesThroughTheCrowdedBaselines) {
   EXPECT_EQ(h->max_ranks_per_host, 8);
   Scenario s;
   s.replicas = 16;
-  EXPECT_EQ(ScenarioRanksPerHost(*h, s), 8);  // beyond what was measured: hosts like the largest run's
+  EXPECT_EQ(ScenarioRanksPerHost(*h, s),
+            8);  // beyond what was measured: hosts like the largest run's
   s.replicas = 4;
   EXPECT_EQ(ScenarioRanksPerHost(*h, s), 4);
   s.replicas = 16;
@@ -51,10 +52,10 @@ TEST(HostCrowding, NoisyPointsBandTheSlope) {
 }
 
 TEST(HostCrowding, NothingToFitWithoutACrowdedBaselineOrTwoLevels) {
-  EXPECT_FALSE(FitHostCrowding({{1, 4, 1, 0.001}, {4, 4, 1, 0.001}}));   // never crowded
-  EXPECT_FALSE(FitHostCrowding({{4, 2, 1, 0.001}, {4, 2, 1, 0.002}}));   // one level
-  EXPECT_FALSE(FitHostCrowding({{1, 0, 1, 0.001}, {8, 0, 1, 0.004}}));   // cores unknown
-  EXPECT_FALSE(FitHostCrowding({{1, 2, 1, 0.001}, {8, 4, 1, 0.004}}));   // cores differ
+  EXPECT_FALSE(FitHostCrowding({{1, 4, 1, 0.001}, {4, 4, 1, 0.001}}));  // never crowded
+  EXPECT_FALSE(FitHostCrowding({{4, 2, 1, 0.001}, {4, 2, 1, 0.002}}));  // one level
+  EXPECT_FALSE(FitHostCrowding({{1, 0, 1, 0.001}, {8, 0, 1, 0.004}}));  // cores unknown
+  EXPECT_FALSE(FitHostCrowding({{1, 2, 1, 0.001}, {8, 4, 1, 0.004}}));  // cores differ
   EXPECT_FALSE(FitHostCrowding({{8, 2, 1, 0.004}}));
 }
 

@@ -172,17 +172,15 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side, dou
   // Ranks per core beyond one, where the model knows how crowding stretches compute and
   // overhead (host_crowding.h).
   const double crowded =
-      m.crowding ? Crowding(ScenarioRanksPerHost(*m.crowding, s),
-                            m.crowding->cores_per_host)
-                 : 0.0;
+      m.crowding ? Crowding(ScenarioRanksPerHost(*m.crowding, s), m.crowding->cores_per_host) : 0.0;
   const auto measured = m.compute_ratio.find(r.replicas);
   double compute_ratio = 1.0;
   if (measured != m.compute_ratio.end()) {
     compute_ratio = measured->second;
   } else if (m.crowding) {
-    compute_ratio = std::max(kMinComputeRatio, m.crowding->compute_ratio_a.estimate.value +
-                                                   m.crowding->compute_ratio_b.estimate.value *
-                                                       crowded);
+    compute_ratio =
+        std::max(kMinComputeRatio, m.crowding->compute_ratio_a.estimate.value +
+                                       m.crowding->compute_ratio_b.estimate.value * crowded);
   }
   const double scale = s.compute_scale / compute_ratio;
   const double b = r.batch;
@@ -233,7 +231,7 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side, dou
   }
   p.overhead = m.crowding ? std::max(0.0, Pick(m.crowding->overhead_a.estimate, side) +
                                               Pick(m.crowding->overhead_b.estimate, side) * crowded)
-                         : Pick(m.overhead.estimate, side);
+                          : Pick(m.overhead.estimate, side);
   // Accumulating K micro-batches asks the loader for K batches per step: K/K_ref loader periods
   // (or K/K_ref of the reference's wait) per step, not one.
   const double batches = static_cast<double>(r.accum) / std::max(1, m.reference.accum);

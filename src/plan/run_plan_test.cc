@@ -64,7 +64,8 @@ TEST(PlanMainRuns, RepeatsOfTheBaselineComeLastOnePassPerRepeat) {
 TEST(PlanConfirmingRepeat, OneMoreBaselineAtTheCountAfterTheAskedRepeats) {
   RunPlan once = PlanConfirmingRepeat(Request({1, 2, 4}, {4}), 4);
   EXPECT_EQ(Names(once), (Words{"baseline-n4-r2"}));
-  EXPECT_EQ(once.runs.front().args, Find(PlanMainRuns(Request({1, 2, 4}, {4})), "baseline-n4").args);
+  EXPECT_EQ(once.runs.front().args,
+            Find(PlanMainRuns(Request({1, 2, 4}, {4})), "baseline-n4").args);
   EXPECT_EQ(Names(PlanConfirmingRepeat(Request({1, 2}, {2}, 3), 2)), (Words{"baseline-n2-r4"}));
 }
 
