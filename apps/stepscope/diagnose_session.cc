@@ -265,9 +265,9 @@ class Session {
   // for or did not finish (with a warning).
   void MeasureNoiseScale(std::vector<std::string>* warnings);
   // The main sweep and the diagnosis made from it; nullopt (with the exit code in `exit_code`)
-  // when there is nothing to diagnose.
-  // With one baseline per point, a straggler named at the largest count is confirmed by one more
-  // run of that point (plan::PlanConfirmingRepeat) unless request.confirm_stragglers is off.
+  // when there is nothing to diagnose. With one baseline per point, a straggler named at the
+  // largest count is confirmed by one more run of that point (plan::PlanConfirmingRepeat) unless
+  // request.confirm_stragglers is off.
   std::optional<decide::Diagnosis> Diagnose(int* exit_code);
   // The diagnosis of the baselines (and ablations, repeats) among `runs`, with the outcomes of
   // the sweeps that ran them; nullopt (with the exit code) when there is nothing to diagnose.

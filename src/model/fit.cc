@@ -428,22 +428,24 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
              "workers x step time of the baselines that waited for input "
              "(a loader-bound step lasts one loader period)");
   }
-  m.overhead = Make("overhead",
-                    BootstrapMean(Concat(baselines,
-                                         [](const RunObservation& run) {
-                                           return TypicalPerStep(
-                                               run.records,
-                                               [](const StepRecord& r) { return r.overhead(); });
-                                         })),
-                    "s per step", "the baselines' residual (step - input - compute - exposed)");
+  // Each baseline's overhead per step on the typical rank: pooled for the overhead, and per run
+  // for the crowding below.
+  std::vector<std::vector<double>> overheads;
+  std::vector<double> pooled_overhead;
+  for (const RunObservation* run : baselines) {
+    overheads.push_back(
+        TypicalPerStep(run->records, [](const StepRecord& r) { return r.overhead(); }));
+    pooled_overhead.insert(pooled_overhead.end(), overheads.back().begin(), overheads.back().end());
+  }
+  m.overhead = Make("overhead", BootstrapMean(pooled_overhead), "s per step",
+                    "the baselines' residual (step - input - compute - exposed)");
 
   // Ranks that outnumber the cores: compute and overhead as lines in the crowding.
   std::vector<CrowdingPoint> crowding;
-  for (const RunObservation* run : baselines) {
-    const double overhead =
-        Mean(TypicalPerStep(run->records, [](const StepRecord& r) { return r.overhead(); }));
-    crowding.push_back({run->ranks_per_host, run->cores_per_host,
-                        m.compute_ratio[run->config.replicas], overhead});
+  for (size_t i = 0; i < baselines.size(); ++i) {
+    const RunObservation& run = *baselines[i];
+    crowding.push_back({run.ranks_per_host, run.cores_per_host,
+                        m.compute_ratio.at(run.config.replicas), Mean(overheads[i])});
   }
   m.crowding = FitHostCrowding(crowding);
   if (m.crowding) {
