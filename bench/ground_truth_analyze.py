@@ -13,6 +13,14 @@ diagnosis of each miss is kept beside RESULTS (misses/CASE-N.json).
   python3 bench/ground_truth_analyze.py [--runs 20] [--minutes 30] [--cases straggler,...]
   python3 bench/ground_truth_analyze.py --table        # the table only, no runs
 
+To compare two versions of the method on the same traces (the jobs' own run-to-run spread is
+larger than most changes), keep the traces of one bench run and analyse them again with each
+binary; --reanalyze writes no results file, it prints the table of that binary alone:
+
+  python3 bench/ground_truth_analyze.py --runs 8 --keep-traces /tmp/gt-traces
+  python3 bench/ground_truth_analyze.py --reanalyze /tmp/gt-traces --stepscope OLD
+  python3 bench/ground_truth_analyze.py --reanalyze /tmp/gt-traces --stepscope NEW
+
 What counts as right:
   none            binding neither stragglers nor input, no straggler ranks
   straggler       binding stragglers, straggler ranks [1]
@@ -98,10 +106,33 @@ def torch_python():
     sys.exit("no python3 with torch (install Debian's python3-torch)")
 
 
-def run_once(name, python, stepscope, results):
+def analyze(name, traces, stepscope, rec, results=None):
+    """Analyses one job's traces (into TRACES/analysis) and adds the verdict to `rec`; a miss is
+    kept beside `results` when given."""
+    fault = CASES[name][0]
+    out = os.path.join(traces, "analysis")
+    a = subprocess.run([stepscope, "analyze", traces, "--out", out], capture_output=True,
+                       text=True, timeout=300)
+    if a.returncode != 0:
+        rec.update(error="analyze failed: " + a.stderr[-400:])
+        return rec
+    with open(os.path.join(out, "diagnosis.json")) as f:
+        v = json.load(f)["verdict"]
+    rec.update(binding=v["binding"], throughput_constraint=v.get("throughput_constraint"),
+               straggler_ranks=v["straggler_ranks"], hit=right(fault, v),
+               losses={x["binding"]: round(x["devices"], 3) for x in v.get("losses", [])})
+    if results is not None and not rec["hit"]:
+        gt.keep_miss(results, name, os.path.join(out, "diagnosis.json"))
+    return rec
+
+
+def run_once(name, python, stepscope, results, keep_traces=None):
     fault, extra, magnitude, _ = CASES[name]
     with tempfile.TemporaryDirectory(prefix="gt-analyze-") as tmp:
         out = os.path.join(tmp, "job")
+        if keep_traces:
+            k = sum(1 for r in gt.load(results) if r["case"] == name)
+            out = os.path.join(keep_traces, f"{name}.{k}")
         t0 = time.time()
         job = subprocess.run([python, JOB, "--out", out, "--fault", fault] + extra,
                              capture_output=True, text=True, timeout=300)
@@ -111,34 +142,43 @@ def run_once(name, python, stepscope, results):
                "load1": os.getloadavg()[0]}
         if job.returncode != 0:
             rec.update(error="job failed: " + job.stderr[-400:])
-        else:
-            a = subprocess.run([stepscope, "analyze", out, "--out", out], capture_output=True,
-                               text=True, timeout=300)
-            if a.returncode != 0:
-                rec.update(error="analyze failed: " + a.stderr[-400:])
-            else:
-                with open(os.path.join(out, "diagnosis.json")) as f:
-                    d = json.load(f)
-                v = d["verdict"]
-                rec.update(binding=v["binding"],
-                           throughput_constraint=v.get("throughput_constraint"),
-                           straggler_ranks=v["straggler_ranks"], hit=right(fault, v),
-                           losses={x["binding"]: round(x["devices"], 3)
-                                   for x in v.get("losses", [])})
-                if not rec["hit"]:
-                    gt.keep_miss(results, name, os.path.join(out, "diagnosis.json"))
-    return rec
+            return rec
+        return analyze(name, out, stepscope, rec, results)
+
+
+def reanalyze(folder, names, stepscope):
+    """Every kept job under `folder` (NAME.K) of the given cases, analysed again: the records."""
+    records = []
+    for entry in sorted(os.listdir(folder)):
+        name = entry.rsplit(".", 1)[0]
+        if name not in names:
+            continue
+        rec = {"case": name, "magnitude": CASES[name][2]}
+        records.append(analyze(name, os.path.join(folder, entry), stepscope, rec))
+    return records
 
 
 def main():
+    def extra(p):
+        p.add_argument("--keep-traces", metavar="DIR",
+                       help="keep each job's traces in DIR/CASE.K (for --reanalyze)")
+        p.add_argument("--reanalyze", metavar="DIR",
+                       help="analyse the jobs kept in DIR again; no job runs, no results file")
+
     args, names = gt.parse_args(__doc__, CASES, os.path.join(HERE, "results", "ground_truth_analyze.jsonl"), 30.0,
-                                "stepscope")
-    if not args.table:
-        python = torch_python()
-        gt.run_until(names, args.results, args.runs, args.minutes,
-                     lambda name: run_once(name, python, args.stepscope, args.results))
-    gt.table(gt.load(args.results), names, lambda n: CASES[n][2],
-             lambda n: (CASES[n][0], CASES[n][3]))
+                                "stepscope", extra)
+    if args.reanalyze:
+        records = reanalyze(args.reanalyze, names, args.stepscope)
+    else:
+        if not args.table:
+            python = torch_python()
+            if args.keep_traces:
+                os.makedirs(args.keep_traces, exist_ok=True)
+            gt.run_until(names, args.results, args.runs, args.minutes,
+                         lambda name: run_once(name, python, args.stepscope, args.results,
+                                               args.keep_traces))
+        records = gt.load(args.results)
+    gt.table(records, names, lambda n: CASES[n][2], lambda n: (CASES[n][0], CASES[n][3]))
     return 0
 
 

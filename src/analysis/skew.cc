@@ -257,44 +257,49 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
     }
   }
   // Several slow ranks: only the slowest arrives last, so a further one is named by its steady
-  // excess over the faster half of the ranks (per step, the median of the faster half's
-  // compute): at least twice the margin on average and above the margin in at least
-  // `last_fraction` of the steps.
+  // excess over the ranks not named (per step, the median compute on a core of the other ranks
+  // that are not stragglers): the same margin as the first, on average and in at least
+  // `last_fraction` of the steps. The named ranks are left out of the reference, as the others'
+  // median leaves out the rank it judges: a reference that held them would be pulled up by the
+  // slow ranks, one that took only the faster half would be pulled down by the jitter.
   if (!out.straggler_ranks.empty() && nranks >= 3) {
-    const size_t half = nranks / 2;
-    std::vector<double> reference(m.steps.size());
-    for (size_t s = 0; s < m.steps.size(); ++s) {
-      std::vector<double> c;
-      for (size_t r = 0; r < nranks; ++r) c.push_back(m.steps[s][r]->compute_on_cpu());
-      std::sort(c.begin(), c.end());
-      c.resize(half);
-      reference[s] = Median(c);
-    }
-    double reference_mean = 0;
-    for (double v : reference) reference_mean += v * inv;
     const int slowest = out.straggler_ranks.front();
+    auto named = [&out](int rank) {
+      return std::find(out.straggler_ranks.begin(), out.straggler_ranks.end(), rank) !=
+             out.straggler_ranks.end();
+    };
     for (size_t r = 0; r < nranks; ++r) {
       const RankSkew& rs = out.ranks[r];
-      if (std::find(out.straggler_ranks.begin(), out.straggler_ranks.end(), rs.rank) !=
-              out.straggler_ranks.end() ||
-          reference_mean <= 0) {
-        continue;
-      }
+      if (named(rs.rank)) continue;
       int64_t steady = 0;
-      for (size_t s = 0; s < m.steps.size(); ++s) {
-        steady += m.steps[s][r]->compute_on_cpu() > reference[s] * (1 + options.compute_margin);
+      double own_sum = 0;
+      double reference_sum = 0;
+      for (const auto& row : m.steps) {
+        std::vector<double> others;
+        for (size_t o = 0; o < nranks; ++o) {
+          if (o != r && !named(m.ranks[o])) others.push_back(row[o]->compute_on_cpu());
+        }
+        if (others.empty()) break;
+        const double reference = Median(others);
+        const double own = row[r]->compute_on_cpu();
+        steady += own > reference * (1 + options.compute_margin);
+        own_sum += own;
+        reference_sum += reference;
       }
-      const Seconds on_cpu_mean = rs.compute_mean - rs.cpu_wait_mean;
-      const double excess = on_cpu_mean / reference_mean - 1;
+      if (reference_sum <= 0) continue;
+      const double excess = own_sum / reference_sum - 1;
+      const double added = (own_sum - reference_sum) * inv;
       const double steady_fraction = static_cast<double>(steady) * inv;
-      if (excess >= 2 * options.compute_margin && steady_fraction >= options.last_fraction) {
+      const double material = options.material_share * step_sum[r] * inv;
+      if (excess >= options.compute_margin && added >= material &&
+          steady_fraction >= options.last_fraction) {
         out.straggler_ranks.push_back(rs.rank);
         out.evidence.push_back(fmt::format(
-            "rank {} computes {:.0f}% more than the faster half of the ranks ({:.2f} against "
-            "{:.2f} ms), in {:.0f}% of the steps: a further straggler, hidden behind rank {} "
-            "(it binds once that one is fixed)",
-            rs.rank, 100 * excess, 1e3 * on_cpu_mean, 1e3 * reference_mean, 100 * steady_fraction,
-            slowest));
+            "rank {} computes {:.0f}% more on a core than the ranks not named ({:.2f} against "
+            "{:.2f} ms), and more than the margin in {:.0f}% of the steps: a further straggler, "
+            "hidden behind rank {} (it binds once that one is fixed)",
+            rs.rank, 100 * excess, 1e3 * own_sum * inv, 1e3 * reference_sum * inv,
+            100 * steady_fraction, slowest));
       }
     }
     std::sort(out.straggler_ranks.begin(), out.straggler_ranks.end());

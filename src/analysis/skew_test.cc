@@ -234,7 +234,7 @@ TEST(Skew, OneRankAndNoCollectives) {
 }
 
 // Two slow ranks: only the slower arrives last, the other is named by its steady excess over
-// the faster half; a healthy rank beside them is not.
+// the ranks not named; a healthy rank beside them is not.
 TEST(Skew, SeveralSlowRanksAreEachNamed) {
   SyntheticRunSpec spec;
   spec.replicas = 4;
@@ -250,6 +250,34 @@ TEST(Skew, SeveralSlowRanksAreEachNamed) {
   r = AnalyzeSkew(SynthesizeRun(spec));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->straggler_ranks, std::vector<int>{1});
+}
+
+// A further straggler is judged against the ranks not named, at the first one's margin: 1.2x
+// behind 1.3x is named (against the faster half's median, which the jitter pulls down, it took
+// twice the margin, and an injected 1.2x sat on that line), and 1.05x is not.
+TEST(Skew, AFurtherStragglerTakesTheSameMarginAgainstTheRanksNotNamed) {
+  SyntheticRunSpec spec;
+  spec.replicas = 4;
+  spec.jitter = 0.03;
+  spec.rank_compute_factor = {{1, 1.3}, {3, 1.2}};
+  Result<SkewReport> r = AnalyzeSkew(SynthesizeRun(spec));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->straggler_ranks, (std::vector<int>{1, 3}));
+  ASSERT_EQ(r->evidence.size(), 2u);
+  EXPECT_NE(r->evidence[1].find("ranks not named"), std::string::npos) << r->evidence[1];
+
+  spec.rank_compute_factor = {{1, 1.3}, {3, 1.05}};
+  r = AnalyzeSkew(SynthesizeRun(spec));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->straggler_ranks, std::vector<int>{1});
+
+  // Eight ranks, one slow, the others jittered by 8 %: no healthy rank is named beside it.
+  spec.replicas = 8;
+  spec.jitter = 0.08;
+  spec.rank_compute_factor = {{5, 1.5}};
+  r = AnalyzeSkew(SynthesizeRun(spec));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->straggler_ranks, std::vector<int>{5});
 }
 
 }  // namespace
