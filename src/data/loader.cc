@@ -1,4 +1,5 @@
 // The prefetching loader and the synthetic source behind Loader::Create (see source.h).
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -33,6 +34,8 @@ class PrefetchLoader : public Loader {
         options_(options),
         sampler_(dataset.size(), options.batch, options.rank, options.world, options.seed,
                  options.drop_last),
+        lookahead_(options.lookahead > 0 ? std::min(options.lookahead, options.prefetch)
+                                         : options.prefetch),
         slots_(options.prefetch),
         filled_(options.prefetch, 0) {
     workers_.reserve(options.workers);
@@ -63,6 +66,14 @@ class PrefetchLoader : public Loader {
 
   int64_t batches_per_epoch() const override { return sampler_.batches_per_epoch(); }
 
+  void SetLookahead(int batches) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      lookahead_ = std::clamp(batches, 1, options_.prefetch);
+    }
+    space_cv_.notify_all();
+  }
+
   void Recycle(Batch batch) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (pool_.size() < static_cast<size_t>(options_.prefetch + options_.workers)) {
@@ -81,7 +92,8 @@ class PrefetchLoader : public Loader {
       int64_t seq = 0;
       Batch batch;
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        std::unique_lock<std::mutex> lock(mu_);
+        space_cv_.wait(lock, [&] { return stop_ || next_claim_ < next_return_ + lookahead_; });
         if (stop_) return;
         seq = next_claim_++;
         // Claims are handed out in order under the lock, so the sampler moves forward through
@@ -126,6 +138,7 @@ class PrefetchLoader : public Loader {
   std::condition_variable stop_cv_;   // injected delays wait on this, to stop promptly
   ShardedSampler sampler_;            // guarded by mu_
   int64_t next_claim_ = 0;            // next batch number a worker will decode
+  int lookahead_;                     // claims stay below next_return_ + lookahead_ (SetLookahead)
   int64_t next_return_ = 0;           // next batch number Next() returns
   std::vector<Batch> slots_;          // reorder buffer: batch number s lives in s % prefetch
   std::vector<char> filled_;

@@ -1,9 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "core/clock.h"
 #include "data/fashion_mnist.h"
 #include "data/sampler.h"
 #include "data/source.h"
@@ -170,6 +173,33 @@ TEST(Loader, DestructionWhileWorkersAreBlockedDoesNotHang) {
   o.input_delay_ms = 60000;  // a worker asleep in an injected delay must also stop promptly
   auto loader = Loader::Create(d, o);
   ASSERT_TRUE(loader.ok());
+}
+
+// With a lookahead of one the workers claim batch k+1 only once batch k was asked for, however
+// long the consumer takes; raised to the prefetch, they run ahead again.
+TEST(Loader, LookaheadHoldsTheWorkersToTheConsumer) {
+  IndexDataset d(1000);
+  LoaderOptions o;
+  o.batch = 2;
+  o.workers = 2;
+  o.prefetch = 4;
+  o.lookahead = 1;
+  auto made = Loader::Create(d, o);
+  ASSERT_TRUE(made.ok());
+  Loader& loader = **made;
+  std::vector<Batch> got;
+  std::vector<Seconds> asked;
+  for (int k = 0; k < 4; ++k) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    asked.push_back(SteadySeconds());
+    got.push_back(loader.Next());
+    // Batch k cannot have been begun before batch k-1 was asked for (with the prefetch as the
+    // lookahead, it is made during the consumer's sleep).
+    if (k > 0) EXPECT_GE(got[k].load_begin, asked[k - 1]) << k;
+  }
+  loader.SetLookahead(4);
+  for (int k = 0; k < 12; ++k) got.push_back(loader.Next());
+  for (size_t k = 0; k < got.size(); ++k) EXPECT_EQ(got[k].index, static_cast<int64_t>(k));
 }
 
 TEST(Loader, SyntheticServesOneBatchAgainAndAgain) {

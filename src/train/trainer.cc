@@ -218,6 +218,9 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   lo.augment = o.augment;
   lo.synthetic = o.synthetic_input;
   lo.input_delay_ms = o.injection.input_delay_ms;
+  // Through the warm-up the workers stay one step's batches ahead (data::Loader::SetLookahead);
+  // the first steady step lets them run the whole prefetch ahead.
+  lo.lookahead = o.warmup_steps > 0 ? o.accum : 0;
   lo.lengths.variable = o.variable_length;
   lo.lengths.balanced = o.balance_lengths;
   auto loader_or = data::Loader::Create(*split->train, lo);
@@ -229,6 +232,8 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
       o.steps > 0
           ? o.steps
           : std::max<int64_t>(1, static_cast<int64_t>(o.epochs * static_cast<double>(per_epoch)));
+  const bool has_warmup = o.warmup_steps > 0 && total_steps > o.warmup_steps;
+  if (!has_warmup) loader.SetLookahead(o.prefetch);  // every step is measured
 
   std::unique_ptr<RankRecorder> recorder;
   if (!o.out.empty()) {
@@ -309,6 +314,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     watchdog.Publish(step, comm::HeartbeatPhase::kCompute);
     InjectFaults(o.injection, rank, step);
     pacer.BeginStep(step);
+    if (has_warmup && step == o.warmup_steps) loader.SetLookahead(o.prefetch);
     // One replica has no noise scale to estimate (B = b): no norms, no extra passes.
     reducer.BeginStep(world > 1 && step % o.grad_norm_every == 0);
     double loss = 0;
