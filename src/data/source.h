@@ -46,9 +46,9 @@ Result<Split> LoadFashionMnist(const std::string& dir);
 Result<Split> LoadText(const std::string& path, int context, double heldout_fraction = 0.1);
 
 struct LoaderOptions {
-  int batch = 32;     // per-replica micro-batch
-  int workers = 1;    // decode/augment threads
-  int prefetch = 4;   // bounded queue depth, in batches
+  int batch = 32;    // per-replica micro-batch
+  int workers = 1;   // decode/augment threads
+  int prefetch = 4;  // bounded queue depth, in batches
   // How many batches past those returned the workers may claim from the start (Loader::
   // SetLookahead); 0 (or more than `prefetch`): `prefetch`.
   int lookahead = 0;
@@ -108,10 +108,11 @@ class Loader {
   // Optionally hands a consumed batch back, unchanged, so that its buffers are reused.
   virtual void Recycle(Batch batch) {}
   // How many batches past those returned the workers may claim from now on (1 to `prefetch`;
-  // LoaderOptions::lookahead is the start). The trainer holds it at one step's batches through the warm-up: warm-up steps
-  // slower than the loader (the first collective, the emulation's calibration) would otherwise
-  // leave a stock that an input-bound run draws down through its measured steps, which then
-  // show less input wait than the steady state (docs/train-output.md "samples_per_s").
+  // LoaderOptions::lookahead is the start). The trainer holds it at one step's batches through the
+  // warm-up: warm-up steps slower than the loader (the first collective, the emulation's
+  // calibration) would otherwise leave a stock that an input-bound run draws down through its
+  // measured steps, which then show less input wait than the steady state (docs/train-output.md
+  // "samples_per_s").
   virtual void SetLookahead(int batches) {}
 };
 
