@@ -133,14 +133,12 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
   std::vector<std::vector<double>> typical_gap(nranks), typical_reference(nranks);
   for (const auto& row : m.steps) {
     if (nranks < 2) break;
+    std::vector<double> on_cpu(nranks);
+    for (size_t r = 0; r < nranks; ++r) on_cpu[r] = row[r]->compute_on_cpu();
+    const std::vector<double> reference = MedianOfOthers(on_cpu);
     for (size_t r = 0; r < nranks; ++r) {
-      std::vector<double> others;
-      for (size_t o = 0; o < nranks; ++o) {
-        if (o != r) others.push_back(row[o]->compute_on_cpu());
-      }
-      const double reference = Median(others);
-      typical_gap[r].push_back(row[r]->compute_on_cpu() - reference);
-      typical_reference[r].push_back(reference);
+      typical_gap[r].push_back(on_cpu[r] - reference[r]);
+      typical_reference[r].push_back(reference[r]);
     }
   }
 
@@ -268,39 +266,48 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
       return std::find(out.straggler_ranks.begin(), out.straggler_ranks.end(), rank) !=
              out.straggler_ranks.end();
     };
-    for (size_t r = 0; r < nranks; ++r) {
-      const RankSkew& rs = out.ranks[r];
-      if (named(rs.rank)) continue;
-      int64_t steady = 0;
-      double own_sum = 0;
-      double reference_sum = 0;
+    // The ranks are judged in order; once one is named, the ones after it are judged against
+    // the ranks still not named.
+    for (size_t from = 0; from < nranks;) {
+      std::vector<size_t> candidates;  // the ranks not named, as indices into m.ranks
+      for (size_t r = 0; r < nranks; ++r) {
+        if (!named(m.ranks[r])) candidates.push_back(r);
+      }
+      if (candidates.size() < 2) break;  // no other rank left to judge against
+      const size_t k = candidates.size();
+      std::vector<int64_t> steady(k, 0);
+      std::vector<double> own_sum(k, 0), reference_sum(k, 0);
       for (const auto& row : m.steps) {
-        std::vector<double> others;
-        for (size_t o = 0; o < nranks; ++o) {
-          if (o != r && !named(m.ranks[o])) others.push_back(row[o]->compute_on_cpu());
+        std::vector<double> on_cpu(k);
+        for (size_t i = 0; i < k; ++i) on_cpu[i] = row[candidates[i]]->compute_on_cpu();
+        const std::vector<double> reference = MedianOfOthers(on_cpu);
+        for (size_t i = 0; i < k; ++i) {
+          steady[i] += on_cpu[i] > reference[i] * (1 + options.compute_margin);
+          own_sum[i] += on_cpu[i];
+          reference_sum[i] += reference[i];
         }
-        if (others.empty()) break;
-        const double reference = Median(others);
-        const double own = row[r]->compute_on_cpu();
-        steady += own > reference * (1 + options.compute_margin);
-        own_sum += own;
-        reference_sum += reference;
       }
-      if (reference_sum <= 0) continue;
-      const double excess = own_sum / reference_sum - 1;
-      const double added = (own_sum - reference_sum) * inv;
-      const double steady_fraction = static_cast<double>(steady) * inv;
-      const double material = options.material_share * step_sum[r] * inv;
-      if (excess >= options.compute_margin && added >= material &&
-          steady_fraction >= options.last_fraction) {
-        out.straggler_ranks.push_back(rs.rank);
-        out.evidence.push_back(fmt::format(
-            "rank {} computes {:.0f}% more on a core than the ranks not named ({:.2f} against "
-            "{:.2f} ms), and more than the margin in {:.0f}% of the steps: a further straggler, "
-            "hidden behind rank {} (it binds once that one is fixed)",
-            rs.rank, 100 * excess, 1e3 * own_sum * inv, 1e3 * reference_sum * inv,
-            100 * steady_fraction, slowest));
+      size_t next = nranks;
+      for (size_t i = 0; i < k && next == nranks; ++i) {
+        const size_t r = candidates[i];
+        if (r < from || reference_sum[i] <= 0) continue;
+        const double excess = own_sum[i] / reference_sum[i] - 1;
+        const double added = (own_sum[i] - reference_sum[i]) * inv;
+        const double steady_fraction = static_cast<double>(steady[i]) * inv;
+        const double material = options.material_share * step_sum[r] * inv;
+        if (excess >= options.compute_margin && added >= material &&
+            steady_fraction >= options.last_fraction) {
+          out.straggler_ranks.push_back(m.ranks[r]);
+          out.evidence.push_back(fmt::format(
+              "rank {} computes {:.0f}% more on a core than the ranks not named ({:.2f} against "
+              "{:.2f} ms), and more than the margin in {:.0f}% of the steps: a further "
+              "straggler, hidden behind rank {} (it binds once that one is fixed)",
+              m.ranks[r], 100 * excess, 1e3 * own_sum[i] * inv, 1e3 * reference_sum[i] * inv,
+              100 * steady_fraction, slowest));
+          next = r + 1;
+        }
       }
+      from = next;
     }
     std::sort(out.straggler_ranks.begin(), out.straggler_ranks.end());
   }

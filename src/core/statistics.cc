@@ -18,6 +18,25 @@ double Percentile(std::vector<double> values, double p) {
 
 double Median(std::vector<double> values) { return Percentile(std::move(values), 50); }
 
+std::vector<double> MedianOfOthers(const std::vector<double>& values) {
+  const size_t n = values.size();
+  std::vector<double> out(n, 0.0);
+  if (n < 2) return out;
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&values](size_t a, size_t b) { return values[a] < values[b]; });
+  // The median of n - 1 sorted values, read from the sorted n with position `gone` skipped.
+  const double rank = 0.5 * static_cast<double>(n - 2);
+  const size_t lo = static_cast<size_t>(std::floor(rank));
+  const size_t hi = std::min(lo + 1, n - 2);
+  for (size_t gone = 0; gone < n; ++gone) {
+    auto at = [&](size_t k) { return values[order[k < gone ? k : k + 1]]; };
+    out[order[gone]] = at(lo) + (rank - static_cast<double>(lo)) * (at(hi) - at(lo));
+  }
+  return out;
+}
+
 double Mean(const std::vector<double>& values) {
   if (values.empty()) return 0;
   return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());

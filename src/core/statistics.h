@@ -13,6 +13,9 @@ namespace stepscope {
 // Linear-interpolated percentile (p in [0, 100], clamped) of `values`; 0 for an empty vector.
 double Percentile(std::vector<double> values, double p);
 double Median(std::vector<double> values);
+// For each value, the median of the others (Median of `values` without that one; 0 where it is
+// the only one), in one sort: the reference "the other ranks' median" for every rank at once.
+std::vector<double> MedianOfOthers(const std::vector<double>& values);
 double Mean(const std::vector<double>& values);  // 0 for an empty vector
 // The mean once `share` of the values (rounded down, but at least one once there are 5 or more)
 // is dropped from each end: a step or two that the host disturbed does not move it, a cause that

@@ -18,6 +18,20 @@ TEST(Statistics, PercentileInterpolatesLinearly) {
   EXPECT_DOUBLE_EQ(Mean({1, 2, 3, 6}), 3);
 }
 
+TEST(Statistics, MedianOfOthersIsTheMedianWithoutEachValue) {
+  const std::vector<std::vector<double>> samples = {
+      {}, {3}, {3, 7}, {5, 1, 4}, {2, 9, 9, 4}, {1, 8, 3, 3, 6, 0.5}, {4, 4, 4, 4, 4}};
+  for (const std::vector<double>& values : samples) {
+    const std::vector<double> got = MedianOfOthers(values);
+    ASSERT_EQ(got.size(), values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      std::vector<double> others = values;
+      others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
+      EXPECT_EQ(got[i], Median(others)) << "value " << i << " of " << values.size();
+    }
+  }
+}
+
 TEST(Statistics, BootstrapOfConstantSampleIsExact) {
   Estimate e = BootstrapMean({2, 2, 2, 2, 2});
   EXPECT_DOUBLE_EQ(e.value, 2);

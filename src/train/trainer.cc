@@ -232,8 +232,10 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
       o.steps > 0
           ? o.steps
           : std::max<int64_t>(1, static_cast<int64_t>(o.epochs * static_cast<double>(per_epoch)));
+  // Steps before --warmup-steps are warm-up, unless the run is no longer than that (then every
+  // step is measured, and the loader runs the whole prefetch ahead from the start).
   const bool has_warmup = o.warmup_steps > 0 && total_steps > o.warmup_steps;
-  if (!has_warmup) loader.SetLookahead(o.prefetch);  // every step is measured
+  if (!has_warmup) loader.SetLookahead(o.prefetch);
 
   std::unique_ptr<RankRecorder> recorder;
   if (!o.out.empty()) {
@@ -306,7 +308,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     rec.rank = rank;
     rec.step = step;
     // A run too short for its warm-up keeps every step (and says so in run.json).
-    rec.warmup = step < o.warmup_steps && total_steps > o.warmup_steps;
+    rec.warmup = has_warmup && step < o.warmup_steps;
     rec.micro_batches = o.accum;
     rec.samples = samples_per_step;
     rec.start = previous_end >= 0 ? previous_end : comm.Now();
