@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/statistics.h"
+#include "model/host_cpu.h"
 #include "model/host_crowding.h"
 #include "model/simulate.h"
 
@@ -226,6 +227,25 @@ void FitMemory(const RunObservation& reference, const RunObservation* paired,
     }
   }
   m->memory_fixed = std::max<Bytes>(buffers, peak - m->memory_per_sample * b);
+}
+
+// A run's CPU demand as the host CPU fit sees it; nullopt without a recorded CPU time.
+std::optional<HostCpuPoint> HostCpuPointOf(const RunObservation* run) {
+  if (!run || !run->cpu_per_step) return std::nullopt;
+  return HostCpuPoint{run->name,           run->config.replicas, run->ranks_per_host,
+                      run->cores_per_host, *run->cpu_per_step,
+                      run->config.batch * run->config.accum};
+}
+
+// Every baseline's point, or none when one of them lacks it (the fit then leaves the ceiling out).
+std::vector<HostCpuPoint> HostCpuPoints(const std::vector<const RunObservation*>& baselines) {
+  std::vector<HostCpuPoint> points;
+  for (const RunObservation* run : baselines) {
+    std::optional<HostCpuPoint> p = HostCpuPointOf(run);
+    if (!p) return {};
+    points.push_back(*p);
+  }
+  return points;
 }
 
 }  // namespace
@@ -456,6 +476,13 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   }
 
   FitMemory(*baselines.back(), paired, doubled, &m);
+  m.host_cpu = FitHostCpu(HostCpuPoints(baselines), HostCpuPointOf(paired),
+                          HostCpuPointOf(doubled));
+  if (m.host_cpu) {
+    m.notes.push_back(
+        "the step is at least the time the host's " + std::to_string(m.host_cpu->cores_per_host) +
+        " cores take for its ranks' CPU work (ranks per host x CPU per rank per step / cores)");
+  }
 
   // How fast reductions progress beside backward: the rate that best reproduces the runs that
   // overlapped several buckets (a grid over [0, 1]; the band: every rate within 10 % of the

@@ -72,10 +72,4 @@ std::optional<HostCrowding> FitHostCrowding(const std::vector<CrowdingPoint>& po
   return h;
 }
 
-int ScenarioRanksPerHost(const HostCrowding& h, const Scenario& s) {
-  if (s.ranks_per_host) return *s.ranks_per_host;
-  if (s.devices_per_host) return std::min(s.replicas, *s.devices_per_host);
-  return std::min(s.replicas, h.max_ranks_per_host);
-}
-
 }  // namespace stepscope::model

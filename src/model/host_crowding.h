@@ -29,9 +29,4 @@ double Crowding(int ranks_per_host, int cores_per_host);
 // points with distinct crowding (their smallest and largest intercept and slope).
 std::optional<HostCrowding> FitHostCrowding(const std::vector<CrowdingPoint>& points);
 
-// The ranks a scenario runs on one host: as a measured run did (a check), else its devices per
-// host when given, else as the fitted runs filled their hosts, up to the most they put on one:
-// devices beyond what was measured come on hosts like the largest run's, with cores of their own.
-int ScenarioRanksPerHost(const HostCrowding& h, const Scenario& s);
-
 }  // namespace stepscope::model

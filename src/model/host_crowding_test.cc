@@ -1,4 +1,5 @@
 #include "model/host_crowding.h"
+#include "model/host_cpu.h"
 
 #include <gtest/gtest.h>
 
@@ -28,15 +29,15 @@ TEST(HostCrowding, LinesThroughTheCrowdedBaselines) {
   EXPECT_EQ(h->max_ranks_per_host, 8);
   Scenario s;
   s.replicas = 16;
-  EXPECT_EQ(ScenarioRanksPerHost(*h, s),
+  EXPECT_EQ(ScenarioRanksPerHost(h->max_ranks_per_host, s),
             8);  // beyond what was measured: hosts like the largest run's
   s.replicas = 4;
-  EXPECT_EQ(ScenarioRanksPerHost(*h, s), 4);
+  EXPECT_EQ(ScenarioRanksPerHost(h->max_ranks_per_host, s), 4);
   s.replicas = 16;
   s.devices_per_host = 2;
-  EXPECT_EQ(ScenarioRanksPerHost(*h, s), 2);
+  EXPECT_EQ(ScenarioRanksPerHost(h->max_ranks_per_host, s), 2);
   s.ranks_per_host = 16;  // a measured run: as it ran
-  EXPECT_EQ(ScenarioRanksPerHost(*h, s), 16);
+  EXPECT_EQ(ScenarioRanksPerHost(h->max_ranks_per_host, s), 16);
 }
 
 TEST(HostCrowding, NoisyPointsBandTheSlope) {
@@ -48,7 +49,7 @@ TEST(HostCrowding, NoisyPointsBandTheSlope) {
   EXPECT_GT(h->overhead_b.estimate.high, h->overhead_b.estimate.value);
   Scenario s;
   s.replicas = 64;
-  EXPECT_EQ(ScenarioRanksPerHost(*h, s), 8);  // as the fitted runs did
+  EXPECT_EQ(ScenarioRanksPerHost(h->max_ranks_per_host, s), 8);  // as the fitted runs did
 }
 
 TEST(HostCrowding, NothingToFitWithoutACrowdedBaselineOrTwoLevels) {

@@ -74,6 +74,15 @@ nlohmann::json ToJson(const StepModel& m) {
   } else {
     j["crowding"] = nullptr;
   }
+  if (m.host_cpu) {
+    const HostCpu& h = *m.host_cpu;
+    j["host_cpu"] = {{"cores_per_host", h.cores_per_host},
+                     {"max_ranks_per_host", h.max_ranks_per_host},
+                     {"reference_samples_per_rank_step", h.reference_samples},
+                     {"constants", {ConstantJson(h.per_step), ConstantJson(h.per_sample)}}};
+  } else {
+    j["host_cpu"] = nullptr;
+  }
   if (m.hosts) {
     j["hosts"] = {{"devices_per_host", m.hosts->devices_per_host},
                   {"algorithm", Name(m.hosts->algorithm)},

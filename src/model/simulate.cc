@@ -6,6 +6,7 @@
 #include "core/number_text.h"
 #include "core/text_format.h"
 #include "model/host_crowding.h"
+#include "model/host_cpu.h"
 #include "model/order_statistics.h"
 #include "model/replay.h"
 
@@ -172,7 +173,7 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side, dou
   // Ranks per core beyond one, where the model knows how crowding stretches compute and
   // overhead (host_crowding.h).
   const double crowded =
-      m.crowding ? Crowding(ScenarioRanksPerHost(*m.crowding, s), m.crowding->cores_per_host) : 0.0;
+      m.crowding ? Crowding(ScenarioRanksPerHost(m.crowding->max_ranks_per_host, s), m.crowding->cores_per_host) : 0.0;
   const auto measured = m.compute_ratio.find(r.replicas);
   double compute_ratio = 1.0;
   if (measured != m.compute_ratio.end()) {
@@ -242,6 +243,17 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side, dou
   } else {
     p.input_wait = batches * Pick(m.input_wait.estimate, side);
   }
+  // The host's cores: a step no shorter than its ranks' CPU work over them (host_cpu.h). The
+  // excess is the ranks waiting for cores, in overhead; a loader that waited for less than that
+  // no longer sets the step.
+  if (m.host_cpu) {
+    const Seconds floor = HostCpuFloor(*m.host_cpu, s, r.batch * r.accum, side);
+    if (floor > p.step()) {
+      const Seconds other = p.compute + p.straggler_wait + p.exposed_comm + p.overhead;
+      p.input_wait = m.loader_service ? 0.0 : p.input_wait;
+      p.overhead += floor - other - p.input_wait;
+    }
+  }
   return p;
 }
 
@@ -285,6 +297,7 @@ Result<Prediction> Predict(const StepModel& m, const Scenario& asked) {
   out.batch = batch, out.accum = accum;
   Scenario one = s;
   one.replicas = 1;
+  one.ranks_per_host.reset();  // one replica runs alone on its host
   const double jitter_n = ExpectedMaximum(m.compute_jitter, std::max(1, s.replicas));
   const double jitter_1 = ExpectedMaximum(m.compute_jitter, 1);
   double step[3], per_s[3], eff[3];

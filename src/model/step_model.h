@@ -39,6 +39,16 @@ struct HostCrowding {
   Constant compute_ratio_a, compute_ratio_b, overhead_a, overhead_b;
 };
 
+// The host's cores as a ceiling on the step (host_cpu.h): R ranks on a host of C cores, each
+// taking d CPU-seconds per step (every thread of its process), cannot step faster than R d / C.
+struct HostCpu {
+  int cores_per_host = 0;
+  int max_ranks_per_host = 0;  // the most ranks a fitted run put on one host
+  int reference_samples = 0;   // micro-batch times accumulation where per_step was measured
+  Constant per_step;           // d at the reference micro-batch and accumulation
+  Constant per_sample;         // d's growth per sample of a step's micro-batches (b K)
+};
+
 // The configuration a model was fitted at, and the knobs a scenario may change.
 struct Config {
   int replicas = 1;
@@ -92,6 +102,9 @@ struct StepModel {
   // Set when baselines ran more ranks than cores on a host: compute and overhead then follow
   // the crowding at every N (overhead above replaces `overhead`).
   std::optional<HostCrowding> crowding;
+  // Set when the baselines recorded their process CPU time: the step is at least the time the
+  // host's cores need for its ranks' CPU work.
+  std::optional<HostCpu> host_cpu;
 
   // Memory per replica (bytes): what does not scale with the micro-batch, and what does.
   Bytes memory_fixed = 0;

@@ -186,6 +186,14 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
   if (j.contains("cores_per_host")) {
     STEPSCOPE_RETURN_IF_ERROR(field("cores_per_host", &s.cores_per_host));
   }
+  if (const auto cpu = j.find("cpu"); cpu != j.end() && !cpu->is_null()) {
+    double per_step = 0;
+    STEPSCOPE_RETURN_IF_ERROR(field("cpu.per_step_s", &per_step));
+    if (!(per_step >= 0)) {
+      return Status::Error(path + ": field 'cpu.per_step_s' must be >= 0 (rerun the run, or remove the field)");
+    }
+    s.cpu_per_step = per_step;
+  }
   if (j.contains("memory")) {
     int64_t model = 0, peak = 0;
     STEPSCOPE_RETURN_IF_ERROR(field("memory.model_bytes", &model));

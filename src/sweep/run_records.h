@@ -50,6 +50,9 @@ struct RunSummary {
   // The most ranks on one host (run.json hosts) and the cores of a host (cores_per_host); 0 in
   // run.json files written without them.
   int ranks_per_host = 0, cores_per_host = 0;
+  // Process CPU seconds per steady step, the mean over ranks (run.json cpu.per_step_s); unset in
+  // run.json files written without it.
+  std::optional<double> cpu_per_step;
   double samples_per_s = 0;
   // train --target-loss or --target-accuracy: the samples (all ranks) it took to reach the target;
   // unset when the run had no target or did not reach it (and in run.json files written before

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <thread>
@@ -51,6 +52,42 @@ Result<std::vector<int64_t>> GatherPeakResident(const comm::Communicator& comm) 
     return Status::Error("run.json: MPI_Gather of peak memory failed");
   }
   return all;
+}
+
+// Every rank's process CPU seconds per steady step, in rank order on rank 0 (collective); -1
+// where a rank's is unknown.
+Result<std::vector<double>> GatherCpuPerStep(const comm::Communicator& comm, const RunSummary& s) {
+  const double mine = s.cpu_per_step.value_or(-1.0);
+  std::vector<double> all(static_cast<size_t>(comm.size()));
+  if (MPI_Gather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, comm.world()) !=
+      MPI_SUCCESS) {
+    return Status::Error("run.json: MPI_Gather of CPU time failed");
+  }
+  return all;
+}
+
+// How much of their hosts' cores the ranks took over the steady steps: per rank, and the
+// busiest host's share (its ranks' CPU per step over its cores times the job's step). null when
+// any rank's is unknown.
+json CpuJson(const std::vector<double>& per_rank, const std::vector<std::string>& host_of_rank,
+             unsigned cores, Seconds step_time_mean) {
+  if (per_rank.empty() || cores == 0) return nullptr;
+  std::map<std::string, double> per_host;
+  double sum = 0;
+  for (size_t r = 0; r < per_rank.size(); ++r) {
+    if (per_rank[r] < 0) return nullptr;
+    sum += per_rank[r];
+    per_host[host_of_rank[r]] += per_rank[r];
+  }
+  double busiest = 0;
+  for (const auto& [host, cpu] : per_host) busiest = std::max(busiest, cpu);
+  return {{"per_step_s", sum / static_cast<double>(per_rank.size())},
+          {"per_rank_per_step_s", per_rank},
+          {"busiest_host_share",
+           step_time_mean > 0 ? json(busiest / (cores * step_time_mean)) : json(nullptr)},
+          {"how", "each rank's process CPU time (every thread, user and system) over the steady "
+                  "steps, per step; the busiest host's share: its ranks' CPU per step over its "
+                  "cores times the job's mean step"}};
 }
 
 // Memory per replica: what the model's buffers hold (weights, gradients, optimizer state, the
@@ -151,6 +188,8 @@ Status WriteRunJson(const std::string& dir, const TrainOptions& o, const RunSumm
   if (!hosts.ok()) return hosts.status();
   auto peaks = GatherPeakResident(comm);
   if (!peaks.ok()) return peaks.status();
+  auto cpu = GatherCpuPerStep(comm, s);
+  if (!cpu.ok()) return cpu.status();
   if (comm.rank() != 0) return Status::Ok();
   std::map<std::string, int> per_host;
   for (const auto& h : hosts.value()) ++per_host[h];
@@ -172,6 +211,8 @@ Status WriteRunJson(const std::string& dir, const TrainOptions& o, const RunSumm
         {"flops_per_sample", s.model.flops_per_sample},
         {"activation_bytes_per_sample", s.model.activation_bytes_per_sample}}},
       {"memory", MemoryJson(o, s, peaks.value())},
+      {"cpu", CpuJson(cpu.value(), hosts.value(), std::thread::hardware_concurrency(),
+                      s.step_time_mean)},
       {"dataset", s.dataset_description},
       {"replicas", s.replicas},
       {"hosts", per_host},

@@ -22,6 +22,7 @@
 #include "train/progress.h"
 #include "train/recorder.h"
 #include "train/reducer.h"
+#include "train/process_cpu.h"
 #include "train/run_queue.h"
 #include "train/watchdog.h"
 
@@ -281,6 +282,8 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   // Steps tile the run: each starts where the previous one ended, so the work between them
   // (writing records, the replica checksum) counts as the next step's overhead, not as no time.
   Seconds previous_end = -1;
+  // The process's CPU time over the steady steps, tiled as the steps' times are (run.json cpu).
+  StepCpu steady_cpu;
   // The emulated devices' common speed is fixed at the end of the warm-up (at least one step).
   const int64_t calibration_step =
       std::max<int64_t>(1, std::min<int64_t>(o.warmup_steps, total_steps)) - 1;
@@ -311,6 +314,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     rec.warmup = has_warmup && step < o.warmup_steps;
     rec.micro_batches = o.accum;
     rec.samples = samples_per_step;
+    if (previous_end < 0) steady_cpu.Mark();
     rec.start = previous_end >= 0 ? previous_end : comm.Now();
     if (step == 0) summary.startup_s = rec.start - wall_begin;
     watchdog.Publish(step, comm::HeartbeatPhase::kCompute);
@@ -398,6 +402,11 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     cpu_wait.End(run_queue);
     rec.end = comm.Now();
     previous_end = rec.end;
+    if (rec.warmup) {
+      steady_cpu.Mark();
+    } else {
+      steady_cpu.Add();
+    }
 
     rec.input_wait = Sum(tl.input_waits);
     rec.forward = Sum(tl.forwards);
@@ -472,6 +481,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
         return reached.status().WithContext("evaluation after step " + std::to_string(step));
       }
       previous_end = comm.Now();
+      steady_cpu.Mark();
       if (*reached) {
         steps_run = step + 1;
         break;
@@ -519,6 +529,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   summary.replicas = world;
   summary.steps = steps_run;
   summary.steady_steps = static_cast<int64_t>(steady_ends.size());
+  summary.cpu_per_step = steady_cpu.PerStretch();
   double steady_time = 0;
   for (size_t k = 0; k < steady_ends.size(); ++k) steady_time += steady_ends[k] - steady_starts[k];
   if (steady_time > 0) {

@@ -64,6 +64,8 @@ struct RunSummary {
   int64_t paced_segments = 0;
   int64_t unhonoured_segments = 0;
   int64_t unhonoured_links = 0;
+  // This rank's process CPU seconds per steady step (every thread); unset when unknown.
+  std::optional<Seconds> cpu_per_step;
   // The emulated device's cost per unit of work per compute segment, and where it came from:
   // "own" (this run's warm-up), "shared" (the device file, calibrated by `calibrated_by`) or
   // "none" (not emulated, or the ranks' segments differed).
