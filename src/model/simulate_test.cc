@@ -193,6 +193,45 @@ TEST(SimulateStep, RefusesScenariosItCannotSimulate) {
   EXPECT_NE(r.status().message().find("int8"), std::string::npos);
 }
 
+// Ranks whose CPU work outgrows their host's cores step at the cores' pace: R d / C, with the
+// excess in overhead and a loader that waited for less no longer setting the step.
+TEST(SimulateStep, TheHostsCoresBoundTheStep) {
+  StepModel m = Fitted();
+  const Seconds period = 0.045;  // longer than the rest of the synthetic step
+  m.loader_service =
+      Constant{"loader_service", Estimate::Exact(period), "s per batch per worker", "test"};
+  const StepModel plain = m;
+  HostCpu h;
+  h.cores_per_host = 2;
+  h.max_ranks_per_host = 8;
+  h.reference_samples = m.reference.batch * m.reference.accum;
+  h.per_step = {"host_cpu_per_step", Estimate{0.0065, 0.006, 0.007}, "s", "test"};
+  h.per_sample = {"host_cpu_per_sample", Estimate::Exact(0), "s", "test", true};
+  m.host_cpu = h;
+  Scenario s;
+  s.replicas = 4;
+  s.loader_workers = 1;
+  EXPECT_NEAR(Must(SimulateStep(m, s)).step(), period, 1e-9);  // 4 x 6.5 ms / 2 = 13 ms
+  s.replicas = 16;
+  s.ranks_per_host = 16;  // 16 x 6.5 / 2 = 52 ms
+  const StepParts crowded = Must(SimulateStep(m, s));
+  const StepParts without = Must(SimulateStep(plain, s));
+  EXPECT_NEAR(crowded.step(), 0.052, 1e-9);
+  EXPECT_EQ(crowded.input_wait, 0);
+  const Seconds other = without.step() - without.input_wait;
+  EXPECT_NEAR(crowded.overhead, without.overhead + 0.052 - other, 1e-9);
+  EXPECT_EQ(crowded.compute, without.compute);
+  EXPECT_NEAR(Must(SimulateStep(m, s, Side::kHigh)).step(), 16 * 0.007 / 2, 1e-9);
+  // Two ranks to a host: each has a core, the loader sets the step again.
+  s.ranks_per_host = 2;
+  EXPECT_NEAR(Must(SimulateStep(m, s)).step(), without.step(), 1e-9);
+  // Efficiency is against one replica alone on its host, not one on a crowded host.
+  s.ranks_per_host = 16;
+  Result<Prediction> p = Predict(m, s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_NEAR(p->efficiency.value, period / 0.052, 0.02);
+}
+
 TEST(Predict, BandsOrderedAndEfficiencyAgainstOneReplica) {
   testing::Truth t;
   t.jitter = 0.05;
