@@ -33,7 +33,7 @@ std::optional<HostCpu> FitHostCpu(const std::vector<HostCpuPoint>& baselines,
   h.max_ranks_per_host = most;
   h.reference_samples = largest.samples_per_rank_step;
   h.per_step = {"host_cpu_per_step", d, "CPU s per rank per step",
-                "process CPU time per steady step (every thread), mean over ranks, of " +
+                "process CPU time per steady step (every thread) less what its reductions spent waiting for other ranks, mean over ranks, of " +
                     largest.name + "; band: the least and most of the baselines" +
                     (several ? " at two or more replicas" : "")};
   if (paired && doubled && doubled->samples_per_rank_step > paired->samples_per_rank_step) {

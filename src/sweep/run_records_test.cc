@@ -61,6 +61,41 @@ TEST(RunPacing, DamagedFieldsAreAbsentOrNamed) {
       << s.status().message();
 }
 
+// The smallest run.json RunSummaryFromText reads, with `extra` fields added at the top level.
+std::string MinimalRunJson(const std::string& extra) {
+  return R"({"replicas": 4, "allreduce": "shm", "samples_per_s": 100,
+    "config": {"batch": 8, "accum": 1, "loader_workers": 1, "synthetic_input": false,
+               "optimizer": {"kind": "sgd"},
+               "reducer": {"reduce": true, "overlap": true, "bucket_mb": 25, "dtype": "fp32"}},
+    "model": {"gradient_bytes": 400, "parameters": 100, "activation_bytes_per_sample": 64})" +
+         extra + "}";
+}
+
+TEST(RunSummary, ReadsTheCpuPerStepAndRefusesANegativeOne) {
+  auto s = RunSummaryFromText(MinimalRunJson(""), "r/run.json");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_FALSE(s->cpu_per_step.has_value());  // written before it was recorded
+  s = RunSummaryFromText(MinimalRunJson(R"(, "cpu": null)"), "r/run.json");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_FALSE(s->cpu_per_step.has_value());  // a rank's clock could not be read
+  s = RunSummaryFromText(
+      MinimalRunJson(
+          R"(, "cpu": {"per_step_s": 0.0065, "demand_per_step_s": 0.005, "busiest_host_share": 0.97})"),
+      "r/run.json");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_DOUBLE_EQ(*s->cpu_per_step, 0.0065);
+  EXPECT_DOUBLE_EQ(*s->busiest_host_share, 0.97);
+  EXPECT_DOUBLE_EQ(*s->cpu_demand_per_step, 0.005);
+  s = RunSummaryFromText(
+      MinimalRunJson(R"(, "cpu": {"per_step_s": 0.0065, "demand_per_step_s": null})"), "r/run.json");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_FALSE(s->cpu_demand_per_step.has_value());  // an all-reduce that cannot tell its waiting
+  s = RunSummaryFromText(MinimalRunJson(R"(, "cpu": {"per_step_s": -1})"), "r/run.json");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("r/run.json: field 'cpu.per_step_s'"), std::string::npos)
+      << s.status().message();
+}
+
 TEST(SweepManifest, DamagedRunIsNamed) {
   auto runs = ParseSweepManifest(
       R"({"workload": ["w"], "runs": [{"name": "a", "args": [], "state": "finished",

@@ -1,21 +1,13 @@
 #include "train/process_cpu.h"
 
-#include <ctime>
-
 namespace stepscope::train {
-
-std::optional<Seconds> ProcessCpuSeconds() {
-  timespec t{};
-  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0) return std::nullopt;
-  return static_cast<Seconds>(t.tv_sec) + static_cast<Seconds>(t.tv_nsec) * 1e-9;
-}
 
 void StepCpu::Mark() {
   mark_ = ProcessCpuSeconds();
   if (!mark_) known_ = false;
 }
 
-void StepCpu::Add() {
+void StepCpu::Add(std::optional<Seconds> waiting) {
   const std::optional<Seconds> now = ProcessCpuSeconds();
   if (!now || !mark_) {
     known_ = false;
@@ -23,12 +15,20 @@ void StepCpu::Add() {
     sum_ += *now - *mark_;
     ++stretches_;
   }
+  if (waiting && waiting_) {
+    *waiting_ += *waiting;
+  } else {
+    waiting_.reset();
+  }
   mark_ = now;
 }
 
-std::optional<Seconds> StepCpu::PerStretch() const {
+std::optional<CpuPerStep> StepCpu::PerStretch() const {
   if (!known_ || stretches_ == 0) return std::nullopt;
-  return sum_ / static_cast<Seconds>(stretches_);
+  const double n = static_cast<double>(stretches_);
+  CpuPerStep out{sum_ / n, std::nullopt};
+  if (waiting_) out.waiting = *waiting_ / n;
+  return out;
 }
 
 }  // namespace stepscope::train

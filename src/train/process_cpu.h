@@ -1,18 +1,24 @@
-// ProcessCpu: the CPU time this process has used (every thread: training, loader workers,
-// communication), summed over the steady steps, so that run.json can say how much of its host's
-// cores a rank takes per step (docs/train-output.md `cpu`). The model's host CPU ceiling reads
-// it (docs/model.md "Host CPU").
+// StepCpu: the CPU time this process used (every thread: training, loader workers,
+// communication), summed over the steady steps, and how much of it the reductions spent
+// waiting for other ranks, so that run.json can say how much of its host's cores a rank's work
+// takes per step (docs/train-output.md `cpu`). The model's host CPU ceiling reads it
+// (docs/model.md "Host CPU").
 #pragma once
 
+#include <cstdint>
 #include <optional>
 
+#include "core/cpu_time.h"
 #include "core/units.h"
 
 namespace stepscope::train {
 
-// User plus system CPU seconds of the whole process so far (CLOCK_PROCESS_CPUTIME_ID); nullopt
-// when the clock cannot be read.
-std::optional<Seconds> ProcessCpuSeconds();
+struct CpuPerStep {
+  Seconds cpu = 0;
+  // Of `cpu`, spent inside reductions waiting for other ranks; unset when the all-reduce cannot
+  // tell (comm::Allreducer::TakeWaitingCpu).
+  std::optional<Seconds> waiting;
+};
 
 // The process's CPU time over chosen stretches of the run: Mark() where a stretch may begin,
 // Add() where one ends (counting from the last mark, then marking). Steps tile the run, so
@@ -21,13 +27,15 @@ std::optional<Seconds> ProcessCpuSeconds();
 class StepCpu {
  public:
   void Mark();
-  void Add();
-  // The CPU seconds added per stretch; nullopt when nothing was added or a read failed.
-  std::optional<Seconds> PerStretch() const;
+  // `waiting`: the stretch's CPU spent waiting for other ranks (unset: unknown).
+  void Add(std::optional<Seconds> waiting);
+  // The means per stretch; nullopt when nothing was added or a clock read failed.
+  std::optional<CpuPerStep> PerStretch() const;
 
  private:
   std::optional<Seconds> mark_;
   Seconds sum_ = 0;
+  std::optional<Seconds> waiting_ = 0.0;
   int64_t stretches_ = 0;
   bool known_ = true;
 };

@@ -21,13 +21,15 @@ TEST(ProcessCpu, CountsWorkAndNotSleep) {
   EXPECT_FALSE(cpu.PerStretch().has_value());  // nothing added yet
   cpu.Mark();
   Spin(0.02);
-  cpu.Add();
+  cpu.Add(0.004);
   // A stretch that sleeps uses next to no CPU, so the mean over two is about half the spin.
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  cpu.Add();
+  cpu.Add(0.0);
   ASSERT_TRUE(cpu.PerStretch().has_value());
-  EXPECT_GE(*cpu.PerStretch(), 0.01);
-  EXPECT_LT(*cpu.PerStretch(), 0.02);
+  EXPECT_GE(cpu.PerStretch()->cpu, 0.01);
+  EXPECT_LT(cpu.PerStretch()->cpu, 0.02);
+  ASSERT_TRUE(cpu.PerStretch()->waiting.has_value());
+  EXPECT_DOUBLE_EQ(*cpu.PerStretch()->waiting, 0.002);
 }
 
 TEST(ProcessCpu, CountsEveryThreadOfTheProcess) {
@@ -35,15 +37,16 @@ TEST(ProcessCpu, CountsEveryThreadOfTheProcess) {
   cpu.Mark();
   std::thread other([] { Spin(0.02); });
   other.join();
-  cpu.Add();
+  cpu.Add(std::nullopt);
   ASSERT_TRUE(cpu.PerStretch().has_value());
-  EXPECT_GE(*cpu.PerStretch(), 0.02);
+  EXPECT_GE(cpu.PerStretch()->cpu, 0.02);
+  EXPECT_FALSE(cpu.PerStretch()->waiting.has_value());  // an all-reduce that cannot tell
 }
 
 TEST(ProcessCpu, AddWithoutAMarkIsUnknown) {
   StepCpu cpu;
-  cpu.Add();
-  cpu.Add();
+  cpu.Add(0.0);
+  cpu.Add(0.0);
   EXPECT_FALSE(cpu.PerStretch().has_value());
 }
 

@@ -212,12 +212,20 @@ Status Reducer::RunJob(const Job& job) {
     }
     exact_sq = SumSquares(exact.data(), exact.size());
   }
+  // The reductions' waiting, taken on the thread that reduced.
+  const std::optional<Seconds> waited =
+      options_.reduce && world_ > 1 ? allreducer_->TakeWaitingCpu() : std::optional<Seconds>(0.0);
   record.busbw_gbps = options_.reduce ? comm::AllreduceBusBandwidthGBps(
                                             record.bytes, record.end - record.start, world_)
                                       : 0;
   std::lock_guard<std::mutex> lock(mu_);
   stats_.collectives.push_back(record);
   stats_.comm_busy += record.end - record.start;
+  if (stats_.waiting_cpu && waited) {
+    *stats_.waiting_cpu += *waited;
+  } else {
+    stats_.waiting_cpu.reset();
+  }
   if (norms) stats_.local_grad_sq += local_sq;
   if (global_sq >= 0) stats_.global_grad_sq += global_sq;
   if (wire_error) {

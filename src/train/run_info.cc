@@ -54,40 +54,51 @@ Result<std::vector<int64_t>> GatherPeakResident(const comm::Communicator& comm) 
   return all;
 }
 
-// Every rank's process CPU seconds per steady step, in rank order on rank 0 (collective); -1
-// where a rank's is unknown.
+// Every rank's process CPU seconds per steady step and, of it, its reductions' waiting, in rank
+// order on rank 0 (collective): pairs flattened, -1 where unknown.
 Result<std::vector<double>> GatherCpuPerStep(const comm::Communicator& comm, const RunSummary& s) {
-  const double mine = s.cpu_per_step.value_or(-1.0);
-  std::vector<double> all(static_cast<size_t>(comm.size()));
-  if (MPI_Gather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, comm.world()) !=
+  const double mine[2] = {s.cpu ? s.cpu->cpu : -1.0,
+                          s.cpu && s.cpu->waiting ? *s.cpu->waiting : -1.0};
+  std::vector<double> all(static_cast<size_t>(comm.size()) * 2);
+  if (MPI_Gather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, 0, comm.world()) !=
       MPI_SUCCESS) {
     return Status::Error("run.json: MPI_Gather of CPU time failed");
   }
   return all;
 }
 
-// How much of their hosts' cores the ranks took over the steady steps: per rank, and the
-// busiest host's share (its ranks' CPU per step over its cores times the job's step). null when
-// any rank's is unknown.
-json CpuJson(const std::vector<double>& per_rank, const std::vector<std::string>& host_of_rank,
+// How much of their hosts' cores the ranks took over the steady steps (docs/train-output.md
+// `cpu`); null when any rank's CPU time is unknown.
+json CpuJson(const std::vector<double>& pairs, const std::vector<std::string>& host_of_rank,
              unsigned cores, Seconds step_time_mean) {
-  if (per_rank.empty() || cores == 0) return nullptr;
+  const size_t ranks = pairs.size() / 2;
+  if (ranks == 0 || cores == 0) return nullptr;
+  std::vector<double> cpu(ranks), waiting(ranks);
   std::map<std::string, double> per_host;
-  double sum = 0;
-  for (size_t r = 0; r < per_rank.size(); ++r) {
-    if (per_rank[r] < 0) return nullptr;
-    sum += per_rank[r];
-    per_host[host_of_rank[r]] += per_rank[r];
+  bool waiting_known = true;
+  double cpu_sum = 0, waiting_sum = 0;
+  for (size_t r = 0; r < ranks; ++r) {
+    cpu[r] = pairs[2 * r], waiting[r] = pairs[2 * r + 1];
+    if (cpu[r] < 0) return nullptr;
+    waiting_known = waiting_known && waiting[r] >= 0;
+    cpu_sum += cpu[r], waiting_sum += waiting[r];
+    per_host[host_of_rank[r]] += cpu[r];
   }
   double busiest = 0;
-  for (const auto& [host, cpu] : per_host) busiest = std::max(busiest, cpu);
-  return {{"per_step_s", sum / static_cast<double>(per_rank.size())},
-          {"per_rank_per_step_s", per_rank},
+  for (const auto& [host, used] : per_host) busiest = std::max(busiest, used);
+  const double n = static_cast<double>(ranks);
+  return {{"per_step_s", cpu_sum / n},
+          {"per_rank_per_step_s", cpu},
+          {"waiting_per_step_s", waiting_known ? json(waiting_sum / n) : json(nullptr)},
+          {"per_rank_waiting_per_step_s", waiting_known ? json(waiting) : json(nullptr)},
+          {"demand_per_step_s", waiting_known ? json((cpu_sum - waiting_sum) / n) : json(nullptr)},
           {"busiest_host_share",
            step_time_mean > 0 ? json(busiest / (cores * step_time_mean)) : json(nullptr)},
-          {"how", "each rank's process CPU time (every thread, user and system) over the steady "
-                  "steps, per step; the busiest host's share: its ranks' CPU per step over its "
-                  "cores times the job's mean step"}};
+          {"how",
+           "each rank's process CPU time (every thread, user and system) over the steady steps, "
+           "per step; waiting: the part its reductions spent spinning while they waited for other "
+           "ranks (known for the shared-memory all-reduce); demand: the rest; the busiest host's "
+           "share: its ranks' CPU per step over its cores times the job's mean step"}};
 }
 
 // Memory per replica: what the model's buffers hold (weights, gradients, optimizer state, the

@@ -405,7 +405,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     if (rec.warmup) {
       steady_cpu.Mark();
     } else {
-      steady_cpu.Add();
+      steady_cpu.Add(rs.waiting_cpu);
     }
 
     rec.input_wait = Sum(tl.input_waits);
@@ -529,7 +529,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   summary.replicas = world;
   summary.steps = steps_run;
   summary.steady_steps = static_cast<int64_t>(steady_ends.size());
-  summary.cpu_per_step = steady_cpu.PerStretch();
+  summary.cpu = steady_cpu.PerStretch();
   double steady_time = 0;
   for (size_t k = 0; k < steady_ends.size(); ++k) steady_time += steady_ends[k] - steady_starts[k];
   if (steady_time > 0) {

@@ -69,6 +69,15 @@ class Outputs(TempDirTest):
                          mem["optimizer_state_bytes"] + mem["activations_bytes"])
         self.assertGreaterEqual(mem["peak_resident_bytes"], mem["model_bytes"])
         self.assertIn(mem["peak_rank"], (0, 1))
+        # CPU per steady step: every rank computed, so each took some CPU, and the busiest
+        # host's share of its cores is a share.
+        cpu = info["cpu"]
+        self.assertEqual(len(cpu["per_rank_per_step_s"]), 2)
+        for per_step in cpu["per_rank_per_step_s"]:
+            self.assertGreater(per_step, 0)
+        self.assertAlmostEqual(cpu["per_step_s"], sum(cpu["per_rank_per_step_s"]) / 2)
+        self.assertGreater(cpu["busiest_host_share"], 0)
+        self.assertLessEqual(cpu["busiest_host_share"], 1.05)
         for rank in (0, 1):
             steps = read_jsonl(os.path.join(out, f"rank-{rank}.steps.jsonl"))
             self.assertEqual(len(steps), 20)
