@@ -79,7 +79,7 @@ Result<std::vector<model::RunObservation>> ReadRuns(const std::string& dir) {
     o.peak_memory_bytes = s->peak_memory_bytes;
     o.ranks_per_host = s->ranks_per_host;
     o.cores_per_host = s->cores_per_host;
-    o.cpu_demand_per_step = s->cpu_demand_per_step;
+    o.cpu_outside_reductions_per_step = s->cpu_outside_reductions_per_step;
     o.samples_per_s = s->samples_per_s;
     o.records = std::move(*records);
     out.push_back(std::move(o));

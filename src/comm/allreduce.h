@@ -3,7 +3,6 @@
 #pragma once
 
 #include <memory>
-#include <optional>
 #include <span>
 #include <string>
 
@@ -40,11 +39,6 @@ class Allreducer {
   // floats). Empty for algorithms without such memory. A buffer reduced from it must start at the
   // same offset on every rank.
   virtual std::span<float> ResidentStorage() { return {}; }
-  // The CPU time the calling thread spent inside reductions waiting for other ranks (kShm: its
-  // barriers, which spin while they wait) since the last call, and resets it. nullopt for
-  // algorithms whose waiting cannot be told from their work (inside MPI's own calls). Call it
-  // from the thread that reduces.
-  virtual std::optional<Seconds> TakeWaitingCpu() { return std::nullopt; }
 };
 
 // `max_elements` is the largest buffer that will be reduced (for preallocated staging).

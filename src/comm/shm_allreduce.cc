@@ -25,12 +25,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <optional>
 #include <vector>
 
 #include "comm/mpi_status.h"
 #include "comm/wire_dtype.h"
-#include "core/cpu_time.h"
 
 namespace stepscope::comm {
 namespace {
@@ -76,11 +74,6 @@ class ShmAllreducer final : public Allreducer {
 
   AllreduceAlgorithm algorithm() const override { return AllreduceAlgorithm::kShm; }
   std::span<float> ResidentStorage() override { return {residents_[rank_], resident_size_}; }
-  std::optional<Seconds> TakeWaitingCpu() override {
-    std::optional<Seconds> out = waiting_cpu_;
-    waiting_cpu_ = 0.0;
-    return out;
-  }
 
  private:
   // The mean's 1/N: fp16 scales each input first so its sums cannot overflow; the others scale
@@ -153,19 +146,10 @@ class ShmAllreducer final : public Allreducer {
   // Slot of rank j in the slot set used by the current block.
   std::byte* Slot(int j) const { return slots_[j] + (blocks_done_ % 2) * block_ * sizeof(float); }
 
-  // The barrier spins (yielding, under mpi_yield_when_idle) while it waits: its CPU time is
-  // waiting, not work (TakeWaitingCpu).
   Status Sync() {
     MPI_Win_sync(win_);
-    const std::optional<Seconds> before = ThreadCpuSeconds();
     STEPSCOPE_RETURN_IF_ERROR(
         MpiStatus(MPI_Barrier(node_), "kShm MPI_Barrier on the node communicator", rank_));
-    const std::optional<Seconds> after = ThreadCpuSeconds();
-    if (!before || !after) {
-      waiting_cpu_.reset();
-    } else if (waiting_cpu_) {
-      *waiting_cpu_ += *after - *before;
-    }
     MPI_Win_sync(win_);
     return Status::Ok();
   }
@@ -254,8 +238,6 @@ class ShmAllreducer final : public Allreducer {
   std::vector<float*> residents_;  // each local rank's resident region, after its two slots
   size_t resident_size_;           // floats per resident region
   uint64_t blocks_done_ = 0;       // selects the slot set (parity)
-  // CPU spent in barriers since TakeWaitingCpu; unset once a clock read failed.
-  std::optional<Seconds> waiting_cpu_ = 0.0;
 };
 
 }  // namespace

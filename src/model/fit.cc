@@ -231,9 +231,9 @@ void FitMemory(const RunObservation& reference, const RunObservation* paired,
 
 // A run's CPU demand as the host CPU fit sees it; nullopt without a recorded CPU time.
 std::optional<HostCpuPoint> HostCpuPointOf(const RunObservation* run) {
-  if (!run || !run->cpu_demand_per_step) return std::nullopt;
+  if (!run || !run->cpu_outside_reductions_per_step) return std::nullopt;
   return HostCpuPoint{run->name,           run->config.replicas, run->ranks_per_host,
-                      run->cores_per_host, *run->cpu_demand_per_step,
+                      run->cores_per_host, *run->cpu_outside_reductions_per_step,
                       run->config.batch * run->config.accum};
 }
 

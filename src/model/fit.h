@@ -36,10 +36,10 @@ struct RunObservation {
   // The most ranks the run put on one host, and that host's cores (run.json hosts and
   // cores_per_host); 0 when unknown (traces, run.json files written before them).
   int ranks_per_host = 0, cores_per_host = 0;
-  // Process CPU seconds per steady step not spent waiting for other ranks inside reductions, the
-  // mean over ranks (run.json cpu.demand_per_step_s); unset when not known (traces, older runs,
-  // an all-reduce that cannot tell its waiting apart).
-  std::optional<Seconds> cpu_demand_per_step;
+  // Process CPU seconds per steady step spent outside the gradient reductions, the mean over
+  // ranks (run.json cpu.outside_reductions_per_step_s); unset when not recorded (traces, older
+  // runs).
+  std::optional<Seconds> cpu_outside_reductions_per_step;
   double samples_per_s = 0;  // as the run measured it
   std::vector<StepRecord> records;
 };

@@ -33,7 +33,8 @@ std::optional<HostCpu> FitHostCpu(const std::vector<HostCpuPoint>& baselines,
   h.max_ranks_per_host = most;
   h.reference_samples = largest.samples_per_rank_step;
   h.per_step = {"host_cpu_per_step", d, "CPU s per rank per step",
-                "process CPU time per steady step (every thread) less what its reductions spent waiting for other ranks, mean over ranks, of " +
+                "process CPU time per steady step (every thread) outside the gradient reductions, mean "
+                "over ranks, of " +
                     largest.name + "; band: the least and most of the baselines" +
                     (several ? " at two or more replicas" : "")};
   if (paired && doubled && doubled->samples_per_rank_step > paired->samples_per_rank_step) {
@@ -46,7 +47,7 @@ std::optional<HostCpu> FitHostCpu(const std::vector<HostCpuPoint>& baselines,
   } else {
     h.per_sample = {"host_cpu_per_sample", Estimate::Exact(0), "CPU s per rank per sample",
                     "assumed 0: no run at twice the micro-batch recorded its CPU time (the "
-                    "demand is held at the reference micro-batch's)",
+                    "CPU per step is held at the reference micro-batch's)",
                     true};
   }
   return h;

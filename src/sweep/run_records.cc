@@ -193,15 +193,15 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
       return Status::Error(path + ": field 'cpu.per_step_s' must be >= 0 (rerun the run, or remove the field)");
     }
     s.cpu_per_step = per_step;
-    if (const auto demand = cpu->find("demand_per_step_s");
-        demand != cpu->end() && !demand->is_null()) {
+    if (const auto outside = cpu->find("outside_reductions_per_step_s");
+        outside != cpu->end() && !outside->is_null()) {
       double d = 0;
-      STEPSCOPE_RETURN_IF_ERROR(field("cpu.demand_per_step_s", &d));
+      STEPSCOPE_RETURN_IF_ERROR(field("cpu.outside_reductions_per_step_s", &d));
       if (!(d >= 0)) {
-        return Status::Error(path + ": field 'cpu.demand_per_step_s' must be >= 0 (rerun the "
+        return Status::Error(path + ": field 'cpu.outside_reductions_per_step_s' must be >= 0 (rerun the "
                                     "run, or remove the field)");
       }
-      s.cpu_demand_per_step = d;
+      s.cpu_outside_reductions_per_step = d;
     }
     if (const auto share = cpu->find("busiest_host_share");
         share != cpu->end() && !share->is_null()) {

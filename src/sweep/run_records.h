@@ -53,9 +53,9 @@ struct RunSummary {
   // Process CPU seconds per steady step, the mean over ranks (run.json cpu.per_step_s); unset in
   // run.json files written without it.
   std::optional<double> cpu_per_step;
-  // Of it, what was not spent waiting for other ranks inside reductions (cpu.demand_per_step_s);
-  // unset when the run's all-reduce could not tell its waiting apart, or not recorded.
-  std::optional<double> cpu_demand_per_step;
+  // Of it, what was spent outside the gradient reductions (cpu.outside_reductions_per_step_s);
+  // unset when not recorded.
+  std::optional<double> cpu_outside_reductions_per_step;
   // The busiest host's ranks' CPU per step over its cores times the job's step (cpu.
   // busiest_host_share): near 1, the host's cores set the pace. Unset when not recorded.
   std::optional<double> busiest_host_share;

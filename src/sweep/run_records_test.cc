@@ -80,16 +80,16 @@ TEST(RunSummary, ReadsTheCpuPerStepAndRefusesANegativeOne) {
   EXPECT_FALSE(s->cpu_per_step.has_value());  // a rank's clock could not be read
   s = RunSummaryFromText(
       MinimalRunJson(
-          R"(, "cpu": {"per_step_s": 0.0065, "demand_per_step_s": 0.005, "busiest_host_share": 0.97})"),
+          R"(, "cpu": {"per_step_s": 0.0065, "outside_reductions_per_step_s": 0.005, "busiest_host_share": 0.97})"),
       "r/run.json");
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_DOUBLE_EQ(*s->cpu_per_step, 0.0065);
   EXPECT_DOUBLE_EQ(*s->busiest_host_share, 0.97);
-  EXPECT_DOUBLE_EQ(*s->cpu_demand_per_step, 0.005);
+  EXPECT_DOUBLE_EQ(*s->cpu_outside_reductions_per_step, 0.005);
   s = RunSummaryFromText(
-      MinimalRunJson(R"(, "cpu": {"per_step_s": 0.0065, "demand_per_step_s": null})"), "r/run.json");
+      MinimalRunJson(R"(, "cpu": {"per_step_s": 0.0065, "outside_reductions_per_step_s": null})"), "r/run.json");
   ASSERT_TRUE(s.ok()) << s.status().message();
-  EXPECT_FALSE(s->cpu_demand_per_step.has_value());  // an all-reduce that cannot tell its waiting
+  EXPECT_FALSE(s->cpu_outside_reductions_per_step.has_value());  // a rank that could not tell
   s = RunSummaryFromText(MinimalRunJson(R"(, "cpu": {"per_step_s": -1})"), "r/run.json");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("r/run.json: field 'cpu.per_step_s'"), std::string::npos)

@@ -7,7 +7,7 @@ void StepCpu::Mark() {
   if (!mark_) known_ = false;
 }
 
-void StepCpu::Add(std::optional<Seconds> waiting) {
+void StepCpu::Add(std::optional<Seconds> in_reductions) {
   const std::optional<Seconds> now = ProcessCpuSeconds();
   if (!now || !mark_) {
     known_ = false;
@@ -15,10 +15,10 @@ void StepCpu::Add(std::optional<Seconds> waiting) {
     sum_ += *now - *mark_;
     ++stretches_;
   }
-  if (waiting && waiting_) {
-    *waiting_ += *waiting;
+  if (in_reductions && in_reductions_) {
+    *in_reductions_ += *in_reductions;
   } else {
-    waiting_.reset();
+    in_reductions_.reset();
   }
   mark_ = now;
 }
@@ -27,7 +27,7 @@ std::optional<CpuPerStep> StepCpu::PerStretch() const {
   if (!known_ || stretches_ == 0) return std::nullopt;
   const double n = static_cast<double>(stretches_);
   CpuPerStep out{sum_ / n, std::nullopt};
-  if (waiting_) out.waiting = *waiting_ / n;
+  if (in_reductions_) out.in_reductions = *in_reductions_ / n;
   return out;
 }
 

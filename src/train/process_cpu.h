@@ -1,7 +1,7 @@
 // StepCpu: the CPU time this process used (every thread: training, loader workers,
-// communication), summed over the steady steps, and how much of it the reductions spent
-// waiting for other ranks, so that run.json can say how much of its host's cores a rank's work
-// takes per step (docs/train-output.md `cpu`). The model's host CPU ceiling reads it
+// communication), summed over the steady steps, and how much of it went inside the gradient
+// reductions, so that run.json can say how much of its host's cores a rank's work takes per
+// step (docs/train-output.md `cpu`). The model's host CPU ceiling reads it
 // (docs/model.md "Host CPU").
 #pragma once
 
@@ -15,9 +15,9 @@ namespace stepscope::train {
 
 struct CpuPerStep {
   Seconds cpu = 0;
-  // Of `cpu`, spent inside reductions waiting for other ranks; unset when the all-reduce cannot
-  // tell (comm::Allreducer::TakeWaitingCpu).
-  std::optional<Seconds> waiting;
+  // Of `cpu`, spent inside the reductions (their arithmetic, and their spinning while they wait
+  // for other ranks); unset when unknown.
+  std::optional<Seconds> in_reductions;
 };
 
 // The process's CPU time over chosen stretches of the run: Mark() where a stretch may begin,
@@ -27,15 +27,15 @@ struct CpuPerStep {
 class StepCpu {
  public:
   void Mark();
-  // `waiting`: the stretch's CPU spent waiting for other ranks (unset: unknown).
-  void Add(std::optional<Seconds> waiting);
+  // `in_reductions`: the stretch's CPU spent inside reductions (unset: unknown).
+  void Add(std::optional<Seconds> in_reductions);
   // The means per stretch; nullopt when nothing was added or a clock read failed.
   std::optional<CpuPerStep> PerStretch() const;
 
  private:
   std::optional<Seconds> mark_;
   Seconds sum_ = 0;
-  std::optional<Seconds> waiting_ = 0.0;
+  std::optional<Seconds> in_reductions_ = 0.0;
   int64_t stretches_ = 0;
   bool known_ = true;
 };

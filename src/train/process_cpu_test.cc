@@ -28,8 +28,8 @@ TEST(ProcessCpu, CountsWorkAndNotSleep) {
   ASSERT_TRUE(cpu.PerStretch().has_value());
   EXPECT_GE(cpu.PerStretch()->cpu, 0.01);
   EXPECT_LT(cpu.PerStretch()->cpu, 0.02);
-  ASSERT_TRUE(cpu.PerStretch()->waiting.has_value());
-  EXPECT_DOUBLE_EQ(*cpu.PerStretch()->waiting, 0.002);
+  ASSERT_TRUE(cpu.PerStretch()->in_reductions.has_value());
+  EXPECT_DOUBLE_EQ(*cpu.PerStretch()->in_reductions, 0.002);
 }
 
 TEST(ProcessCpu, CountsEveryThreadOfTheProcess) {
@@ -40,7 +40,7 @@ TEST(ProcessCpu, CountsEveryThreadOfTheProcess) {
   cpu.Add(std::nullopt);
   ASSERT_TRUE(cpu.PerStretch().has_value());
   EXPECT_GE(cpu.PerStretch()->cpu, 0.02);
-  EXPECT_FALSE(cpu.PerStretch()->waiting.has_value());  // an all-reduce that cannot tell
+  EXPECT_FALSE(cpu.PerStretch()->in_reductions.has_value());  // a clock that could not be read
 }
 
 TEST(ProcessCpu, AddWithoutAMarkIsUnknown) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/cpu_dispatch.h"
+#include "core/cpu_time.h"
 #include "train/pacer.h"
 
 namespace stepscope::train {
@@ -171,6 +172,9 @@ Status Reducer::RunJob(const Job& job) {
     exact = std::span<float>(exact_).subspan(job.begin, slice.size());
     std::copy(slice.begin(), slice.end(), exact.begin());
   }
+  // The thread's CPU inside the reductions (their arithmetic and their waiting for other ranks):
+  // one read before and one after the bucket's collectives.
+  const std::optional<Seconds> cpu_begin = ThreadCpuSeconds();
   if (options_.reduce) {
     const Seconds real_begin = clock_();
     if (world_ > 1) {  // the mean over one replica is the gradient itself
@@ -212,19 +216,17 @@ Status Reducer::RunJob(const Job& job) {
     }
     exact_sq = SumSquares(exact.data(), exact.size());
   }
-  // The reductions' waiting, taken on the thread that reduced.
-  const std::optional<Seconds> waited =
-      options_.reduce && world_ > 1 ? allreducer_->TakeWaitingCpu() : std::optional<Seconds>(0.0);
+  const std::optional<Seconds> cpu_end = ThreadCpuSeconds();
   record.busbw_gbps = options_.reduce ? comm::AllreduceBusBandwidthGBps(
                                             record.bytes, record.end - record.start, world_)
                                       : 0;
   std::lock_guard<std::mutex> lock(mu_);
   stats_.collectives.push_back(record);
   stats_.comm_busy += record.end - record.start;
-  if (stats_.waiting_cpu && waited) {
-    *stats_.waiting_cpu += *waited;
+  if (stats_.collective_cpu && cpu_begin && cpu_end) {
+    *stats_.collective_cpu += *cpu_end - *cpu_begin;
   } else {
-    stats_.waiting_cpu.reset();
+    stats_.collective_cpu.reset();
   }
   if (norms) stats_.local_grad_sq += local_sq;
   if (global_sq >= 0) stats_.global_grad_sq += global_sq;

@@ -30,9 +30,10 @@ namespace stepscope::train {
 struct ReduceStats {
   std::vector<CollectiveRecord> collectives;  // one per bucket, in launch order
   Seconds comm_busy = 0;                      // time with a reduction in flight
-  // CPU the reductions spent waiting for other ranks (Allreducer::TakeWaitingCpu), summed over
-  // the step's buckets; unset when the algorithm cannot tell.
-  std::optional<Seconds> waiting_cpu = 0.0;
+  // CPU the reducing thread spent inside the step's reductions (their arithmetic, and their
+  // spinning while they wait for other ranks), summed over the buckets; unset when a clock read
+  // failed.
+  std::optional<Seconds> collective_cpu = 0.0;
   double local_grad_sq = -1;                  // |g|^2 before reduction
   double global_grad_sq = -1;                 // |G|^2 after reduction (-1 without reduction)
   // With ReducerOptions::measure_wire_error at a norm-sampled step of a reduced-precision wire:

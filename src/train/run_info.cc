@@ -54,11 +54,11 @@ Result<std::vector<int64_t>> GatherPeakResident(const comm::Communicator& comm) 
   return all;
 }
 
-// Every rank's process CPU seconds per steady step and, of it, its reductions' waiting, in rank
+// Every rank's process CPU seconds per steady step and, of it, what went inside reductions, in rank
 // order on rank 0 (collective): pairs flattened, -1 where unknown.
 Result<std::vector<double>> GatherCpuPerStep(const comm::Communicator& comm, const RunSummary& s) {
   const double mine[2] = {s.cpu ? s.cpu->cpu : -1.0,
-                          s.cpu && s.cpu->waiting ? *s.cpu->waiting : -1.0};
+                          s.cpu && s.cpu->in_reductions ? *s.cpu->in_reductions : -1.0};
   std::vector<double> all(static_cast<size_t>(comm.size()) * 2);
   if (MPI_Gather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, 0, comm.world()) !=
       MPI_SUCCESS) {
@@ -73,15 +73,15 @@ json CpuJson(const std::vector<double>& pairs, const std::vector<std::string>& h
              unsigned cores, Seconds step_time_mean) {
   const size_t ranks = pairs.size() / 2;
   if (ranks == 0 || cores == 0) return nullptr;
-  std::vector<double> cpu(ranks), waiting(ranks);
+  std::vector<double> cpu(ranks), inside(ranks);
   std::map<std::string, double> per_host;
-  bool waiting_known = true;
-  double cpu_sum = 0, waiting_sum = 0;
+  bool inside_known = true;
+  double cpu_sum = 0, inside_sum = 0;
   for (size_t r = 0; r < ranks; ++r) {
-    cpu[r] = pairs[2 * r], waiting[r] = pairs[2 * r + 1];
+    cpu[r] = pairs[2 * r], inside[r] = pairs[2 * r + 1];
     if (cpu[r] < 0) return nullptr;
-    waiting_known = waiting_known && waiting[r] >= 0;
-    cpu_sum += cpu[r], waiting_sum += waiting[r];
+    inside_known = inside_known && inside[r] >= 0;
+    cpu_sum += cpu[r], inside_sum += inside[r];
     per_host[host_of_rank[r]] += cpu[r];
   }
   double busiest = 0;
@@ -89,15 +89,17 @@ json CpuJson(const std::vector<double>& pairs, const std::vector<std::string>& h
   const double n = static_cast<double>(ranks);
   return {{"per_step_s", cpu_sum / n},
           {"per_rank_per_step_s", cpu},
-          {"waiting_per_step_s", waiting_known ? json(waiting_sum / n) : json(nullptr)},
-          {"per_rank_waiting_per_step_s", waiting_known ? json(waiting) : json(nullptr)},
-          {"demand_per_step_s", waiting_known ? json((cpu_sum - waiting_sum) / n) : json(nullptr)},
+          {"in_reductions_per_step_s", inside_known ? json(inside_sum / n) : json(nullptr)},
+          {"per_rank_in_reductions_per_step_s", inside_known ? json(inside) : json(nullptr)},
+          {"outside_reductions_per_step_s",
+           inside_known ? json((cpu_sum - inside_sum) / n) : json(nullptr)},
           {"busiest_host_share",
            step_time_mean > 0 ? json(busiest / (cores * step_time_mean)) : json(nullptr)},
           {"how",
            "each rank's process CPU time (every thread, user and system) over the steady steps, "
-           "per step; waiting: the part its reductions spent spinning while they waited for other "
-           "ranks (known for the shared-memory all-reduce); demand: the rest; the busiest host's "
+           "per step; in reductions: the part the reducing thread spent inside the gradient "
+           "reductions (their arithmetic, and their spinning while they wait for other ranks); "
+           "outside reductions: the rest, work that needs a core whoever else waits; the busiest host's "
            "share: its ranks' CPU per step over its cores times the job's mean step"}};
 }
 

@@ -405,7 +405,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     if (rec.warmup) {
       steady_cpu.Mark();
     } else {
-      steady_cpu.Add(rs.waiting_cpu);
+      steady_cpu.Add(rs.collective_cpu);
     }
 
     rec.input_wait = Sum(tl.input_waits);

@@ -65,8 +65,8 @@ struct RunSummary {
   int64_t paced_segments = 0;
   int64_t unhonoured_segments = 0;
   int64_t unhonoured_links = 0;
-  // This rank's process CPU seconds per steady step (every thread), and how much of it its
-  // reductions spent waiting for other ranks; unset when unknown.
+  // This rank's process CPU seconds per steady step (every thread), and how much of it went
+  // inside the gradient reductions; unset when unknown.
   std::optional<CpuPerStep> cpu;
   // The emulated device's cost per unit of work per compute segment, and where it came from:
   // "own" (this run's warm-up), "shared" (the device file, calibrated by `calibrated_by`) or
