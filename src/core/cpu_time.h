@@ -19,6 +19,8 @@ inline std::optional<Seconds> ProcessCpuSeconds() {
   return CpuClockSeconds(CLOCK_PROCESS_CPUTIME_ID);
 }
 
-inline std::optional<Seconds> ThreadCpuSeconds() { return CpuClockSeconds(CLOCK_THREAD_CPUTIME_ID); }
+inline std::optional<Seconds> ThreadCpuSeconds() {
+  return CpuClockSeconds(CLOCK_THREAD_CPUTIME_ID);
+}
 
 }  // namespace stepscope

@@ -232,8 +232,11 @@ void FitMemory(const RunObservation& reference, const RunObservation* paired,
 // A run's CPU demand as the host CPU fit sees it; nullopt without a recorded CPU time.
 std::optional<HostCpuPoint> HostCpuPointOf(const RunObservation* run) {
   if (!run || !run->cpu_outside_reductions_per_step) return std::nullopt;
-  return HostCpuPoint{run->name,           run->config.replicas, run->ranks_per_host,
-                      run->cores_per_host, *run->cpu_outside_reductions_per_step,
+  return HostCpuPoint{run->name,
+                      run->config.replicas,
+                      run->ranks_per_host,
+                      run->cores_per_host,
+                      *run->cpu_outside_reductions_per_step,
                       run->config.batch * run->config.accum};
 }
 
@@ -476,8 +479,8 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   }
 
   FitMemory(*baselines.back(), paired, doubled, &m);
-  m.host_cpu = FitHostCpu(HostCpuPoints(baselines), HostCpuPointOf(paired),
-                          HostCpuPointOf(doubled));
+  m.host_cpu =
+      FitHostCpu(HostCpuPoints(baselines), HostCpuPointOf(paired), HostCpuPointOf(doubled));
   if (m.host_cpu) {
     m.notes.push_back(
         "the step is at least the time the host's " + std::to_string(m.host_cpu->cores_per_host) +

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <string>
 
-
 namespace stepscope::model {
 
 std::optional<HostCpu> FitHostCpu(const std::vector<HostCpuPoint>& baselines,
@@ -32,11 +31,12 @@ std::optional<HostCpu> FitHostCpu(const std::vector<HostCpuPoint>& baselines,
   h.cores_per_host = cores;
   h.max_ranks_per_host = most;
   h.reference_samples = largest.samples_per_rank_step;
-  h.per_step = {"host_cpu_per_step", d, "CPU s per rank per step",
-                "process CPU time per steady step (every thread) outside the gradient reductions, mean "
-                "over ranks, of " +
-                    largest.name + "; band: the least and most of the baselines" +
-                    (several ? " at two or more replicas" : "")};
+  h.per_step = {
+      "host_cpu_per_step", d, "CPU s per rank per step",
+      "process CPU time per steady step (every thread) outside the gradient reductions, mean "
+      "over ranks, of " +
+          largest.name + "; band: the least and most of the baselines" +
+          (several ? " at two or more replicas" : "")};
   if (paired && doubled && doubled->samples_per_rank_step > paired->samples_per_rank_step) {
     const double slope = (doubled->cpu_per_step - paired->cpu_per_step) /
                          (doubled->samples_per_rank_step - paired->samples_per_rank_step);

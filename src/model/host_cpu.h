@@ -2,9 +2,10 @@
 // CPU work. R ranks on a host of C cores, each taking d CPU-seconds per step (the whole process:
 // the training thread, loader workers, the kernel's share; outside the gradient reductions,
 // whose spinning while they wait for other ranks yields to work and cannot be told from their
-// arithmetic without a clock read per barrier), step no faster than R d / C: a lower bound. The crowding lines (host_crowding.h) extrapolate how sharing stretches
-// compute and overhead; past the point where the ranks' work fills the cores, the step is the
-// cores' time, which a line fitted below that point does not reach (docs/model.md "Host CPU").
+// arithmetic without a clock read per barrier), step no faster than R d / C: a lower bound. The
+// crowding lines (host_crowding.h) extrapolate how sharing stretches compute and overhead; past the
+// point where the ranks' work fills the cores, the step is the cores' time, which a line fitted
+// below that point does not reach (docs/model.md "Host CPU").
 #pragma once
 
 #include <optional>
@@ -21,7 +22,7 @@ struct HostCpuPoint {
   int replicas = 0;
   int ranks_per_host = 0;  // the most ranks any host ran
   int cores_per_host = 0;
-  Seconds cpu_per_step = 0;  // process CPU s per step outside reductions, mean over ranks
+  Seconds cpu_per_step = 0;       // process CPU s per step outside reductions, mean over ranks
   int samples_per_rank_step = 0;  // micro-batch times accumulation
 };
 

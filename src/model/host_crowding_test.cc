@@ -1,7 +1,8 @@
 #include "model/host_crowding.h"
-#include "model/host_cpu.h"
 
 #include <gtest/gtest.h>
+
+#include "model/host_cpu.h"
 
 namespace stepscope::model {
 namespace {

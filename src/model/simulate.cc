@@ -5,8 +5,8 @@
 
 #include "core/number_text.h"
 #include "core/text_format.h"
-#include "model/host_crowding.h"
 #include "model/host_cpu.h"
+#include "model/host_crowding.h"
 #include "model/order_statistics.h"
 #include "model/replay.h"
 
@@ -172,8 +172,10 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side, dou
 
   // Ranks per core beyond one, where the model knows how crowding stretches compute and
   // overhead (host_crowding.h).
-  const double crowded =
-      m.crowding ? Crowding(ScenarioRanksPerHost(m.crowding->max_ranks_per_host, s), m.crowding->cores_per_host) : 0.0;
+  const double crowded = m.crowding
+                             ? Crowding(ScenarioRanksPerHost(m.crowding->max_ranks_per_host, s),
+                                        m.crowding->cores_per_host)
+                             : 0.0;
   const auto measured = m.compute_ratio.find(r.replicas);
   double compute_ratio = 1.0;
   if (measured != m.compute_ratio.end()) {

@@ -190,7 +190,8 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
     double per_step = 0;
     STEPSCOPE_RETURN_IF_ERROR(field("cpu.per_step_s", &per_step));
     if (!(per_step >= 0)) {
-      return Status::Error(path + ": field 'cpu.per_step_s' must be >= 0 (rerun the run, or remove the field)");
+      return Status::Error(
+          path + ": field 'cpu.per_step_s' must be >= 0 (rerun the run, or remove the field)");
     }
     s.cpu_per_step = per_step;
     if (const auto outside = cpu->find("outside_reductions_per_step_s");
@@ -198,8 +199,9 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
       double d = 0;
       STEPSCOPE_RETURN_IF_ERROR(field("cpu.outside_reductions_per_step_s", &d));
       if (!(d >= 0)) {
-        return Status::Error(path + ": field 'cpu.outside_reductions_per_step_s' must be >= 0 (rerun the "
-                                    "run, or remove the field)");
+        return Status::Error(path +
+                             ": field 'cpu.outside_reductions_per_step_s' must be >= 0 (rerun the "
+                             "run, or remove the field)");
       }
       s.cpu_outside_reductions_per_step = d;
     }

@@ -87,7 +87,8 @@ TEST(RunSummary, ReadsTheCpuPerStepAndRefusesANegativeOne) {
   EXPECT_DOUBLE_EQ(*s->busiest_host_share, 0.97);
   EXPECT_DOUBLE_EQ(*s->cpu_outside_reductions_per_step, 0.005);
   s = RunSummaryFromText(
-      MinimalRunJson(R"(, "cpu": {"per_step_s": 0.0065, "outside_reductions_per_step_s": null})"), "r/run.json");
+      MinimalRunJson(R"(, "cpu": {"per_step_s": 0.0065, "outside_reductions_per_step_s": null})"),
+      "r/run.json");
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_FALSE(s->cpu_outside_reductions_per_step.has_value());  // a rank that could not tell
   s = RunSummaryFromText(MinimalRunJson(R"(, "cpu": {"per_step_s": -1})"), "r/run.json");

@@ -34,8 +34,8 @@ struct ReduceStats {
   // spinning while they wait for other ranks), summed over the buckets; unset when a clock read
   // failed.
   std::optional<Seconds> collective_cpu = 0.0;
-  double local_grad_sq = -1;                  // |g|^2 before reduction
-  double global_grad_sq = -1;                 // |G|^2 after reduction (-1 without reduction)
+  double local_grad_sq = -1;   // |g|^2 before reduction
+  double global_grad_sq = -1;  // |G|^2 after reduction (-1 without reduction)
   // With ReducerOptions::measure_wire_error at a norm-sampled step of a reduced-precision wire:
   // |G_wire - G_fp32|^2 and |G_fp32|^2 summed over the buckets (-1 when not measured).
   double wire_error_sq = -1;

@@ -60,8 +60,7 @@ Result<std::vector<double>> GatherCpuPerStep(const comm::Communicator& comm, con
   const double mine[2] = {s.cpu ? s.cpu->cpu : -1.0,
                           s.cpu && s.cpu->in_reductions ? *s.cpu->in_reductions : -1.0};
   std::vector<double> all(static_cast<size_t>(comm.size()) * 2);
-  if (MPI_Gather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, 0, comm.world()) !=
-      MPI_SUCCESS) {
+  if (MPI_Gather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, 0, comm.world()) != MPI_SUCCESS) {
     return Status::Error("run.json: MPI_Gather of CPU time failed");
   }
   return all;
@@ -99,7 +98,8 @@ json CpuJson(const std::vector<double>& pairs, const std::vector<std::string>& h
            "each rank's process CPU time (every thread, user and system) over the steady steps, "
            "per step; in reductions: the part the reducing thread spent inside the gradient "
            "reductions (their arithmetic, and their spinning while they wait for other ranks); "
-           "outside reductions: the rest, work that needs a core whoever else waits; the busiest host's "
+           "outside reductions: the rest, work that needs a core whoever else waits; the busiest "
+           "host's "
            "share: its ranks' CPU per step over its cores times the job's mean step"}};
 }
 
@@ -224,8 +224,8 @@ Status WriteRunJson(const std::string& dir, const TrainOptions& o, const RunSumm
         {"flops_per_sample", s.model.flops_per_sample},
         {"activation_bytes_per_sample", s.model.activation_bytes_per_sample}}},
       {"memory", MemoryJson(o, s, peaks.value())},
-      {"cpu", CpuJson(cpu.value(), hosts.value(), std::thread::hardware_concurrency(),
-                      s.step_time_mean)},
+      {"cpu",
+       CpuJson(cpu.value(), hosts.value(), std::thread::hardware_concurrency(), s.step_time_mean)},
       {"dataset", s.dataset_description},
       {"replicas", s.replicas},
       {"hosts", per_host},

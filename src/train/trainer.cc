@@ -19,10 +19,10 @@
 #include "train/device_file.h"
 #include "train/pacer.h"
 #include "train/param_checksum.h"
+#include "train/process_cpu.h"
 #include "train/progress.h"
 #include "train/recorder.h"
 #include "train/reducer.h"
-#include "train/process_cpu.h"
 #include "train/run_queue.h"
 #include "train/watchdog.h"
 
