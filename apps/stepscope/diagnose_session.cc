@@ -27,6 +27,7 @@
 #include "plan/train_mapping.h"
 #include "report/html_report.h"
 #include "report/terminal_report.h"
+#include "sweep/busy_host.h"
 #include "sweep/run_records.h"
 #include "sweep/sweep_runner.h"
 #include "sweep/sweep_store.h"
@@ -128,21 +129,12 @@ std::optional<decide::EmulationHonesty> LoadHonesty(const sweep::SweepStore& sto
   return h;
 }
 
-// A run whose host's cores were this busy over its steady steps was paced by the host.
-constexpr double kBusyHostShare = 0.9;
-
-// Warns when a curve run's host was busy enough for its cores to set the step: that point
-// measures the host, not the devices (docs/model.md "Host CPU").
+// Warns when a curve run's host was busy enough for its cores to set the step.
 void WarnBusyHost(const sweep::SweepStore& store, const plan::PlannedRun& run,
                   std::vector<std::string>* warnings) {
   Result<sweep::RunSummary> s = sweep::ReadRunSummary(store.RunDir(JobOf(run).name));
-  if (!s.ok() || !s->busiest_host_share || *s->busiest_host_share < kBusyHostShare) return;
-  warnings->push_back(fmt::format(
-      "at {} replica(s) the host's {} cores were {:.0f} % busy over the steady steps (up to {} "
-      "ranks on a host, {:.2f} ms of CPU each per step): that point's step is the host's pace, not "
-      "the devices'; devices bought come with cores of their own (docs/model.md \"Host CPU\")",
-      run.id.replicas, s->cores_per_host, 100 * *s->busiest_host_share, s->ranks_per_host,
-      1e3 * s->cpu_per_step.value_or(0)));
+  if (!s.ok()) return;  // an unreadable run.json is reported by LoadHonesty
+  if (auto w = sweep::BusyHostWarning(run.id.replicas, *s)) warnings->push_back(std::move(*w));
 }
 
 // Where a run's records go in its replica count's set.

@@ -162,7 +162,10 @@ TEST(FitStepModel, RanksThatOutnumberTheCoresStretchTheOverhead) {
       Scenario spread;
       spread.replicas = 16;
       spread.devices_per_host = 2;
-      spread.inter_link = AlphaBeta{{0, 0, 0}, {1e-5, 1e-5, 1e-5}, {1e-10, 1e-10, 1e-10}};
+      AlphaBeta link;
+      link.alpha_s = {1e-5, 1e-5, 1e-5};
+      link.seconds_per_byte = {1e-10, 1e-10, 1e-10};
+      spread.inter_link = link;
       Result<StepParts> p = SimulateStep(*m, spread);
       ASSERT_TRUE(p.ok()) << p.status().message();
       EXPECT_NEAR(p->overhead, 0.001, 1e-6);

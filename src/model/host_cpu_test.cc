@@ -5,14 +5,14 @@
 namespace stepscope::model {
 namespace {
 
-HostCpuPoint Point(int n, Seconds cpu, int samples = 4) {
+HostCpuPoint HostCpuAt(int n, Seconds cpu, int samples = 4) {
   return {"baseline-n" + std::to_string(n), n, n, 2, cpu, samples};
 }
 
 TEST(HostCpu, TheLargestBaselinesDemandBandedByTheOthers) {
   // 2 cores; the one-replica run has no collective and takes less CPU than the others.
   const std::optional<HostCpu> h =
-      FitHostCpu({Point(1, 0.004), Point(2, 0.0062), Point(4, 0.0066), Point(8, 0.0065)},
+      FitHostCpu({HostCpuAt(1, 0.004), HostCpuAt(2, 0.0062), HostCpuAt(4, 0.0066), HostCpuAt(8, 0.0065)},
                  std::nullopt, std::nullopt);
   ASSERT_TRUE(h.has_value());
   EXPECT_EQ(h->cores_per_host, 2);
@@ -38,9 +38,9 @@ TEST(HostCpu, TheLargestBaselinesDemandBandedByTheOthers) {
 }
 
 TEST(HostCpu, TheDoubleBatchRunGivesTheGrowthPerSample) {
-  const HostCpuPoint paired = Point(4, 0.006, 4);
+  const HostCpuPoint paired = HostCpuAt(4, 0.006, 4);
   const HostCpuPoint doubled = {"double-batch-n4", 4, 4, 2, 0.010, 8};
-  const std::optional<HostCpu> h = FitHostCpu({Point(2, 0.006), paired}, paired, doubled);
+  const std::optional<HostCpu> h = FitHostCpu({HostCpuAt(2, 0.006), paired}, paired, doubled);
   ASSERT_TRUE(h.has_value());
   EXPECT_FALSE(h->per_sample.assumed);
   EXPECT_NEAR(h->per_sample.estimate.value, 0.001, 1e-12);
@@ -53,13 +53,13 @@ TEST(HostCpu, TheDoubleBatchRunGivesTheGrowthPerSample) {
 
 TEST(HostCpu, NothingToFitWithoutCpuOrCores) {
   EXPECT_FALSE(FitHostCpu({}, std::nullopt, std::nullopt));
-  HostCpuPoint no_cores = Point(2, 0.006);
+  HostCpuPoint no_cores = HostCpuAt(2, 0.006);
   no_cores.cores_per_host = 0;
-  EXPECT_FALSE(FitHostCpu({Point(1, 0.004), no_cores}, std::nullopt, std::nullopt));
-  HostCpuPoint other = Point(4, 0.006);
+  EXPECT_FALSE(FitHostCpu({HostCpuAt(1, 0.004), no_cores}, std::nullopt, std::nullopt));
+  HostCpuPoint other = HostCpuAt(4, 0.006);
   other.cores_per_host = 8;
-  EXPECT_FALSE(FitHostCpu({Point(2, 0.006), other}, std::nullopt, std::nullopt));
-  EXPECT_FALSE(FitHostCpu({Point(2, -1)}, std::nullopt, std::nullopt));  // unknown
+  EXPECT_FALSE(FitHostCpu({HostCpuAt(2, 0.006), other}, std::nullopt, std::nullopt));
+  EXPECT_FALSE(FitHostCpu({HostCpuAt(2, -1)}, std::nullopt, std::nullopt));  // unknown
 }
 
 }  // namespace

@@ -22,7 +22,9 @@ TEST(AttentionTest, ProbabilitiesAreCausalAndNormalised) {
       double sum = 0;
       for (int j = 0; j < T; ++j) {
         const float a = att[(bh * T + i) * T + j];
-        if (j > i) EXPECT_EQ(a, 0.0f);
+        if (j > i) {
+          EXPECT_EQ(a, 0.0f);
+        }
         sum += a;
       }
       EXPECT_NEAR(sum, 1.0, 1e-6);

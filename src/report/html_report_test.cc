@@ -306,7 +306,9 @@ TEST(GoodputChart, FollowsTheOptionsOfOneConfiguration) {
   for (const auto& r : rows) {
     if (r["series"] == "model goodput") {
       ++model;
-      if (r["replicas"] == 8) EXPECT_DOUBLE_EQ(r["rate"].get<double>(), 560);
+      if (r["replicas"] == 8) {
+        EXPECT_DOUBLE_EQ(r["rate"].get<double>(), 560);
+      }
     }
     if (r["series"] == "measured") ++measured;
   }

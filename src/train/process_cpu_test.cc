@@ -9,7 +9,7 @@ namespace stepscope::train {
 namespace {
 
 // Burns about `seconds` of CPU on the calling thread.
-void Spin(Seconds seconds) {
+void SpinCpu(Seconds seconds) {
   const std::optional<Seconds> begin = ProcessCpuSeconds();
   ASSERT_TRUE(begin.has_value());
   volatile double x = 0;
@@ -20,7 +20,7 @@ TEST(ProcessCpu, CountsWorkAndNotSleep) {
   StepCpu cpu;
   EXPECT_FALSE(cpu.PerStretch().has_value());  // nothing added yet
   cpu.Mark();
-  Spin(0.02);
+  SpinCpu(0.02);
   cpu.Add(0.004);
   // A stretch that sleeps uses next to no CPU, so the mean over two is about half the spin.
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
@@ -35,7 +35,7 @@ TEST(ProcessCpu, CountsWorkAndNotSleep) {
 TEST(ProcessCpu, CountsEveryThreadOfTheProcess) {
   StepCpu cpu;
   cpu.Mark();
-  std::thread other([] { Spin(0.02); });
+  std::thread other([] { SpinCpu(0.02); });
   other.join();
   cpu.Add(std::nullopt);
   ASSERT_TRUE(cpu.PerStretch().has_value());
