@@ -99,8 +99,7 @@ json CpuJson(const std::vector<double>& pairs, const std::vector<std::string>& h
            "per step; in reductions: the part the reducing thread spent inside the gradient "
            "reductions (their arithmetic, and their spinning while they wait for other ranks); "
            "outside reductions: the rest, work that needs a core whoever else waits; the busiest "
-           "host's "
-           "share: its ranks' CPU per step over its cores times the job's mean step"}};
+           "host's share: its ranks' CPU per step over its cores times the job's mean step"}};
 }
 
 // Memory per replica: what the model's buffers hold (weights, gradients, optimizer state, the
