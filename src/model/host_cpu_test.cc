@@ -11,9 +11,9 @@ HostCpuPoint HostCpuAt(int n, Seconds cpu, int samples = 4) {
 
 TEST(HostCpu, TheLargestBaselinesDemandBandedByTheOthers) {
   // 2 cores; the one-replica run has no collective and takes less CPU than the others.
-  const std::optional<HostCpu> h =
-      FitHostCpu({HostCpuAt(1, 0.004), HostCpuAt(2, 0.0062), HostCpuAt(4, 0.0066), HostCpuAt(8, 0.0065)},
-                 std::nullopt, std::nullopt);
+  const std::optional<HostCpu> h = FitHostCpu(
+      {HostCpuAt(1, 0.004), HostCpuAt(2, 0.0062), HostCpuAt(4, 0.0066), HostCpuAt(8, 0.0065)},
+      std::nullopt, std::nullopt);
   ASSERT_TRUE(h.has_value());
   EXPECT_EQ(h->cores_per_host, 2);
   EXPECT_EQ(h->max_ranks_per_host, 8);
