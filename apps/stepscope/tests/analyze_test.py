@@ -291,10 +291,15 @@ class PyTorchDdp(TempDirTest):
         return read_json(os.path.join(out, "diagnosis.json"))
 
     def job_twice(self, ok, fault, *extra):
-        """A run that a shared host may plausibly have disturbed (another process slowing one
-        rank) is repeated once before its assertions."""
+        """A run that a shared host may plausibly have disturbed is repeated, up to twice, before
+        its assertions. Besides other processes, this host disturbs by itself: in 4 of 24 jobs
+        of the ground-truth bench one of two healthy ranks computed 50 % more in every step
+        (docs/analyze.md), which makes a rotating imbalance `inconclusive` against a straggler;
+        at that rate two retries leave about 1 run in 200 to fail."""
         d = self.job(fault, *extra)
-        if not ok(d):
+        for _ in range(2):
+            if ok(d):
+                break
             d = self.job(fault, *extra)
         return d
 
