@@ -187,30 +187,25 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
     STEPSCOPE_RETURN_IF_ERROR(field("cores_per_host", &s.cores_per_host));
   }
   if (const auto cpu = j.find("cpu"); cpu != j.end() && !cpu->is_null()) {
-    double per_step = 0;
-    STEPSCOPE_RETURN_IF_ERROR(field("cpu.per_step_s", &per_step));
-    if (!(per_step >= 0)) {
-      return Status::Error(
-          path + ": field 'cpu.per_step_s' must be >= 0 (rerun the run, or remove the field)");
-    }
-    s.cpu_per_step = per_step;
-    if (const auto outside = cpu->find("outside_reductions_per_step_s");
-        outside != cpu->end() && !outside->is_null()) {
-      double d = 0;
-      STEPSCOPE_RETURN_IF_ERROR(field("cpu.outside_reductions_per_step_s", &d));
-      if (!(d >= 0)) {
-        return Status::Error(path +
-                             ": field 'cpu.outside_reductions_per_step_s' must be >= 0 (rerun the "
-                             "run, or remove the field)");
+    // A number under cpu: read when present (an error when `required` and absent), refused
+    // below 0 when `non_negative`.
+    auto cpu_field = [&](const std::string& key, std::optional<double>* out, bool required,
+                         bool non_negative) -> Status {
+      const auto v = cpu->find(key);
+      if (!required && (v == cpu->end() || v->is_null())) return Status::Ok();
+      double x = 0;
+      STEPSCOPE_RETURN_IF_ERROR(field("cpu." + key, &x));
+      if (non_negative && !(x >= 0)) {
+        return Status::Error(path + ": field 'cpu." + key +
+                             "' must be >= 0 (rerun the run, or remove the field)");
       }
-      s.cpu_outside_reductions_per_step = d;
-    }
-    if (const auto share = cpu->find("busiest_host_share");
-        share != cpu->end() && !share->is_null()) {
-      double busy = 0;
-      STEPSCOPE_RETURN_IF_ERROR(field("cpu.busiest_host_share", &busy));
-      s.busiest_host_share = busy;
-    }
+      *out = x;
+      return Status::Ok();
+    };
+    STEPSCOPE_RETURN_IF_ERROR(cpu_field("per_step_s", &s.cpu_per_step, true, true));
+    STEPSCOPE_RETURN_IF_ERROR(cpu_field("outside_reductions_per_step_s",
+                                        &s.cpu_outside_reductions_per_step, false, true));
+    STEPSCOPE_RETURN_IF_ERROR(cpu_field("busiest_host_share", &s.busiest_host_share, false, false));
   }
   if (j.contains("memory")) {
     int64_t model = 0, peak = 0;
