@@ -51,6 +51,8 @@ TEST(TraceSet, UnalignedClocksAreAlignedOnCollectiveEnds) {
   EXPECT_TRUE(set->traces[0].steps[0].warmup);
   EXPECT_FALSE(set->traces[0].steps[1].warmup);
   EXPECT_EQ(set->records.size(), 8u);
+  std::filesystem::remove(a);
+  std::filesystem::remove(b);
 }
 
 // A Kineto CPU trace of one step [0,1000) with two process groups over gloo. The launches
@@ -123,6 +125,8 @@ TEST(TraceSet, DuplicateRanksNameBothFiles) {
   ASSERT_FALSE(set.ok());
   EXPECT_NE(set.status().message().find(a), std::string::npos);
   EXPECT_NE(set.status().message().find(b), std::string::npos);
+  std::filesystem::remove(a);
+  std::filesystem::remove(b);
 }
 
 TEST(TraceSet, ExpandInputsErrors) {

@@ -1,0 +1,161 @@
+"""The helper over a real DistributedDataParallel model (one process, gloo): it leaves training
+as the script wrote it, and the variables diagnose sets reach DDP and the DataLoader."""
+import atexit
+import json
+import os
+import socket
+import sys
+import tempfile
+import unittest
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils.data import DataLoader, TensorDataset
+
+from stepscope_torch.session import _Session
+from stepscope_torch.settings import read_settings
+
+STEPS = 6
+
+
+def setUpModule():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+
+
+def tearDownModule():
+    dist.destroy_process_group()
+
+
+def _job(width=64):
+    """A fresh DDP model, its optimizer and loader, the same from the same seed."""
+    torch.manual_seed(0)
+    model = DistributedDataParallel(nn.Sequential(
+        nn.Linear(16, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(),
+        nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 3)))
+    data = TensorDataset(torch.randn(8 * STEPS, 16), torch.randint(0, 3, (8 * STEPS,)))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    return model, optimizer, DataLoader(data, batch_size=8)
+
+
+def _train(model, optimizer, loader):
+    """The script's loop; returns the batches it saw."""
+    loss_fn = nn.CrossEntropyLoss()
+    seen = []
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+        seen.append(x.clone())
+    return seen
+
+
+class _Wrapped:
+    """A session over a fresh job in a temporary run directory, with `env` added."""
+
+    def __init__(self, test, width=64, **env):
+        tmp = tempfile.TemporaryDirectory()
+        test.addCleanup(tmp.cleanup)
+        test.addCleanup(setattr, sys, "excepthook", sys.excepthook)
+        settings = read_settings(dict(env, STEPSCOPE_RUN_DIR=tmp.name,
+                                      STEPSCOPE_WARMUP_STEPS="0"))
+        self.session = _Session(settings, *_job(width))
+        atexit.unregister(self.session.finish)
+        self.path = os.path.join(tmp.name, "rank-0.steps.jsonl")
+
+    def train(self):
+        s = self.session
+        return _train(s.model, s.optimizer, s.loader)
+
+    def records(self):
+        self.session.recorder.close()
+        with open(self.path) as f:
+            return [json.loads(line) for line in f]
+
+
+class UnderDdp(unittest.TestCase):
+    def test_training_is_unchanged_bit_for_bit(self):
+        model, optimizer, loader = _job()
+        plain_batches = _train(model, optimizer, loader)
+        run = _Wrapped(self)
+        wrapped_batches = run.train()
+        self.assertEqual(len(wrapped_batches), len(plain_batches))
+        for a, b in zip(plain_batches, wrapped_batches):
+            self.assertTrue(torch.equal(a, b))
+        for p, q in zip(model.parameters(), run.session.model.parameters()):
+            self.assertTrue(torch.equal(p, q), "the helper changed a parameter")
+        for state_p, state_q in zip(optimizer.state.values(),
+                                    run.session.optimizer.state.values()):
+            self.assertTrue(torch.equal(state_p["momentum_buffer"],
+                                        state_q["momentum_buffer"]))
+        records = run.records()
+        self.assertEqual(len(records), STEPS)
+        for r in records:
+            self.assertEqual(len(r["collectives"]), 1)  # 38 KiB of gradients: one bucket
+            self.assertEqual(r["collectives"][0]["bytes"], run.session.gradient_bytes)
+
+    def test_a_bucket_cap_rebuilds_ddp_with_more_buckets(self):
+        # 2.1 MB of gradients: one bucket in the first step; from the second, DDP's rebuilt
+        # buckets: its first one capped at 1 MiB, then the cap. At 25 MB (DDP's default) the
+        # rest is one bucket; at 0.25 MB each 1 MiB layer closes one.
+        for cap, buckets in ((None, [1056780, 1085440]), ("0.25", [1056780, 1050624, 34816])):
+            env = {"STEPSCOPE_BUCKET_MB": cap} if cap else {}
+            run = _Wrapped(self, width=512, **env)
+            self.assertEqual(run.session.bucket_mb, float(cap or 25))
+            run.train()
+            records = run.records()
+            self.assertEqual([c["bytes"] for c in records[0]["collectives"]],
+                             [run.session.gradient_bytes])
+            for r in records[1:]:
+                self.assertEqual([c["bytes"] for c in r["collectives"]], buckets)
+
+    def test_fp16_on_the_wire_halves_the_bytes(self):
+        run = _Wrapped(self, STEPSCOPE_REDUCE_DTYPE="fp16")
+        run.train()
+        for r in run.records():
+            self.assertEqual(sum(c["bytes"] for c in r["collectives"]),
+                             run.session.gradient_bytes // 2)
+        for p in run.session.model.parameters():
+            self.assertEqual(p.dtype, torch.float32)  # the gradients come back as fp32
+            self.assertTrue(torch.isfinite(p).all())
+
+    def test_the_no_reduction_ablation_puts_nothing_on_the_wire(self):
+        run = _Wrapped(self, STEPSCOPE_VARIANT="no_reduce")
+        run.train()
+        for r in run.records():
+            self.assertEqual([c["bytes"] for c in r["collectives"]], [0])
+            self.assertEqual(r["exposed_comm"], 0.0)
+
+    def test_loader_workers_rebuild_the_loader_with_the_same_batches(self):
+        _, _, loader = _job()
+        expected = [x for x, _ in loader]
+        run = _Wrapped(self, STEPSCOPE_LOADER_WORKERS="1", STEPSCOPE_PREFETCH="3")
+        inner = run.session.loader._loader
+        self.assertEqual((inner.num_workers, inner.prefetch_factor), (1, 3))
+        self.assertEqual(run.session.loader_workers, 1)
+        seen = run.train()
+        self.assertEqual(len(seen), len(expected))
+        for a, b in zip(expected, seen):
+            self.assertTrue(torch.equal(a, b))
+
+    def test_synthetic_input_replays_the_first_batch(self):
+        run = _Wrapped(self, STEPSCOPE_VARIANT="synthetic_input")
+        seen = run.train()
+        self.assertEqual(len(seen), STEPS)
+        for x in seen[1:]:
+            self.assertTrue(torch.equal(x, seen[0]))
+        records = run.records()
+        self.assertEqual([r["samples"] for r in records], [8] * STEPS)
+
+    def test_the_step_limit_ends_the_loader(self):
+        run = _Wrapped(self, STEPSCOPE_STEPS="4")
+        self.assertEqual(len(run.train()), 4)
+        self.assertEqual(len(run.records()), 4)
+
+
+if __name__ == "__main__":
+    unittest.main()
