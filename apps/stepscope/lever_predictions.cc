@@ -61,6 +61,7 @@ std::vector<LeverPrediction> PredictLeversFrom(const model::StepModel& model,
     p.predicted_gain_samples_per_s = {gain, std::min({gain, a.low - b.low, a.high - b.high}),
                                       std::max({gain, a.low - b.low, a.high - b.high})};
     p.memory_note = after->memory_note;
+    p.wire_note = after->wire_note;
     out.push_back(std::move(p));
   }
   return out;
@@ -118,6 +119,7 @@ void UseModelGains(const std::vector<LeverPrediction>& predictions, decide::Verd
           p.change, p.replicas, p.predicted_gain_samples_per_s.value,
           p.predicted_gain_samples_per_s.low, p.predicted_gain_samples_per_s.high);
       if (!p.memory_note.empty()) l.basis += "; " + p.memory_note;
+      if (!p.wire_note.empty()) l.basis += "; " + p.wire_note;
       changed = true;
     }
   }
@@ -147,6 +149,7 @@ nlohmann::json ToJson(const std::vector<LeverPrediction>& predictions) {
         {"measured_gain_samples_per_s",
          p.measured_gain_samples_per_s ? nlohmann::json(*p.measured_gain_samples_per_s) : nullptr}};
     if (!p.memory_note.empty()) j["memory_note"] = p.memory_note;
+    if (!p.wire_note.empty()) j["wire_note"] = p.wire_note;
     out.push_back(std::move(j));
   }
   return out;

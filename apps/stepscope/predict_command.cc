@@ -211,6 +211,10 @@ void PrintText(const model::StepModel& m, const std::vector<model::Prediction>& 
                 Ms(p.parts.exposed_comm).c_str(), Ms(p.parts.overhead).c_str(),
                 p.memory_note.empty() ? "" : ("  (" + p.memory_note + ")").c_str());
   }
+  // One precision per scenario: the first prediction's note stands for all of them.
+  if (!predictions.empty() && !predictions.front().wire_note.empty()) {
+    std::printf("  assumed: %s\n", predictions.front().wire_note.c_str());
+  }
   if (checks.empty()) {
     std::printf("\n  no run outside the fit to check the model against\n");
     return;

@@ -1,5 +1,7 @@
 #include "model/model_json.h"
 
+#include <algorithm>
+
 namespace stepscope::model {
 namespace {
 
@@ -107,7 +109,18 @@ nlohmann::json ToJson(const Prediction& p) {
                         {"exposed_comm_s", p.parts.exposed_comm},
                         {"overhead_s", p.parts.overhead}}},
                       {"fits_memory", p.fits_memory}};
+  // Each component at the point value, between its values at the fast and the slow end.
+  const auto band = [&](double StepParts::*part) {
+    const double v = p.parts.*part, a = p.parts_fast.*part, b = p.parts_slow.*part;
+    return stepscope::ToJson(Estimate{v, std::min({v, a, b}), std::max({v, a, b})});
+  };
+  j["component_bands"] = {{"input_wait_s", band(&StepParts::input_wait)},
+                          {"compute_s", band(&StepParts::compute)},
+                          {"straggler_wait_s", band(&StepParts::straggler_wait)},
+                          {"exposed_comm_s", band(&StepParts::exposed_comm)},
+                          {"overhead_s", band(&StepParts::overhead)}};
   if (!p.memory_note.empty()) j["memory_note"] = p.memory_note;
+  if (!p.wire_note.empty()) j["wire_note"] = p.wire_note;
   return j;
 }
 

@@ -259,6 +259,21 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side, dou
   return p;
 }
 
+// A fitted model asked for a wire precision it never measured, on its own fitted cost (no
+// link given): priced at the reference precision's cost per wire byte, which is an assumption.
+std::string UnmeasuredWireNote(const StepModel& m, const Scenario& s) {
+  const std::string dtype = s.dtype.value_or(m.reference.dtype);
+  if (m.fitted_replicas.empty() || s.link || s.intra_link || s.inter_link ||
+      m.collectives.count(dtype) != 0 || m.collectives.count(m.reference.dtype) == 0) {
+    return "";
+  }
+  return dtype + " on the wire was never measured: priced at " + m.reference.dtype +
+         "'s fitted cost per wire byte (" + std::to_string(WireWidth(dtype)) + " bytes per " +
+         "gradient element instead of " + std::to_string(WireWidth(m.reference.dtype)) +
+         "), an assumption: an all-reduce that reduces on the host can be slower in 16 bits " +
+         "(docs/model.md); measure it (diagnose's wire check runs) to replace it";
+}
+
 }  // namespace
 
 Result<StepParts> SimulateStep(const StepModel& m, const Scenario& s, Side side) {
@@ -286,17 +301,23 @@ Result<Prediction> Predict(const StepModel& m, const Scenario& asked) {
         out.memory_note =
             "does not fit in " + Fixed(*s.device_memory_gb, 1) + " GiB even at micro-batch 1";
       } else {
-        const int new_accum =
-            static_cast<int>(std::ceil(static_cast<double>(batch) * accum / fits));
+        // The same samples per step: the largest micro-batch that fits and divides them.
+        const int samples = batch * accum;
+        int micro = std::min(fits, samples);
+        while (samples % micro != 0) --micro;
+        const int new_accum = samples / micro;
         out.memory_note = "micro-batch " + std::to_string(batch) + " does not fit in " +
-                          Fixed(*s.device_memory_gb, 1) + " GiB: modelled as " +
-                          std::to_string(fits) + " x " + std::to_string(new_accum) + " accumulated";
-        batch = fits, accum = new_accum;
+                          Fixed(*s.device_memory_gb, 1) + " GiB (at most " +
+                          std::to_string(fits) + "): modelled as " + std::to_string(micro) +
+                          " x " + std::to_string(new_accum) + " accumulated, the same " +
+                          std::to_string(samples) + " samples per step";
+        batch = micro, accum = new_accum;
       }
     }
   }
   s.batch = batch, s.accum = accum;
   out.batch = batch, out.accum = accum;
+  out.wire_note = UnmeasuredWireNote(m, s);
   Scenario one = s;
   one.replicas = 1;
   one.ranks_per_host.reset();  // one replica runs alone on its host
@@ -309,7 +330,7 @@ Result<Prediction> Predict(const StepModel& m, const Scenario& asked) {
     if (!at_n.ok()) return at_n.status();
     Result<StepParts> at_1 = Simulate(m, one, sides[i], jitter_1);
     if (!at_1.ok()) return at_1.status();
-    if (i == 0) out.parts = *at_n;
+    (i == 0 ? out.parts : i == 1 ? out.parts_fast : out.parts_slow) = *at_n;
     const double samples = static_cast<double>(batch) * accum;
     step[i] = at_n->step();
     per_s[i] = step[i] > 0 ? s.replicas * samples / step[i] : 0;

@@ -269,5 +269,48 @@ TEST(Predict, AMicroBatchThatDoesNotFitBecomesAccumulation) {
   EXPECT_FALSE(p->fits_memory);
 }
 
+TEST(Predict, EachComponentHasABandAroundItsValue) {
+  testing::Truth t;
+  t.jitter = 0.05;
+  const StepModel m = Fitted(t);
+  Scenario s;
+  s.replicas = 64;
+  const Prediction p = Must(Predict(m, s));
+  EXPECT_LE(p.parts_fast.step(), p.parts.step());
+  EXPECT_LE(p.parts.step(), p.parts_slow.step());
+  EXPECT_LT(p.parts_fast.exposed_comm + p.parts_fast.straggler_wait,
+            p.parts_slow.exposed_comm + p.parts_slow.straggler_wait);
+  EXPECT_NEAR(p.step_s.low, p.parts_fast.step(), 1e-12);
+  EXPECT_NEAR(p.step_s.high, p.parts_slow.step(), 1e-12);
+}
+
+TEST(Predict, AWirePrecisionNeverMeasuredIsPricedPerByteAndSaidSo) {
+  const StepModel m = Fitted();  // fp32 reductions only
+  Scenario s;
+  s.replicas = 8;
+  EXPECT_TRUE(Must(Predict(m, s)).wire_note.empty());
+  s.dtype = "bf16";
+  const Prediction half = Must(Predict(m, s));
+  EXPECT_NE(half.wire_note.find("bf16 on the wire was never measured"), std::string::npos)
+      << half.wire_note;
+  EXPECT_NE(half.wire_note.find("fp32's fitted cost per wire byte"), std::string::npos);
+  // A link the scenario gives is priced by its bytes: no assumption about the fitted one.
+  s.link = LinkAlphaBeta(100.0, 0);
+  EXPECT_TRUE(Must(Predict(m, s)).wire_note.empty());
+}
+
+TEST(Predict, TheMemoryFallbackKeepsTheSamplesPerStep) {
+  const StepModel m = Fitted();  // 1 MiB of activations per sample, 16 MiB fixed
+  Scenario s;
+  s.replicas = 4;
+  s.batch = 48;
+  s.device_memory_gb = 36.0 / 1024;  // room for 20 samples: 16 x 3 keeps the 48
+  const Prediction p = Must(Predict(m, s));
+  EXPECT_EQ(p.batch, 16);
+  EXPECT_EQ(p.accum, 3);
+  EXPECT_NE(p.memory_note.find("at most 20"), std::string::npos) << p.memory_note;
+  EXPECT_NEAR(p.samples_per_s.value, 4 * 48 / p.step_s.value, 1e-9);
+}
+
 }  // namespace
 }  // namespace stepscope::model

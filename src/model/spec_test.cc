@@ -78,7 +78,8 @@ TEST(ModelFromSpec, ParametersAndPrecisionGiveTheGradient) {
 }
 
 TEST(ModelFromSpec, TheDeviceMemoryTurnsABatchThatDoesNotFitIntoAccumulation) {
-  // 1 GiB of activations per sample and 16 GiB of memory: the micro-batch of 32 becomes 15 x 3.
+  // 1 GiB of activations per sample and 16 GiB of memory: at most 15 fit, and the micro-batch
+  // of 32 becomes 8 x 4, the largest that fits and divides the 32 samples per step.
   const StepModel m = Must(ModelFromSpec(R"({"parameters": 1000, "micro_batch": 32,
       "compute_s": 0.1, "inter_host": {"gbps": 10}, "device_memory_gb": 16,
       "activation_bytes_per_sample": 1073741824})",
@@ -87,9 +88,16 @@ TEST(ModelFromSpec, TheDeviceMemoryTurnsABatchThatDoesNotFitIntoAccumulation) {
   s.replicas = 2;
   Result<Prediction> p = Predict(m, s);
   ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p->batch, 15);
-  EXPECT_EQ(p->accum, 3);
+  EXPECT_EQ(p->batch, 8);
+  EXPECT_EQ(p->accum, 4);
   EXPECT_NE(p->memory_note.find("does not fit"), std::string::npos);
+  EXPECT_NE(p->memory_note.find("the same 32 samples per step"), std::string::npos);
+  // 31 samples per step: only a micro-batch of 1 divides them.
+  s.batch = 31;
+  p = Predict(m, s);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->batch, 1);
+  EXPECT_EQ(p->accum, 31);
 }
 
 TEST(ModelFromSpec, BadInputNamesTheFileAndTheField) {

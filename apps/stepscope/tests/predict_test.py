@@ -259,7 +259,7 @@ class PredictSpec(unittest.TestCase):
         d = json.loads(predict(["--spec", self.write(spec), "--replicas", "8",
                                 "--json"]).stdout)
         p = d["predictions"][0]
-        self.assertEqual((p["batch"], p["accum"]), (15, 3))
+        self.assertEqual((p["batch"], p["accum"]), (8, 4))  # 15 fit; 8 divides the 32
         self.assertIn("does not fit", p["memory_note"])
 
     def test_bad_spec_names_the_file_and_the_field(self):
