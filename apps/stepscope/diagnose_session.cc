@@ -171,7 +171,11 @@ std::vector<decide::RunSet> CollectRunSets(const sweep::SweepStore& store,
       continue;
     }
     Slot(kind, &set) = std::move(*records);
-    if (kind == curve) {
+    if (kind != curve) {
+      if (auto h = LoadHonesty(store, JobOf(run), warnings)) {
+        set.ablation_honesty[plan::VariantName(run.id.variant)] = *h;
+      }
+    } else {
       set.replicas = run.id.replicas;  // marks the set as complete
       set.honesty = LoadHonesty(store, JobOf(run), warnings);
       WarnBusyHost(store, run, warnings);

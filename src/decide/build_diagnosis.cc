@@ -182,31 +182,37 @@ Result<std::vector<DiagnosisPoint>> BuildPoints(const std::vector<RunSet>& runs,
 
 namespace {
 
-// Warns for every run the emulation did not fully honour, and sums the pacing of the runs that
-// decide the binding: the largest replica count and the 1-replica reference.
+// Warns for every run (baselines and ablations) the emulation did not fully honour, and sums
+// the pacing of the runs that decide the binding: the largest replica count with its ablations,
+// and the 1-replica reference.
 std::optional<EmulationHonesty> DecidingHonesty(const std::vector<RunSet>& runs, int largest,
                                                 std::vector<std::string>* warnings) {
   std::optional<EmulationHonesty> sum;
-  for (const RunSet& run : runs) {
-    if (!run.honesty) continue;
-    const EmulationHonesty& h = *run.honesty;
-    std::set<int> ranks;
-    for (const StepRecord& r : run.baseline) ranks.insert(r.rank);
-    const int n = run.replicas > 0 ? run.replicas : static_cast<int>(ranks.size());
+  const auto weigh = [&](const EmulationHonesty& h, int n, const std::string& what,
+                         bool deciding) {
     if (h.unhonoured_segments > 0 || h.unhonoured_links > 0) {
       warnings->push_back(fmt::format(
-          "emulation at {} replica(s): {} of {} paced compute segments ({}) and {} of {} link "
+          "emulation {}at {} replica(s): {} of {} paced compute segments ({}) and {} of {} link "
           "reductions ({}) ran slower than the emulated device or link: the host could not "
           "honour the emulation there",
-          n, h.unhonoured_segments, h.paced_segments, Pct(h.SegmentShare(), 1), h.unhonoured_links,
-          h.link_reductions, Pct(h.LinkShare(), 1)));
+          what, n, h.unhonoured_segments, h.paced_segments, Pct(h.SegmentShare(), 1),
+          h.unhonoured_links, h.link_reductions, Pct(h.LinkShare(), 1)));
     }
-    if (n != largest && n != 1) continue;
+    if (!deciding) return;
     if (!sum) sum = EmulationHonesty{};
     sum->paced_segments += h.paced_segments;
     sum->unhonoured_segments += h.unhonoured_segments;
     sum->unhonoured_links += h.unhonoured_links;
     sum->link_reductions += h.link_reductions;
+  };
+  for (const RunSet& run : runs) {
+    std::set<int> ranks;
+    for (const StepRecord& r : run.baseline) ranks.insert(r.rank);
+    const int n = run.replicas > 0 ? run.replicas : static_cast<int>(ranks.size());
+    if (run.honesty) weigh(*run.honesty, n, "", n == largest || n == 1);
+    for (const auto& [name, h] : run.ablation_honesty) {
+      weigh(h, n, "in the " + name + " ablation ", n == largest);
+    }
   }
   return sum;
 }

@@ -3,6 +3,7 @@
 // and `stepscope analyze` (one replica count from imported traces).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct RunSet {
   // Emulated runs: how well the emulation honoured the baseline run (its run.json); nullopt when
   // not emulated or unknown.
   std::optional<EmulationHonesty> honesty;
+  // The same for the ablation runs of the set (they can confirm or overturn the binding), by
+  // the ablation's name (no_reduce, synthetic_input, double_batch).
+  std::map<std::string, EmulationHonesty> ablation_honesty;
 };
 
 struct DiagnoseOptions {

@@ -270,6 +270,27 @@ TEST(Verdict, UnhonouredEmulationNamesNoCause) {
   EXPECT_TRUE(warned);
 }
 
+TEST(Verdict, AnUnhonouredAblationAtTheLargestCountWarnsAndNamesNoCause) {
+  analysis::SyntheticRunSpec base;
+  base.compute = 0.010;
+  std::vector<RunSet> runs = Sweep(base, {1, 4}, [](int n, analysis::SyntheticRunSpec* s) {
+    s->bucket_time = 0.008 * 2.0 * (n - 1) / n;
+  });
+  for (RunSet& r : runs) r.honesty = EmulationHonesty{1000, 0, 0, 0};
+  EmulationHonesty slow;  // the no-reduction ablation at 4 replicas ran 40 % of it too slow
+  slow.paced_segments = 1000;
+  slow.unhonoured_segments = 400;
+  runs.back().ablation_honesty["no_reduce"] = slow;
+  const Diagnosis d = Diagnose(runs);
+  EXPECT_EQ(d.verdict.binding, Binding::kInconclusive) << d.verdict.explanation;
+  bool warned = false;
+  for (const std::string& w : d.warnings) {
+    warned = warned || w.find("in the no_reduce ablation at 4 replica(s): 400 of 1000") !=
+                           std::string::npos;
+  }
+  EXPECT_TRUE(warned);
+}
+
 TEST(Verdict, AFewUnhonouredSegmentsWarnButDoNotOverrule) {
   const Diagnosis d = CommunicationWithPacing(10);  // 1%
   EXPECT_EQ(d.verdict.binding, Binding::kCommunication) << d.verdict.explanation;
