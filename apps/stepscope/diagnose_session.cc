@@ -129,6 +129,23 @@ std::optional<decide::EmulationHonesty> LoadHonesty(const sweep::SweepStore& sto
   return h;
 }
 
+// Why a run of a user's script under the helper left no run.json, from what is in its folder.
+std::string TorchNoRunHint(const std::string& run_dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(run_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("rank-", 0) == 0 && name.size() > 12 &&
+        name.compare(name.size() - 12, 12, ".steps.jsonl") == 0) {
+      return "the helper was called (" + name +
+             ") but rank 0 never completed a step with the optimizer stepscope_torch.wrap "
+             "returned (is that the optimizer the script steps? the log says more)";
+    }
+  }
+  return "no rank-R.steps.jsonl in the run's folder: the script does not call "
+         "stepscope_torch.wrap (docs/torch.md); a script that writes PyTorch profiler traces "
+         "instead can be diagnosed with --torch-traces";
+}
+
 // Warns when a curve run's host was busy enough for its cores to set the step.
 void WarnBusyHost(const sweep::SweepStore& store, const plan::PlannedRun& run,
                   std::vector<std::string>* warnings) {
@@ -250,10 +267,7 @@ class Session {
     if (request.plan.torch) {
       run_options_.out_env = "STEPSCOPE_RUN_DIR";
       run_options_.extra_env.push_back(TorchPythonPath());
-      run_options_.no_marker_hint =
-          "no rank-R.steps.jsonl in the run's folder: the script does not call "
-          "stepscope_torch.wrap (docs/torch.md); step records but no run.json: it never "
-          "completed a step with the returned optimizer (the log says which)";
+      run_options_.no_marker_hint = TorchNoRunHint;
       if (!request.plan.torch->helper) {
         // --torch-traces: the run is completed from the profiler traces the script wrote.
         run_options_.complete_run = [this](const std::string& run_dir, const sweep::Job& job) {

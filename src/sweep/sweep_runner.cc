@@ -139,8 +139,9 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
         } else {
           out.state = JobState::kFailed;
           if (r.exit_code == 0 && !r.timed_out && out.message.empty()) {
-            out.message = "exited 0 but wrote no run.json" +
-                          (options.no_marker_hint.empty() ? "" : "; " + options.no_marker_hint);
+            const std::string hint =
+                options.no_marker_hint ? options.no_marker_hint(out.run_dir) : "";
+            out.message = "exited 0 but wrote no run.json" + (hint.empty() ? "" : "; " + hint);
           }
         }
         if (out.state == JobState::kFailed) {
@@ -168,7 +169,7 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
           "{}: FAILED (exit {}): {}; the sweep goes on. Command:\n  {}{}\n{}", head, out.exit_code,
           out.cause, jobs[i].env.empty() ? "" : QuoteCommand(jobs[i].env) + " ", QuoteCommand(argv),
           out.log_tail.empty()
-              ? std::string()
+              ? fmt::format("its log, {}/log.txt, is empty\n", out.run_dir)
               : fmt::format("last lines of {}/log.txt:\n{}", out.run_dir, out.log_tail)));
     } else if (out.state == JobState::kInterrupted) {
       say(fmt::format("{}: interrupted; its process group was stopped\n", head));

@@ -50,8 +50,9 @@ struct SweepRunOptions {
   // When set, each job finds its run directory in this environment variable instead of an
   // appended `--out RUNDIR` (a user's script under the helper: STEPSCOPE_RUN_DIR).
   std::string out_env;
-  // Said after "exited 0 but wrote no run.json" (what the program must do to write one).
-  std::string no_marker_hint;
+  // Said after "exited 0 but wrote no run.json": what the program must do to write one, from
+  // what it left in its run directory.
+  std::function<std::string(const std::string& run_dir)> no_marker_hint;
   // Called when a job exits 0 without run.json: may complete the run directory (e.g. step
   // records and run.json from the profiler traces a script wrote there). An error fails the run
   // with its message.

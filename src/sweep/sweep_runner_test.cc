@@ -95,7 +95,9 @@ TEST_F(SweepRunnerTest, RunDirectoryInTheEnvironmentAndJobVariables) {
   chmod(program_.c_str(), 0755);
   options_.program = program_;
   options_.out_env = "RUN_DIR";
-  options_.no_marker_hint = "call the helper";
+  options_.no_marker_hint = [](const std::string& run_dir) {
+    return "call the helper in " + run_dir.substr(run_dir.rfind('/') + 1);
+  };
   std::vector<Job> jobs{{"a-n1", 1, {"x"}, {"V=1"}}, {"b-n1", 1, {"y"}, {"V=none"}}};
   {
     auto store = SweepStore::Open(dir_ + "/s", {"w"}, false);
@@ -106,7 +108,7 @@ TEST_F(SweepRunnerTest, RunDirectoryInTheEnvironmentAndJobVariables) {
     std::getline(std::ifstream(dir_ + "/s/runs/a-n1/args"), line);
     EXPECT_EQ(line, "x V=1");
     EXPECT_EQ(r.outcomes[1].state, JobState::kFailed);
-    EXPECT_NE(r.outcomes[1].message.find("no run.json; call the helper"), std::string::npos);
+    EXPECT_NE(r.outcomes[1].message.find("no run.json; call the helper in b-n1"), std::string::npos);
   }
   auto store = SweepStore::Open(dir_ + "/s", {"w"}, false);
   ASSERT_TRUE(store.ok());

@@ -163,7 +163,9 @@ class BadInput(TorchTest):
             self.assertIn("job: failing on purpose", f.read())
         self.assertRegex(proc.stderr, r"baseline-n2 \(2 replicas\): FAILED \(exit 0\): exited 0 "
                          r"but wrote no run.json; no rank-R.steps.jsonl in the run's folder: "
-                         r"the script does not call stepscope_torch.wrap")
+                         r"the script does not call stepscope_torch.wrap \(docs/torch.md\); a "
+                         r"script that writes PyTorch profiler traces instead can be diagnosed "
+                         r"with --torch-traces")
         self.assertIn("[run 2/2]", proc.stderr)  # the sweep went on after the first failure
 
     def test_no_step_is_named_in_the_log(self):
@@ -172,6 +174,10 @@ class BadInput(TorchTest):
                          "--replicas", "1", "--no-ablations", "--out", out], check=False)
         self.assertEqual(proc.returncode, 1, proc.stderr)
         self.assertIn("finished without completing a step", proc.stderr)
+        self.assertIn("baseline-n1 (1 replica): FAILED (exit 0): exited 0 but wrote no run.json; "
+                      "the helper was called (rank-0.steps.jsonl) but rank 0 never completed a "
+                      "step", proc.stderr)
+        self.assertIn(os.path.join(out, "runs", "baseline-n1") + "/log.txt", proc.stderr)
 
     def test_missing_batch_placeholder_refused_before_running(self):
         out = self.path("d")
