@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "apps/stepscope/numeric_option.h"
+#include "apps/stepscope/trace_run_json.h"
 #include "core/step_record.h"
 #include "decide/build_diagnosis.h"
 #include "decide/diagnosis.h"
@@ -22,7 +23,8 @@ namespace {
 // Writes DIR/diagnosis.json, DIR/report.html and the imported records as a stepscope run
 // (DIR/rank-R.steps.jsonl), so that `stepscope analyze DIR` reads the same steps back.
 Status WriteAnalysis(const std::string& dir, const nlohmann::json& diagnosis_json,
-                     const decide::Diagnosis& diagnosis, const trace::TraceSet& set) {
+                     const decide::Diagnosis& diagnosis, const trace::TraceSet& set,
+                     int64_t gradient_bytes) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status::Error(dir + ": cannot create the directory (" + ec.message() + ")");
@@ -37,20 +39,66 @@ Status WriteAnalysis(const std::string& dir, const nlohmann::json& diagnosis_jso
   // carry no sample count (0).
   const bool counts_known = diagnosis.source.throughput_unit == analysis::ThroughputUnit::kSamples;
   std::map<int, std::vector<StepRecord>> by_rank;
+  bool sized = false;
   for (const StepRecord& r : set.records) {
     by_rank[r.rank].push_back(r);
-    if (!counts_known) by_rank[r.rank].back().samples = 0;
+    StepRecord& written = by_rank[r.rank].back();
+    if (!counts_known) written.samples = 0;
+    sized = SizeUnsizedCollectives(gradient_bytes, &written) || sized;
   }
   for (const auto& [rank, records] : by_rank) {
     const std::string path = fmt::format("{}/rank-{}.steps.jsonl", dir, rank);
     if (Status s = WriteStepRecords(path, records); !s.ok()) return s;
   }
+  // run.json beside them: `stepscope predict DIR` fits the step-time model to this one run.
+  TraceRunFacts facts;
+  facts.replicas = static_cast<int>(by_rank.size());
+  facts.micro_batch = 1;
+  if (counts_known && !set.records.empty()) {
+    facts.micro_batch = std::max<int>(1, static_cast<int>(set.records.front().samples));
+  }
+  facts.source = "pytorch profiler traces (analyze --out)";
+  facts.notes = set.warnings;
+  if (sized) {
+    facts.notes.push_back(fmt::format(
+        "the traces gave no collective sizes: --gradient-bytes {} spread evenly over each "
+        "step's collectives",
+        gradient_bytes));
+  }
+  if (!counts_known) {
+    facts.notes.push_back("the traces gave no batch size: a sample is a step");
+  }
+  std::vector<StepRecord> written;
+  for (const auto& [rank, records] : by_rank) {
+    written.insert(written.end(), records.begin(), records.end());
+  }
+  if (Status s = WriteRunJson(dir, TraceRunJson(written, facts)); !s.ok()) return s;
   report::HtmlReportOptions html;
   html.input_path = json_path;
   return report::WriteHtmlReport(diagnosis, dir + "/report.html", html);
 }
 
 }  // namespace
+
+bool SizeUnsizedCollectives(int64_t gradient_bytes, StepRecord* r) {
+  int64_t unsized = 0, sized_bytes = 0;
+  for (const CollectiveRecord& c : r->collectives) {
+    if (c.bytes > 0) {
+      sized_bytes += c.bytes;
+    } else {
+      ++unsized;
+    }
+  }
+  if (gradient_bytes <= 0 || unsized == 0 || gradient_bytes <= sized_bytes) return false;
+  const int64_t each = (gradient_bytes - sized_bytes) / unsized;
+  int64_t left = gradient_bytes - sized_bytes - each * unsized;  // to the first, byte exact
+  for (CollectiveRecord& c : r->collectives) {
+    if (c.bytes > 0) continue;
+    c.bytes = each + left;
+    left = 0;
+  }
+  return true;
+}
 
 int RunAnalyze(const AnalyzeFlags& flags) {
   if (flags.inputs.empty()) {
@@ -110,7 +158,7 @@ int RunAnalyze(const AnalyzeFlags& flags) {
   j["trace"] = trace::TraceSectionJson(*set);
 
   if (!flags.out.empty()) {
-    if (Status st = WriteAnalysis(flags.out, j, *diagnosis, *set); !st.ok()) {
+    if (Status st = WriteAnalysis(flags.out, j, *diagnosis, *set, flags.gradient_bytes); !st.ok()) {
       std::cerr << "stepscope analyze: " << st.message() << "\n";
       return kAnalyzeBadInput;
     }
@@ -121,7 +169,8 @@ int RunAnalyze(const AnalyzeFlags& flags) {
     std::cout << trace::TraceSummaryText(*set) << "\n" << report::TerminalReport(*diagnosis);
     if (!flags.out.empty()) {
       std::cout << "\nWrote " << flags.out << "/diagnosis.json, report.html and the step records ("
-                << flags.out << "/rank-R.steps.jsonl)\n";
+                << flags.out << "/rank-R.steps.jsonl, run.json): `stepscope predict " << flags.out
+                << " --replicas ...` fits the step-time model to them\n";
     }
   }
   return kAnalyzeOk;
@@ -152,6 +201,12 @@ void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run) {
                   "Examples per step per rank when the trace does not say (1: steps/s)")
       ->capture_default_str()
       ->transform(WholeNumber("--samples-per-step 32"))
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--gradient-bytes", flags->gradient_bytes,
+                  "With --out: the gradient's size in bytes (4 x parameters in fp32), for "
+                  "traces that do not record their collectives' sizes (PyTorch 1.x), so that "
+                  "`stepscope predict DIR` can fit the all-reduce")
+      ->transform(WholeNumber("--gradient-bytes 4000000"))
       ->check(CLI::PositiveNumber);
   cmd->add_option("--unaligned-margin", flags->unaligned_margin,
                   "Straggler margin over the other ranks when clocks had to be estimated")

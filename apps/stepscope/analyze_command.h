@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/step_record.h"
 #include "trace/trace_set.h"
 
 namespace stepscope::app {
@@ -21,6 +22,10 @@ struct AnalyzeFlags {
   // With unaligned clocks (offsets estimated), a straggler's mean compute or time to its last
   // arrival must exceed the other ranks' median by this fraction (aligned: the skew default).
   double unaligned_margin = 0.5;
+  // The gradient's size in bytes, for traces that do not record their collectives' sizes
+  // (PyTorch 1.x): written into the --out records, spread evenly over each step's collectives
+  // that have no size, so that `stepscope predict DIR` can fit the all-reduce. 0: not given.
+  int64_t gradient_bytes = 0;
   trace::TraceSetOptions set;
 };
 
@@ -30,6 +35,9 @@ inline constexpr int kAnalyzeFailed = 1;
 inline constexpr int kAnalyzeBadInput = 2;
 
 int RunAnalyze(const AnalyzeFlags& flags);
+// Spreads `gradient_bytes` (less the sizes already known) evenly over the collectives of `r`
+// that have no size; false when there were none, or no bytes to spread.
+bool SizeUnsizedCollectives(int64_t gradient_bytes, StepRecord* r);
 // Registers `analyze` on `app`; when it is chosen, *run is set to run it.
 void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run);
 

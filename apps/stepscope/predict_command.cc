@@ -31,34 +31,67 @@ model::RunRole RoleOf(const std::string& name) {
   return model::RunRole::kOther;
 }
 
-// Every finished run (one with its run.json) of DIR/runs, by name.
+// Records imported from traces lack what stepscope's own carry: the phases of compute where the
+// trace did not show backward's start (then the usual 1:2 of forward to backward, said in
+// run.json's notes), and the collectives' sizes where the profiler did not record them (then the
+// all-reduce cannot be fitted: an error saying how to give the size).
+Status CheckImportedRecords(const std::string& run_dir, const sweep::RunSummary& s,
+                            std::vector<StepRecord>* records) {
+  bool reduced = false, sized = false;
+  for (StepRecord& r : *records) {
+    if (r.forward + r.backward + r.optimizer <= 0 && r.compute > 0) {
+      r.forward = r.compute / 3;
+      r.backward = r.compute - r.forward;
+    }
+    for (const CollectiveRecord& c : r.collectives) {
+      reduced = true;
+      sized = sized || c.bytes > 0;
+    }
+  }
+  if (s.replicas >= 2 && s.reduce && reduced && !sized) {
+    return Status::Error(
+        run_dir +
+        ": the step records give no collective sizes (PyTorch 1.x profiler traces do not record "
+        "them), so the all-reduce cannot be fitted; give the gradient's size: `stepscope analyze "
+        "TRACES --out DIR --gradient-bytes B` (B = 4 x parameters for fp32 gradients)");
+  }
+  return Status::Ok();
+}
+
+// Every finished run (one with its run.json) of DIR/runs, by name; or DIR itself when it is one
+// run (an `analyze --out` directory, a run of train): then its baseline at its replica count.
 Result<std::vector<model::RunObservation>> ReadRuns(const std::string& dir) {
   const fs::path runs_dir = fs::path(dir) / "runs";
   std::error_code ec;
-  if (!fs::is_directory(runs_dir, ec)) {
-    return Status::Error(dir +
-                         ": not a diagnose directory (it has no runs/; run `stepscope "
-                         "diagnose --out " +
-                         dir + "` first)");
-  }
-  std::vector<std::string> names;
-  for (const fs::directory_entry& e : fs::directory_iterator(runs_dir, ec)) {
-    // The reduced-precision check's and the noise-scale runs measure numerics unpaced, not the
-    // step time.
-    const std::string name = e.path().filename().string();
-    if (e.is_directory() && fs::exists(e.path() / "run.json") && !plan::IsNumericsRun(name)) {
-      names.push_back(e.path().filename().string());
+  std::vector<std::pair<std::string, std::string>> runs;  // name, folder
+  if (fs::is_directory(runs_dir, ec)) {
+    for (const fs::directory_entry& e : fs::directory_iterator(runs_dir, ec)) {
+      // The reduced-precision check's and the noise-scale runs measure numerics unpaced, not
+      // the step time.
+      const std::string name = e.path().filename().string();
+      if (e.is_directory() && fs::exists(e.path() / "run.json") && !plan::IsNumericsRun(name)) {
+        runs.emplace_back(name, e.path().string());
+      }
     }
+    if (ec) return Status::Error("cannot list " + runs_dir.string() + ": " + ec.message());
+  } else if (fs::exists(fs::path(dir) / "run.json", ec)) {
+    Result<sweep::RunSummary> s = sweep::ReadRunSummary(dir);
+    if (!s.ok()) return s.status();
+    runs.emplace_back("baseline-n" + std::to_string(s->replicas), dir);
+  } else {
+    return Status::Error(dir +
+                         ": neither a diagnose directory (no runs/) nor one run (no run.json); "
+                         "run `stepscope diagnose --out " +
+                         dir + "` or `stepscope analyze TRACES --out " + dir + "` first");
   }
-  if (ec) return Status::Error("cannot list " + runs_dir.string() + ": " + ec.message());
-  std::sort(names.begin(), names.end());
+  std::sort(runs.begin(), runs.end());
   std::vector<model::RunObservation> out;
-  for (const std::string& name : names) {
-    const std::string run_dir = (runs_dir / name).string();
+  for (const auto& [name, run_dir] : runs) {
     Result<sweep::RunSummary> s = sweep::ReadRunSummary(run_dir);
     if (!s.ok()) return s.status();
     Result<std::vector<StepRecord>> records = sweep::ReadRunRecords(run_dir);
     if (!records.ok()) return records.status();
+    if (Status st = CheckImportedRecords(run_dir, *s, &*records); !st.ok()) return st;
     model::RunObservation o;
     o.name = name;
     o.role = RoleOf(name);

@@ -188,8 +188,7 @@ namespace {
 std::optional<EmulationHonesty> DecidingHonesty(const std::vector<RunSet>& runs, int largest,
                                                 std::vector<std::string>* warnings) {
   std::optional<EmulationHonesty> sum;
-  const auto weigh = [&](const EmulationHonesty& h, int n, const std::string& what,
-                         bool deciding) {
+  const auto weigh = [&](const EmulationHonesty& h, int n, const std::string& what, bool deciding) {
     if (h.unhonoured_segments > 0 || h.unhonoured_links > 0) {
       warnings->push_back(fmt::format(
           "emulation {}at {} replica(s): {} of {} paced compute segments ({}) and {} of {} link "

@@ -285,8 +285,8 @@ TEST(Verdict, AnUnhonouredAblationAtTheLargestCountWarnsAndNamesNoCause) {
   EXPECT_EQ(d.verdict.binding, Binding::kInconclusive) << d.verdict.explanation;
   bool warned = false;
   for (const std::string& w : d.warnings) {
-    warned = warned || w.find("in the no_reduce ablation at 4 replica(s): 400 of 1000") !=
-                           std::string::npos;
+    warned = warned ||
+             w.find("in the no_reduce ablation at 4 replica(s): 400 of 1000") != std::string::npos;
   }
   EXPECT_TRUE(warned);
 }

@@ -307,9 +307,9 @@ Result<Prediction> Predict(const StepModel& m, const Scenario& asked) {
         while (samples % micro != 0) --micro;
         const int new_accum = samples / micro;
         out.memory_note = "micro-batch " + std::to_string(batch) + " does not fit in " +
-                          Fixed(*s.device_memory_gb, 1) + " GiB (at most " +
-                          std::to_string(fits) + "): modelled as " + std::to_string(micro) +
-                          " x " + std::to_string(new_accum) + " accumulated, the same " +
+                          Fixed(*s.device_memory_gb, 1) + " GiB (at most " + std::to_string(fits) +
+                          "): modelled as " + std::to_string(micro) + " x " +
+                          std::to_string(new_accum) + " accumulated, the same " +
                           std::to_string(samples) + " samples per step";
         batch = micro, accum = new_accum;
       }

@@ -150,7 +150,7 @@ struct Prediction {
   int replicas = 0;
   int batch = 0, accum = 0;  // as simulated (after any memory fallback)
   Estimate step_s, samples_per_s, efficiency;
-  StepParts parts;  // at the point value
+  StepParts parts;                   // at the point value
   StepParts parts_fast, parts_slow;  // every constant at the fast, then the slow end
   bool fits_memory = true;
   std::string memory_note;  // set when the asked micro-batch did not fit

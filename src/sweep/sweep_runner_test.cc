@@ -108,7 +108,8 @@ TEST_F(SweepRunnerTest, RunDirectoryInTheEnvironmentAndJobVariables) {
     std::getline(std::ifstream(dir_ + "/s/runs/a-n1/args"), line);
     EXPECT_EQ(line, "x V=1");
     EXPECT_EQ(r.outcomes[1].state, JobState::kFailed);
-    EXPECT_NE(r.outcomes[1].message.find("no run.json; call the helper in b-n1"), std::string::npos);
+    EXPECT_NE(r.outcomes[1].message.find("no run.json; call the helper in b-n1"),
+              std::string::npos);
   }
   auto store = SweepStore::Open(dir_ + "/s", {"w"}, false);
   ASSERT_TRUE(store.ok());

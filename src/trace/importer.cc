@@ -85,6 +85,7 @@ std::vector<StepRecord> ImportedTrace::ToStepRecords() const {
     r.backward_start = s.backward_start;
     r.input_wait = s.input_wait;
     r.compute = s.compute;
+    r.forward = s.forward, r.backward = s.backward, r.optimizer = s.optimizer;
     r.exposed_comm = s.exposed_comm;
     r.comm_busy = s.comm_busy;
     r.samples = s.samples < 0 ? 0 : s.samples;

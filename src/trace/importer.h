@@ -51,7 +51,11 @@ struct ImportedStep {
   // Seconds: when the step's backward pass began (stepscope's own: the reduced micro-batch's;
   // PyTorch: the first autograd function of the step); nullopt when the trace does not show it.
   std::optional<double> backward_start;
-  double compute = 0;       // union of compute intervals within the step
+  double compute = 0;  // union of compute intervals within the step
+  // The compute split into the step-time model's phases (seconds; they sum to `compute`): before
+  // backward_start, after the last collective ended (the optimizer), and between. All 0 when the
+  // importer cannot place them (no backward start).
+  double forward = 0, backward = 0, optimizer = 0;
   double comm_busy = 0;     // union of communication intervals within the step
   double overlap = 0;       // |comm ∩ compute|: communication hidden behind compute
   double exposed_comm = 0;  // comm_busy - overlap

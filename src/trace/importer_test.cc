@@ -148,6 +148,35 @@ TEST(Importer, BackwardStartFromAutogradEvents) {
   EXPECT_FALSE(records[2].backward_start.has_value());
 }
 
+// The step's compute split for the step-time model: forward before the first autograd function
+// (aten::mm [5,25)), the optimizer after the last reduction ended (aten::add_ [85,95), after the
+// all-reduce [55,80)), backward the rest; records carry them. Without a backward start: none.
+TEST(Importer, ComputeSplitIntoForwardBackwardAndOptimizer) {
+  const char kTrace[] = R"([
+ {"name":"ProfilerStep#0","ph":"X","ts":0,"dur":100,"tid":1,"pid":"CPU functions"},
+ {"name":"ProfilerStep#1","ph":"X","ts":100,"dur":100,"tid":1,"pid":"CPU functions"},
+ {"name":"aten::mm","ph":"X","ts":5,"dur":20,"tid":1,"pid":"CPU functions"},
+ {"name":"autograd::engine::evaluate_function: AddmmBackward0","ph":"X","ts":30,"dur":40,
+  "tid":1,"pid":"CPU functions"},
+ {"name":"gloo:all_reduce","ph":"X","ts":55,"dur":25,"tid":2,"pid":"CPU functions"},
+ {"name":"aten::add_","ph":"X","ts":85,"dur":10,"tid":1,"pid":"CPU functions"},
+ {"name":"aten::mm","ph":"X","ts":110,"dur":30,"tid":1,"pid":"CPU functions"}
+])";
+  auto t = ImportTraceBuffer(kTrace, "phases.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->steps.size(), 2u);
+  const ImportedStep& a = t->steps[0];
+  EXPECT_NEAR(a.forward, 20e-6, 1e-12);
+  EXPECT_NEAR(a.optimizer, 10e-6, 1e-12);
+  EXPECT_NEAR(a.forward + a.backward + a.optimizer, a.compute, 1e-12);
+  EXPECT_GT(a.backward, 0);
+  EXPECT_EQ(t->steps[1].forward + t->steps[1].backward + t->steps[1].optimizer, 0);
+  const auto records = t->ToStepRecords();
+  EXPECT_NEAR(records[0].forward, 20e-6, 1e-12);
+  EXPECT_NEAR(records[0].optimizer, 10e-6, 1e-12);
+  EXPECT_NEAR(records[0].backward, a.backward, 1e-12);
+}
+
 // No "ProfilerStep#N": steps end where "Optimizer.step#" annotations end, the first starting
 // with the trace (ts 0). Steps [0,90) [90,190) [190,290); the ops after 290 are an incomplete
 // iteration, left out. Step 1: aten::mm [100,150) + optimizer [180,190) = 60 us of compute.

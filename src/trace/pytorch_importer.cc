@@ -223,9 +223,19 @@ class Collector {
       c = std::lower_bound(collectives->begin(), collectives->end(), m.begin,
                            [](const RawCollective& r, double t0) { return r.begin < t0; }) -
           collectives->begin();
+      double last_end = m.begin;
       for (; c < collectives->size() && (*collectives)[c].begin < m.end; ++c) {
         const RawCollective& r = (*collectives)[c];
         s.collectives.push_back({r.name, r.group, r.bytes, r.seq, r.begin * 1e-6, r.end * 1e-6});
+        last_end = std::max(last_end, r.end);
+      }
+      if (backward != backward_starts_.end() && *backward < m.end) {
+        // Forward until backward begins; the optimizer after the last reduction has ended.
+        s.forward = MeasureWithin(compute, m.begin, *backward) * 1e-6;
+        s.optimizer = last_end > *backward
+                          ? MeasureWithin(compute, std::min(last_end, m.end), m.end) * 1e-6
+                          : 0.0;
+        s.backward = std::max(0.0, s.compute - s.forward - s.optimizer);
       }
       out->steps.push_back(std::move(s));
     }

@@ -34,6 +34,7 @@ Result<ImportedTrace> ImportStepRecords(const std::string& path, const ImportOpt
     s.end = r.end;
     s.backward_start = r.backward_start;
     s.compute = r.compute;
+    s.forward = r.forward, s.backward = r.backward, s.optimizer = r.optimizer;
     s.comm_busy = r.comm_busy;
     s.exposed_comm = r.exposed_comm;
     s.overlap = std::max(0.0, r.comm_busy - r.exposed_comm);

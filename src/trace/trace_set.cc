@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
-#include "core/statistics.h"
-
 #include <algorithm>
 #include <filesystem>
 #include <set>
+
+#include "core/statistics.h"
 
 namespace stepscope::trace {
 namespace {

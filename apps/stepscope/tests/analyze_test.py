@@ -356,6 +356,32 @@ class PyTorchDdp(TempDirTest):
         self.assertEqual(d["verdict"]["binding"], "communication", self.evidence(d))
         self.assertEqual(d["verdict"]["straggler_ranks"], [], self.evidence(d))
 
+    def test_predict_fits_the_imported_steps(self):
+        # analyze --out keeps the steps as a run (records and run.json) that predict fits. The
+        # legacy profiler does not record the collectives' sizes: predict says how to give them.
+        self.job("slow_link", "--link-pad-mb", "8", name="imported")
+        traces = sorted(glob.glob(os.path.join(self.path("imported"), "rank-*.pt.trace.json")))
+        self.assertEqual(len(traces), 2, traces)
+        out = self.path("fitted")
+        analyze(traces + ["--samples-per-step", "16", "--out", out])
+        proc = run(["predict", out, "--replicas", "2"], check=False)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("--gradient-bytes", proc.stderr)
+        # The job's 26,122 fp32 parameters and the 8 MiB of padding on the wire.
+        analyze(traces + ["--samples-per-step", "16", "--gradient-bytes",
+                          str(4 * 26122 + 8 * (1 << 20)), "--out", out])
+        measured = read_json(os.path.join(out, "diagnosis.json"))["points"][0]["samples_per_s"]
+        d = json.loads(run(["predict", out, "--replicas", "2,8", "--json"]).stdout)
+        self.assertEqual(d["model"]["fitted_replicas"], [2])
+        at = {p["replicas"]: p for p in d["predictions"]}
+        # Its own replica count again (a wide margin: 11 steps of a shared host), and the ring's
+        # growth beyond it: the same link, more to carry per device.
+        self.assertLess(abs(at[2]["samples_per_s"]["value"] / measured - 1), 0.3,
+                        (at[2], measured))
+        self.assertGreater(at[2]["components"]["exposed_comm_s"],
+                           at[2]["components"]["compute_s"], at[2])
+        self.assertLess(at[8]["efficiency"]["value"], at[2]["efficiency"]["value"])
+
     def test_slow_loader_binds(self):
         d = self.job_twice(lambda d: not d["verdict"]["straggler_ranks"] and
                            d["verdict"]["binding"] == "input", "input")
