@@ -161,6 +161,48 @@ std::vector<const BindingLoss*> BindingLosses::Unresolved() const {
   return out;
 }
 
+namespace {
+
+// Student's t, 0.95 quantile (a two-sided 90 % interval), by degrees of freedom.
+double StudentT90(int df) {
+  static constexpr double kT[] = {6.314, 2.920, 2.353, 2.132, 2.015,
+                                  1.943, 1.895, 1.860, 1.833, 1.812};
+  if (df < 1) return 0;
+  return df <= 10 ? kT[df - 1] : 1.645 + 1.7 / df;  // about 1.8 at 11, toward 1.645
+}
+
+}  // namespace
+
+BindingLosses PoolLosses(const std::vector<BindingLosses>& runs) {
+  if (runs.size() <= 1) return runs.empty() ? BindingLosses{} : runs.front();
+  const double r = static_cast<double>(runs.size());
+  const double root = std::sqrt(r);
+  BindingLosses out = runs.front();
+  double skew = 0;
+  for (const BindingLosses& run : runs) skew += run.skew / r;
+  out.skew = skew;
+  for (size_t i = 0; i < out.losses.size(); ++i) {
+    double mean = 0, devices = 0, below = 0, above = 0;
+    for (const BindingLosses& run : runs) {
+      const BindingLoss& l = run.losses[i];
+      mean += l.seconds / r;
+      devices += l.devices / r;
+      below += (l.estimate.value - l.estimate.low) / r;
+      above += (l.estimate.high - l.estimate.value) / r;
+    }
+    double var = 0;
+    for (const BindingLosses& run : runs) {
+      var += (run.losses[i].seconds - mean) * (run.losses[i].seconds - mean) / (r - 1);
+    }
+    const double spread = StudentT90(static_cast<int>(runs.size()) - 1) * std::sqrt(var) / root;
+    BindingLoss& l = out.losses[i];
+    l.seconds = mean;
+    l.devices = devices;
+    l.estimate = {mean, mean - std::max(below / root, spread), mean + std::max(above / root, spread)};
+  }
+  return out;
+}
+
 Binding ThroughputConstraint(const analysis::Decomposition& reference, double share) {
   const analysis::Components& c = reference.job;
   if (c.step <= 0) return Binding::kNone;

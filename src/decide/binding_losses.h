@@ -43,6 +43,13 @@ struct BindingLosses {
 BindingLosses SplitLosses(const analysis::Decomposition& reference, bool reference_estimated,
                           const analysis::Decomposition& at_n, Seconds straggler_excess);
 
+// The losses of one replica count measured several times (the first run and its repeats, each
+// split against the same reference): each candidate's mean over the runs, with an interval for
+// that mean: on each side, the wider of the runs' mean bootstrap half-width over sqrt(R) and
+// the runs' spread (Student's t at 90 %, R - 1 degrees of freedom, times the standard deviation)
+// over sqrt(R). More runs narrow it; runs that disagree widen it. One run: returned as it is.
+BindingLosses PoolLosses(const std::vector<BindingLosses>& runs);
+
 // The cost that holds one device back already (input wait or overhead at one replica), a
 // throughput lever rather than a scaling loss; Binding::kNone when neither reaches
 // `share` of the 1-replica step.

@@ -64,6 +64,7 @@ void SpeakInSteps(Diagnosis* d) {
 
 struct Measured {
   analysis::Decomposition baseline;
+  std::vector<analysis::Decomposition> repeats;
   analysis::SkewReport skew;
   analysis::AblationReport ablations;
   const RunSet* run = nullptr;
@@ -102,6 +103,7 @@ Result<std::vector<DiagnosisPoint>> BuildPoints(const std::vector<RunSet>& runs,
       m.baseline.repeat_samples_per_s.push_back(x);
       m.baseline.throughput.low = std::min(m.baseline.throughput.low, x);
       m.baseline.throughput.high = std::max(m.baseline.throughput.high, x);
+      m.repeats.push_back(std::move(again).value());
     }
     if (run.replicas > 0 && run.replicas != n) {
       std::vector<int> seen;
@@ -175,6 +177,7 @@ Result<std::vector<DiagnosisPoint>> BuildPoints(const std::vector<RunSet>& runs,
     p.decomposition = std::move(measured[i].baseline);
     p.skew = std::move(measured[i].skew);
     p.ablations = std::move(measured[i].ablations);
+    p.repeats = std::move(measured[i].repeats);
     points.push_back(std::move(p));
   }
   return points;
@@ -225,6 +228,7 @@ Verdict VerdictOf(const std::vector<RunSet>& runs, const std::vector<DiagnosisPo
   VerdictInputs in;
   for (const DiagnosisPoint& p : points) in.points.push_back(p.scaling);
   in.largest = largest.decomposition;
+  in.largest_repeats = largest.repeats;
   in.reference = reference;
   in.reference_estimated = points.front().scaling.replicas != 1;
   in.ablations = largest.ablations;

@@ -31,6 +31,9 @@ struct DiagnosisPoint {
   analysis::Decomposition decomposition;
   analysis::SkewReport skew;
   analysis::AblationReport ablations;
+  // The decompositions of the point's repeats (diagnose --repeats), whose losses the verdict
+  // pools with the first run's; not written to diagnosis.json.
+  std::vector<analysis::Decomposition> repeats;
 };
 
 struct Emulation {

@@ -126,7 +126,14 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
   v.straggler_ranks = in.skew.straggler_ranks;
 
   // --- binding constraint: the candidate that lost the most devices ---
-  const BindingLosses split = SplitLosses(in.reference, in.reference_estimated, in.largest, excess);
+  BindingLosses split = SplitLosses(in.reference, in.reference_estimated, in.largest, excess);
+  if (!in.largest_repeats.empty()) {
+    std::vector<BindingLosses> runs{split};
+    for (const analysis::Decomposition& again : in.largest_repeats) {
+      runs.push_back(SplitLosses(in.reference, in.reference_estimated, again, excess));
+    }
+    split = PoolLosses(runs);
+  }
   v.losses = split.losses;
   v.throughput_constraint = ThroughputConstraint(in.reference, o.waste_share);
   const BindingLoss* top = split.Top();

@@ -241,6 +241,41 @@ TEST(Verdict, ACauseWellAboveTheNoiseIsNamed) {
   EXPECT_TRUE(d.verdict.candidates.empty());
 }
 
+TEST(Verdict, RepeatsNarrowTheIntervalsUntilACauseStandsClear) {
+  // Transfer grew by 1.2 times the imbalance loss: within one run's noise of each other, but
+  // the mean of six runs (the first and five repeats, other draws of the same jitter) is not.
+  analysis::SyntheticRunSpec base;
+  base.compute = 0.010;
+  base.jitter = 0.6;
+  base.bucket_time = 0.0001;
+  const double imbalance = [&] {
+    const Diagnosis d = Diagnose(Sweep(base, {1, 4}, [](int, analysis::SyntheticRunSpec*) {}));
+    for (const BindingLoss& l : d.verdict.losses)
+      if (l.binding == Binding::kImbalance) return l.seconds;
+    return 0.0;
+  }();
+  std::vector<RunSet> runs = Sweep(base, {1, 4}, [&](int n, analysis::SyntheticRunSpec* s) {
+    s->bucket_time = n == 1 ? 0.0001 : 1.2 * imbalance;
+  });
+  const Diagnosis once = Diagnose(runs);
+  EXPECT_EQ(once.verdict.binding, Binding::kInconclusive) << once.verdict.explanation;
+  for (int k = 2; k <= 6; ++k) {
+    analysis::SyntheticRunSpec again = base;
+    again.replicas = 4;
+    again.seed = 7000 + k;
+    again.bucket_time = 1.2 * imbalance;
+    runs.back().repeats.push_back(SynthesizeRunSet(again).baseline);
+  }
+  const Diagnosis repeated = Diagnose(runs);
+  EXPECT_EQ(repeated.verdict.binding, Binding::kCommunication) << repeated.verdict.explanation;
+  // The imbalance's interval (the transfer is exact here: no noise on the synthetic link).
+  const BindingLoss& imbalance_once = once.verdict.losses[2];
+  const BindingLoss& imbalance_six = repeated.verdict.losses[2];
+  ASSERT_EQ(imbalance_six.binding, Binding::kImbalance);
+  EXPECT_LT(imbalance_six.estimate.high - imbalance_six.estimate.low,
+            imbalance_once.estimate.high - imbalance_once.estimate.low);
+}
+
 // The communication-heavy sweep with the pacing of its runs as run.json reports it.
 Diagnosis CommunicationWithPacing(int64_t unhonoured_of_1000) {
   analysis::SyntheticRunSpec base;
