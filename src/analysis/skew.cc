@@ -11,6 +11,26 @@
 #include "core/statistics.h"
 
 namespace stepscope::analysis {
+bool Intermittent(const RankSkew& rank, const SkewOptions& options) {
+  return rank.slow_steps < options.persistent_steps;
+}
+
+std::string StragglerKindWords(const RankSkew& rank, const SkewOptions& options) {
+  std::string words =
+      Intermittent(rank, options)
+          ? fmt::format("it is slow in only {:.0f}% of the steps, in bursts: a co-tenant or "
+                        "throttling on its host rather than a slower device",
+                        100 * rank.slow_steps)
+          : fmt::format("it is slow in {:.0f}% of the steps: a persistently slower rank (its "
+                        "device, its placement or its share of the work)",
+                        100 * rank.slow_steps);
+  if (rank.cpu_wait_mean > 0) {
+    words += fmt::format(" ({:.3f} ms of its compute per step waited for a CPU core)",
+                         1e3 * rank.cpu_wait_mean);
+  }
+  return words;
+}
+
 Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const SkewOptions& options) {
   Result<MatchedSteps> matched = MatchSteps(records);
   if (!matched.ok()) return matched.status();
@@ -164,6 +184,13 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
     rs.typical_added = TrimmedMean(typical_gap[r]);
     const double typical_reference_mean = TrimmedMean(typical_reference[r]);
     rs.typical_excess = typical_reference_mean > 0 ? rs.typical_added / typical_reference_mean : 0;
+    int slow = 0;
+    for (size_t s = 0; s < typical_gap[r].size(); ++s) {
+      if (typical_gap[r][s] > options.compute_margin * typical_reference[r][s]) ++slow;
+    }
+    rs.slow_steps = typical_gap[r].empty()
+                        ? 0
+                        : static_cast<double>(slow) / static_cast<double>(typical_gap[r].size());
     rs.input_wait_mean = input_sum[r] * inv;
     rs.others_input_wait = Median(others_input);
     const double med = Median(others);
@@ -223,9 +250,11 @@ Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records, const Ske
       out.straggler_ranks.push_back(rs.rank);
       out.evidence.push_back(fmt::format(
           "rank {} arrived last in {} of {} {} ({:.0f}%), causing {:.0f}% of the waiting for the "
-          "last rank, and its compute ({:.2f} ms) is {:.0f}% above the median of the other ranks",
+          "last rank, and its compute ({:.2f} ms) is {:.0f}% above the median of the other "
+          "ranks; {}",
           rs.rank, rs.last_arrivals, out.arrival_events, unit, 100 * rs.last_fraction,
-          100 * rs.wait_share, 1e3 * rs.compute_mean, 100 * rs.compute_excess));
+          100 * rs.wait_share, 1e3 * rs.compute_mean, 100 * rs.compute_excess,
+          StragglerKindWords(rs, options)));
     } else if (!out.by_steps && rs.arrival_excess >= options.compute_margin &&
                rs.others_input_wait >= 0.5 * rs.pre_arrival_mean / (1 + rs.arrival_excess)) {
       // Every rank waits for input most of the time before it arrives: a rank later than the

@@ -12,6 +12,9 @@
 namespace stepscope::analysis {
 
 struct SkewOptions {
+  // A straggler slow in fewer than this share of the steps is slowed in bursts (RankSkew::
+  // slow_steps): its evidence and lever say so.
+  double persistent_steps = 0.8;
   // A straggler arrives last in at least this fraction of the collectives (or steps), or causes
   // at least this fraction of the waiting for the last rank.
   double last_fraction = 0.6;
@@ -50,6 +53,10 @@ struct RankSkew {
   // typical one; a slower rank has both.
   Seconds typical_added = 0;
   double typical_excess = 0;
+  // The share of the steps in which its compute on a core exceeds the other ranks' median at that
+  // step by the compute margin: near 1 for a persistently slower rank (its device, placement or
+  // share of the work), well under it for one slowed in bursts (a co-tenant, throttling).
+  double slow_steps = 0;
   Seconds input_wait_mean = 0;    // this rank's mean input wait
   Seconds others_input_wait = 0;  // the median of the other ranks' mean input waits
 };
@@ -76,5 +83,10 @@ struct SkewReport {
 
 Result<SkewReport> AnalyzeSkew(const std::vector<StepRecord>& records,
                                const SkewOptions& options = {});
+
+// A straggler slowed in bursts (slow in fewer than options.persistent_steps of the steps).
+bool Intermittent(const RankSkew& rank, const SkewOptions& options = {});
+// "it is slow in 100% of the steps: a persistently slower rank (...)", or in bursts.
+std::string StragglerKindWords(const RankSkew& rank, const SkewOptions& options = {});
 
 }  // namespace stepscope::analysis

@@ -37,6 +37,12 @@ TEST(Skew, SlowRankThatArrivesLastIsTheStraggler) {
   EXPECT_NEAR(s->collectives[2].mean, 0.003, 0.0006);
   ASSERT_FALSE(s->evidence.empty());
   EXPECT_NE(s->evidence[0].find("rank 2"), std::string::npos);
+  // Slow in every step: a slower rank, not bursts.
+  EXPECT_NEAR(s->ranks[2].slow_steps, 1.0, 1e-9);
+  EXPECT_FALSE(Intermittent(s->ranks[2]));
+  EXPECT_NE(s->evidence[0].find("slow in 100% of the steps: a persistently slower rank"),
+            std::string::npos)
+      << s->evidence[0];
 }
 
 // A healthy 4-rank run where, in every even step, `slow(step)` computes 40 ms more (a burst),
@@ -67,6 +73,11 @@ TEST(Skew, ARankSlowInBurstsIsNamedByTheWaitItCauses) {
   EXPECT_GT(s->ranks[2].wait_share, 0.9);
   EXPECT_EQ(s->straggler_ranks, std::vector<int>{2});
   EXPECT_NE(s->evidence[0].find("of the waiting"), std::string::npos) << s->evidence[0];
+  // Slow in half the steps: bursts, which point at the host rather than the device.
+  EXPECT_NEAR(s->ranks[2].slow_steps, 0.5, 1e-9);
+  EXPECT_TRUE(Intermittent(s->ranks[2]));
+  EXPECT_NE(s->evidence[0].find("slow in only 50% of the steps, in bursts"), std::string::npos)
+      << s->evidence[0];
   // The same bursts on a different rank each time: imbalance, nobody's fault.
   Result<SkewReport> rotating =
       AnalyzeSkew(Bursts([](int64_t step) { return static_cast<int>((step / 2) % 4); }));

@@ -361,10 +361,23 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
                 x_at(t - imbalance), fmt::format("imbalance wait {} -> ~0", Ms(imbalance)));
     }
     if (!v.straggler_ranks.empty()) {
-      add_lever(
-          Lever::kRemoveStraggler,
-          fmt::format("fix or exclude straggler rank(s) {}", fmt::join(v.straggler_ranks, ",")),
-          x_at(t - excess), fmt::format("sync wait of {} -> ~0", Ms(excess)));
+      // Ranks slowed in bursts point at their host (a co-tenant, throttling), not the device.
+      bool bursts = true;
+      for (int rank : v.straggler_ranks) {
+        bool found = false;
+        for (const analysis::RankSkew& r : in.skew.ranks) {
+          if (r.rank == rank) found = true, bursts = bursts && analysis::Intermittent(r);
+        }
+        bursts = bursts && found;
+      }
+      const std::string ranks = fmt::format("{}", fmt::join(v.straggler_ranks, ","));
+      add_lever(Lever::kRemoveStraggler,
+                bursts ? fmt::format("find what shares rank(s) {}'s host in bursts (another "
+                                     "process, a co-tenant's job, throttling) and stop it, or "
+                                     "give the rank cores of its own",
+                                     ranks)
+                       : fmt::format("fix or exclude straggler rank(s) {}", ranks),
+                x_at(t - excess), fmt::format("sync wait of {} -> ~0", Ms(excess)));
     }
   }
   double best_gain = 0;

@@ -276,6 +276,36 @@ TEST(Verdict, RepeatsNarrowTheIntervalsUntilACauseStandsClear) {
             imbalance_once.estimate.high - imbalance_once.estimate.low);
 }
 
+// The straggler lever's action by the kind of slowness: a rank slow in every step is fixed or
+// excluded; one slow in bursts (40 ms in every other step) points at what shares its host.
+std::string StragglerAction(bool bursts) {
+  analysis::SyntheticRunSpec base;
+  base.compute = 0.010;
+  base.jitter = 0.01;
+  std::vector<RunSet> runs = Sweep(base, {1, 4}, [&](int n, analysis::SyntheticRunSpec* s) {
+    if (n == 4 && !bursts) s->rank_compute_factor[2] = 1.8;
+  });
+  if (bursts) {
+    for (StepRecord& r : runs.back().baseline) {
+      const Seconds extra = r.rank == 2 && r.step % 2 == 0 ? 0.016 : 0.0;
+      r.compute += extra, r.forward += extra, r.end += extra;
+      for (CollectiveRecord& c : r.collectives) c.ready += extra, c.start += extra;
+    }
+  }
+  const Diagnosis d = Diagnose(runs);
+  EXPECT_EQ(d.verdict.straggler_ranks, std::vector<int>{2}) << d.verdict.explanation;
+  for (const LeverAdvice& l : d.verdict.levers) {
+    if (l.lever == Lever::kRemoveStraggler) return l.action;
+  }
+  return "";
+}
+
+TEST(Verdict, TheStragglerLeverFollowsTheKindOfSlowness) {
+  EXPECT_NE(StragglerAction(false).find("fix or exclude straggler rank(s) 2"), std::string::npos);
+  EXPECT_NE(StragglerAction(true).find("find what shares rank(s) 2's host in bursts"),
+            std::string::npos);
+}
+
 // The communication-heavy sweep with the pacing of its runs as run.json reports it.
 Diagnosis CommunicationWithPacing(int64_t unhonoured_of_1000) {
   analysis::SyntheticRunSpec base;
