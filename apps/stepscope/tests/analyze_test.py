@@ -312,6 +312,7 @@ class PyTorchDdp(TempDirTest):
 
     def test_straggler_named(self):
         d = self.job("straggler")
+        self.assertEqual(d["verdict"]["binding"], "stragglers", self.evidence(d))
         self.assertEqual(d["verdict"]["straggler_ranks"], [1],
                          json.dumps(d["points"][0]["skew"]["ranks"]))
         self.assertEqual(d["trace"]["files"][0]["format"], "pytorch-legacy"
