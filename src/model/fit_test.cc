@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <random>
+
 #include "model/check.h"
 #include "model/simulate.h"
 #include "model/synthetic_testing.h"
@@ -78,6 +81,48 @@ TEST(FitStepModel, RecoversComputeCommunicationAndOverhead) {
   EXPECT_EQ(m->fitted_replicas, (std::vector<int>{1, 2, 4, 8}));
 }
 
+// Every phase of every record (and each reduction's duration) scaled by its own random factor
+// in [1 - spread, 1 + spread], seeded: the noise of a real host, not the alternating jitter.
+void AddNoise(std::vector<RunObservation>* runs, double spread, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(1 - spread, 1 + spread);
+  for (RunObservation& run : *runs) {
+    for (StepRecord& r : run.records) {
+      r.forward *= u(rng), r.backward *= u(rng), r.optimizer *= u(rng);
+      r.compute = r.forward + r.backward + r.optimizer;
+      for (CollectiveRecord& c : r.collectives) c.end = c.start + (c.end - c.start) * u(rng);
+    }
+  }
+}
+
+TEST(FitStepModel, RecoversKnownConstantsFromNoisyRecords) {
+  const Truth t;
+  for (unsigned seed : {1u, 2u, 3u}) {
+    std::vector<RunObservation> runs = Sweep(t, {1, 2, 4, 8});
+    AddNoise(&runs, 0.10, seed);  // +-10 % on every phase and reduction
+    Result<StepModel> m = FitStepModel(runs);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    // The per-sample terms within 10 %, the reductions' bandwidth within 15 %; each band holds
+    // or nearly holds the truth (bands are the fit's, not a guarantee).
+    const auto near = [](const Constant& c, double truth, double tolerance) {
+      const Estimate& e = c.estimate;
+      EXPECT_NEAR(e.value, truth, tolerance * truth) << c.name;
+      EXPECT_LE(e.low, truth * (1 + tolerance)) << c.name;
+      EXPECT_GE(e.high, truth * (1 - tolerance)) << c.name;
+    };
+    near(m->forward_c1, t.forward_per_sample, 0.10);
+    near(m->backward_c1, t.backward_per_sample, 0.10);
+    near(m->optimizer, t.optimizer, 0.10);
+    const AlphaBeta& ab = m->collectives.at("fp32");
+    EXPECT_NEAR(ab.seconds_per_byte.value, t.seconds_per_byte, 0.15 * t.seconds_per_byte);
+    // And the fitted model predicts the noisy sweep's own largest point within 10 %.
+    Scenario s;
+    s.replicas = 8;
+    const double predicted = Predict(*m, s)->samples_per_s.value;
+    EXPECT_NEAR(predicted / runs[3].samples_per_s, 1.0, 0.10) << "seed " << seed;
+  }
+}
+
 TEST(FitStepModel, KeepsTheMeasuredBucketLayout) {
   const Truth t;
   std::vector<RunObservation> runs = Sweep(t, {1, 2, 4});
@@ -101,6 +146,35 @@ TEST(FitStepModel, KeepsTheMeasuredBucketLayout) {
   ASSERT_EQ(two->bucket_shares.size(), 2u);
   EXPECT_NEAR(two->bucket_shares[0], 0.6, 1e-6);
   EXPECT_NEAR(two->bucket_shares[1], 0.4, 1e-6);
+}
+
+TEST(FitStepModel, RecoversTheGradientReadinessWithinBackward) {
+  // Two buckets: 60 % of the bytes ready 30 % into backward, the rest at its end.
+  std::vector<RunObservation> runs = Sweep(Truth{}, {1, 2, 4});
+  for (RunObservation& run : runs) {
+    for (StepRecord& r : run.records) {
+      if (r.collectives.empty() || !r.backward_start) continue;
+      CollectiveRecord first = r.collectives[0];
+      first.bytes = r.collectives[0].bytes * 3 / 5;
+      first.ready = *r.backward_start + 0.3 * r.backward;
+      r.collectives[0].bytes -= first.bytes;
+      r.collectives[0].index = 1;
+      r.collectives.insert(r.collectives.begin(), first);
+    }
+  }
+  Result<StepModel> m = FitStepModel(runs);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_FALSE(m->readiness_assumed);
+  bool found = false;
+  for (const ReadinessPoint& p : m->readiness) {
+    if (std::abs(p.bytes_share - 0.6) < 1e-6) {
+      found = true;
+      EXPECT_NEAR(p.backward_share, 0.3, 1e-6);
+    }
+  }
+  EXPECT_TRUE(found);
+  EXPECT_NEAR(m->readiness.back().bytes_share, 1.0, 1e-9);
+  EXPECT_NEAR(m->readiness.back().backward_share, 1.0, 1e-9);
 }
 
 TEST(FitStepModel, ARunTheLoaderSetDoesNotFitTheOverlapRate) {
