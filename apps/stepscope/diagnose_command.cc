@@ -41,6 +41,7 @@ struct DiagnoseFlags {
   bool fresh = false;
   double run_timeout_s = 0;
   std::optional<double> device_memory_gb;  // memory per device the model checks levers against
+  int predict_to = 0;                       // the model's predictions reach this replica count
   std::optional<double> device_cost;
   std::optional<double> deadline;
   std::optional<double> samples_to_target;
@@ -260,6 +261,11 @@ Result<DiagnoseRequest> BuildRequest(const DiagnoseFlags& f) {
     return Status::Error("option --device-memory-gb must be > 0 GiB (e.g. --device-memory-gb 80)");
   }
   r.device_memory_gb = f.device_memory_gb;
+  if (f.predict_to < 0 || f.predict_to > (1 << 24)) {
+    return Status::Error("option --predict-to must be a replica count from 1 to 16777216 (e.g. "
+                         "--predict-to 4096), or 0 for 16 times the largest measured");
+  }
+  r.predict_to = f.predict_to;
   r.quiet = f.train.quiet;
   r.dir = f.train.options.out.empty() ? std::string(kDefaultDiagnoseDir) : f.train.options.out;
   const bool launcher_given = f.launcher_option != nullptr && f.launcher_option->count() > 0;
@@ -380,6 +386,12 @@ void AddDiagnoseCommand(CLI::App& app, std::function<int()>* run) {
                   "option against: a micro-batch that does not fit becomes the largest that "
                   "does, accumulated to the same samples per step (docs/model.md)")
       ->check(Number("--device-memory-gb 80"));
+  cmd->add_option("--predict-to", flags->predict_to,
+                  "The step-time model's predictions (diagnosis.json `predictions`, the report's "
+                  "model curve) reach this replica count, doubling from 1; 0: 16 times the "
+                  "largest measured")
+      ->capture_default_str()
+      ->transform(WholeNumber("--predict-to 4096"));
   cmd->add_option("--currency", flags->currency,
                   "What the decision minimises: cost (to the target, within the deadline) or time "
                   "(to the target, within the budget)")

@@ -604,15 +604,17 @@ void Session::PrintSummary(const decide::Diagnosis& d, const std::string& json_p
 
 int Session::Finish(decide::Diagnosis* d) {
   const std::string json_path = request_.dir + "/diagnosis.json";
-  // The step-time model of the sweep's runs, its predictions out to 16 times the largest N
-  // measured and its checks (docs/model.md); a model that cannot be fitted says why. The same
-  // model prices every option of the decision (docs/decide.md).
+  // The step-time model of the sweep's runs, its predictions out to --predict-to (16 times the
+  // largest N measured by default) and its checks (docs/model.md); a model that cannot be
+  // fitted says why. The same model prices every option of the decision (docs/decide.md).
   int largest = 1;
   for (const decide::DiagnosisPoint& p : d->points) {
     largest = std::max(largest, p.scaling.replicas);
   }
+  const long long reach = request_.predict_to > 0 ? request_.predict_to : 16LL * largest;
   std::vector<int> replicas;
-  for (long long n = 1; n <= 16LL * largest; n *= 2) replicas.push_back(static_cast<int>(n));
+  for (long long n = 1; n <= reach; n *= 2) replicas.push_back(static_cast<int>(n));
+  if (replicas.back() != reach) replicas.push_back(static_cast<int>(reach));
   std::optional<model::StepModel> fitted;
   const nlohmann::json model_section =
       DiagnosisModelSection(request_.dir, replicas, request_.device_memory_gb, &fitted);

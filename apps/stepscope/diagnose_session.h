@@ -30,6 +30,9 @@ struct DiagnoseRequest {
   // Memory per device (GiB) the model's predictions check a micro-batch against (levers, priced
   // options, predictions); none: not checked.
   std::optional<double> device_memory_gb;
+  // The model's predictions (and the report's model curve) reach this replica count, doubling
+  // from 1; 0: 16 times the largest count measured.
+  int predict_to = 0;
   bool quiet = false;   // no per-run progress lines
   std::string dir;      // the sweep directory
   std::string program;  // the binary each run launches (as `program train ...`)

@@ -118,6 +118,17 @@ class Predict(SweepTest):
         at4 = d["predictions"][2]["samples_per_s"]["value"]
         self.assertLess(abs(at4 / measured[4] - 1), 0.25, (at4, measured[4]))
         self.assertIsInstance(d["model_checks"], list)
+        # --predict-to: out to the count asked (the sweep resumed: nothing runs again).
+        again = os.path.join(self.tmp, "predict-to")
+        shutil.copytree(self.dir, again)
+        diagnose(self.workload + ["--replicas", "1,2,4", "--no-ablations", "--out", again,
+                                  "--predict-to", "100"])
+        with open(os.path.join(again, "diagnosis.json")) as f:
+            far = json.load(f)
+        self.assertEqual([p["replicas"] for p in far["predictions"]],
+                         [1, 2, 4, 8, 16, 32, 64, 100])
+        with open(os.path.join(again, "report.html")) as f:
+            self.assertIn("100", f.read())
 
     def test_what_ifs_move_the_prediction(self):
         base = self.json_of(["--replicas", "4"])["predictions"][0]
