@@ -41,7 +41,7 @@ struct DiagnoseFlags {
   bool fresh = false;
   double run_timeout_s = 0;
   std::optional<double> device_memory_gb;  // memory per device the model checks levers against
-  int predict_to = 0;                       // the model's predictions reach this replica count
+  int predict_to = 0;                      // the model's predictions reach this replica count
   std::optional<double> device_cost;
   std::optional<double> deadline;
   std::optional<double> samples_to_target;
@@ -262,8 +262,9 @@ Result<DiagnoseRequest> BuildRequest(const DiagnoseFlags& f) {
   }
   r.device_memory_gb = f.device_memory_gb;
   if (f.predict_to < 0 || f.predict_to > (1 << 24)) {
-    return Status::Error("option --predict-to must be a replica count from 1 to 16777216 (e.g. "
-                         "--predict-to 4096), or 0 for 16 times the largest measured");
+    return Status::Error(
+        "option --predict-to must be a replica count from 1 to 16777216 (e.g. "
+        "--predict-to 4096), or 0 for 16 times the largest measured");
   }
   r.predict_to = f.predict_to;
   r.quiet = f.train.quiet;

@@ -18,12 +18,14 @@ bool Intermittent(const RankSkew& rank, const SkewOptions& options) {
 std::string StragglerKindWords(const RankSkew& rank, const SkewOptions& options) {
   std::string words =
       Intermittent(rank, options)
-          ? fmt::format("it is slow in only {:.0f}% of the steps, in bursts: a co-tenant or "
-                        "throttling on its host rather than a slower device",
-                        100 * rank.slow_steps)
-          : fmt::format("it is slow in {:.0f}% of the steps: a persistently slower rank (its "
-                        "device, its placement or its share of the work)",
-                        100 * rank.slow_steps);
+          ? fmt::format(
+                "it is slow in only {:.0f}% of the steps, in bursts: a co-tenant or "
+                "throttling on its host rather than a slower device",
+                100 * rank.slow_steps)
+          : fmt::format(
+                "it is slow in {:.0f}% of the steps: a persistently slower rank (its "
+                "device, its placement or its share of the work)",
+                100 * rank.slow_steps);
   if (rank.cpu_wait_mean > 0) {
     words += fmt::format(" ({:.3f} ms of its compute per step waited for a CPU core)",
                          1e3 * rank.cpu_wait_mean);

@@ -198,7 +198,8 @@ BindingLosses PoolLosses(const std::vector<BindingLosses>& runs) {
     BindingLoss& l = out.losses[i];
     l.seconds = mean;
     l.devices = devices;
-    l.estimate = {mean, mean - std::max(below / root, spread), mean + std::max(above / root, spread)};
+    l.estimate = {mean, mean - std::max(below / root, spread),
+                  mean + std::max(above / root, spread)};
   }
   return out;
 }

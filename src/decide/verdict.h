@@ -144,10 +144,10 @@ struct VerdictInputs {
   // The repeats of the largest count's run (diagnose --repeats): the losses are then the mean
   // over the runs, with an interval for the mean (binding_losses.h, PoolLosses).
   std::vector<analysis::Decomposition> largest_repeats;
-  analysis::Decomposition reference;           // at one replica (same micro-batch), or estimated
-  bool reference_estimated = false;            // no 1-replica run: `reference` was estimated from N
-  analysis::AblationReport ablations;          // at the largest replica count (may be empty)
-  analysis::SkewReport skew;                   // at the largest replica count
+  analysis::Decomposition reference;   // at one replica (same micro-batch), or estimated
+  bool reference_estimated = false;    // no 1-replica run: `reference` was estimated from N
+  analysis::AblationReport ablations;  // at the largest replica count (may be empty)
+  analysis::SkewReport skew;           // at the largest replica count
   NoiseScale noise;
   CostInputs cost;
   // Emulated runs only: pacing of the runs at the largest count and the reference, summed.

@@ -37,35 +37,62 @@ nlohmann::json ToJson(const StepModel& m) {
   for (const auto& [dtype, ab] : m.collectives) collectives[dtype] = AlphaBetaJson(ab);
   nlohmann::json stragglers = nlohmann::json::array();
   for (const auto& [rank, factor] : m.stragglers) {
-    stragglers.push_back({{"rank", rank}, {"compute_factor", factor}});
+    stragglers.push_back(
+        {{"rank", rank},
+         {"compute_factor", factor},
+         {"unit", "times the typical rank's compute"},
+         {"how",
+          "the rank's mean compute over the steady steps of the largest baseline, over "
+          "the median of the other ranks' means; named when at least the straggler "
+          "margin above and 1 % of the step (no band: one run's means)"}});
   }
+  nlohmann::json compute_ratio = nlohmann::json::object();
+  for (const auto& [n, ratio] : m.compute_ratio) compute_ratio[std::to_string(n)] = ratio;
   nlohmann::json readiness = nlohmann::json::array();
   for (const ReadinessPoint& p : m.readiness) {
     readiness.push_back({{"backward_share", p.backward_share}, {"bytes_share", p.bytes_share}});
   }
-  nlohmann::json j = {{"reference",
-                       {{"replicas", m.reference.replicas},
-                        {"batch", m.reference.batch},
-                        {"accum", m.reference.accum},
-                        {"reduce_dtype", m.reference.dtype},
-                        {"allreduce", m.reference.algorithm},
-                        {"bucket_mb", m.reference.bucket_mb},
-                        {"overlap", m.reference.overlap},
-                        {"loader_workers", m.reference.loader_workers}}},
-                      {"fitted_replicas", m.fitted_replicas},
-                      {"constants", constants},
-                      {"collectives", collectives},
-                      {"cost_runs", m.cost_runs},
-                      {"gradient_bytes", m.gradient_bytes},
-                      {"readiness", readiness},
-                      {"readiness_assumed", m.readiness_assumed},
-                      {"bucket_shares", m.bucket_shares},
-                      {"compute_jitter_samples", m.compute_jitter.size()},
-                      {"stragglers", stragglers},
-                      {"memory_fixed_bytes", m.memory_fixed},
-                      {"memory_per_sample_bytes", m.memory_per_sample},
-                      {"memory_how", m.memory_how},
-                      {"notes", m.notes}};
+  nlohmann::json j = {
+      {"reference",
+       {{"replicas", m.reference.replicas},
+        {"batch", m.reference.batch},
+        {"accum", m.reference.accum},
+        {"reduce_dtype", m.reference.dtype},
+        {"allreduce", m.reference.algorithm},
+        {"bucket_mb", m.reference.bucket_mb},
+        {"overlap", m.reference.overlap},
+        {"loader_workers", m.reference.loader_workers}}},
+      {"fitted_replicas", m.fitted_replicas},
+      {"constants", constants},
+      {"collectives", collectives},
+      {"cost_runs", m.cost_runs},
+      {"gradient_bytes", m.gradient_bytes},
+      {"readiness", readiness},
+      {"readiness_assumed", m.readiness_assumed},
+      {"bucket_shares", m.bucket_shares},
+      {"compute_jitter_samples", m.compute_jitter.size()},
+      {"stragglers", stragglers},
+      {"memory_fixed_bytes", m.memory_fixed},
+      {"memory_per_sample_bytes", m.memory_per_sample},
+      {"memory_how", m.memory_how},
+      {"memory",
+       {{"fixed_bytes", m.memory_fixed},
+        {"per_sample_bytes", m.memory_per_sample},
+        {"unit", "bytes per replica: fixed + per sample x micro-batch"},
+        {"how", m.memory_how}}},
+      {"compute_ratio",
+       {{"by_replicas", compute_ratio},
+        {"unit", "a baseline's mean compute over the pooled compute"},
+        {"how",
+         "at a measured replica count its own ratio; at another, the "
+         "crowding lines where they were fitted, else 1"}}},
+      {"readiness_how", m.readiness_assumed
+                            ? "assumed: gradients ready uniformly over backward (one bucket per "
+                              "step measured)"
+                            : "per measured bucket, the median share of backward elapsed when it "
+                              "was ready, against the share of the gradient's bytes ready by "
+                              "then"},
+      {"notes", m.notes}};
   if (m.crowding) {
     const HostCrowding& h = *m.crowding;
     j["crowding"] = {{"cores_per_host", h.cores_per_host},

@@ -73,6 +73,16 @@ class Predict(SweepTest):
         p = d["predictions"][0]
         self.assertEqual(p["replicas"], 4)
         self.assertGreater(p["components"]["exposed_comm_s"], p["components"]["compute_s"], p)
+        # Each component with its band; the model's other constants with unit and how.
+        for name, band in p["component_bands"].items():
+            self.assertAlmostEqual(band["value"], p["components"][name], msg=name)
+            self.assertLessEqual(band["low"], band["value"], name)
+            self.assertGreaterEqual(band["high"], band["value"], name)
+        m = d["model"]
+        self.assertEqual(sorted(m["compute_ratio"]["by_replicas"]), ["1", "2"])
+        for part in (m["memory"], m["compute_ratio"]):
+            self.assertTrue(part["unit"] and part["how"], part)
+        self.assertTrue(m["readiness_how"])
 
     def test_a_new_replica_count_is_checked_against_the_earlier_prediction(self):
         # The sweep without its 4-replica run: its diagnosis predicts N = 4 from 1 and 2.
