@@ -38,14 +38,14 @@ Status WriteAnalysis(const std::string& dir, const nlohmann::json& diagnosis_jso
   // A step rate stays a step rate when read back: records whose batch size was not known
   // carry no sample count (0).
   const bool counts_known = diagnosis.source.throughput_unit == analysis::ThroughputUnit::kSamples;
-  std::map<int, std::vector<StepRecord>> by_rank;
+  std::vector<StepRecord> written = set.records;
   bool sized = false;
-  for (const StepRecord& r : set.records) {
-    by_rank[r.rank].push_back(r);
-    StepRecord& written = by_rank[r.rank].back();
-    if (!counts_known) written.samples = 0;
-    sized = SizeUnsizedCollectives(gradient_bytes, &written) || sized;
+  for (StepRecord& r : written) {
+    if (!counts_known) r.samples = 0;
+    sized = SizeUnsizedCollectives(gradient_bytes, &r) || sized;
   }
+  std::map<int, std::vector<StepRecord>> by_rank;
+  for (const StepRecord& r : written) by_rank[r.rank].push_back(r);
   for (const auto& [rank, records] : by_rank) {
     const std::string path = fmt::format("{}/rank-{}.steps.jsonl", dir, rank);
     if (Status s = WriteStepRecords(path, records); !s.ok()) return s;
@@ -68,10 +68,6 @@ Status WriteAnalysis(const std::string& dir, const nlohmann::json& diagnosis_jso
   if (!counts_known) {
     facts.notes.push_back("the traces gave no batch size: a sample is a step");
   }
-  std::vector<StepRecord> written;
-  for (const auto& [rank, records] : by_rank) {
-    written.insert(written.end(), records.begin(), records.end());
-  }
   if (Status s = WriteRunJson(dir, TraceRunJson(written, facts)); !s.ok()) return s;
   report::HtmlReportOptions html;
   html.input_path = json_path;
@@ -79,26 +75,6 @@ Status WriteAnalysis(const std::string& dir, const nlohmann::json& diagnosis_jso
 }
 
 }  // namespace
-
-bool SizeUnsizedCollectives(int64_t gradient_bytes, StepRecord* r) {
-  int64_t unsized = 0, sized_bytes = 0;
-  for (const CollectiveRecord& c : r->collectives) {
-    if (c.bytes > 0) {
-      sized_bytes += c.bytes;
-    } else {
-      ++unsized;
-    }
-  }
-  if (gradient_bytes <= 0 || unsized == 0 || gradient_bytes <= sized_bytes) return false;
-  const int64_t each = (gradient_bytes - sized_bytes) / unsized;
-  int64_t left = gradient_bytes - sized_bytes - each * unsized;  // to the first, byte exact
-  for (CollectiveRecord& c : r->collectives) {
-    if (c.bytes > 0) continue;
-    c.bytes = each + left;
-    left = 0;
-  }
-  return true;
-}
 
 int RunAnalyze(const AnalyzeFlags& flags) {
   if (flags.inputs.empty()) {

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "core/step_record.h"
 #include "trace/trace_set.h"
 
 namespace stepscope::app {
@@ -35,9 +34,6 @@ inline constexpr int kAnalyzeFailed = 1;
 inline constexpr int kAnalyzeBadInput = 2;
 
 int RunAnalyze(const AnalyzeFlags& flags);
-// Spreads `gradient_bytes` (less the sizes already known) evenly over the collectives of `r`
-// that have no size; false when there were none, or no bytes to spread.
-bool SizeUnsizedCollectives(int64_t gradient_bytes, StepRecord* r);
 // Registers `analyze` on `app`; when it is chosen, *run is set to run it.
 void AddAnalyzeCommand(CLI::App& app, std::function<int()>* run);
 

@@ -131,15 +131,12 @@ std::optional<decide::EmulationHonesty> LoadHonesty(const sweep::SweepStore& sto
 
 // Why a run of a user's script under the helper left no run.json, from what is in its folder.
 std::string TorchNoRunHint(const std::string& run_dir) {
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(run_dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("rank-", 0) == 0 && name.size() > 12 &&
-        name.compare(name.size() - 12, 12, ".steps.jsonl") == 0) {
-      return "the helper was called (" + name +
-             ") but rank 0 never completed a step with the optimizer stepscope_torch.wrap "
-             "returned (is that the optimizer the script steps? the log says more)";
-    }
+  Result<std::vector<std::pair<int, std::string>>> files = sweep::RankRecordFiles(run_dir);
+  if (files.ok() && !files->empty()) {
+    return "the helper was called (" +
+           std::filesystem::path(files->front().second).filename().string() +
+           ") but rank 0 never completed a step with the optimizer stepscope_torch.wrap "
+           "returned (is that the optimizer the script steps? the log says more)";
   }
   return "no rank-R.steps.jsonl in the run's folder: the script does not call "
          "stepscope_torch.wrap (docs/torch.md); a script that writes PyTorch profiler traces "

@@ -32,8 +32,8 @@ model::RunRole RoleOf(const std::string& name) {
 }
 
 // Records imported from traces lack what stepscope's own carry: the phases of compute where the
-// trace did not show backward's start (then the usual 1:2 of forward to backward, said in
-// run.json's notes), and the collectives' sizes where the profiler did not record them (then the
+// trace did not show backward's start (then assumed in the usual 1:2 of forward to backward),
+// and the collectives' sizes where the profiler did not record them (then the
 // all-reduce cannot be fitted: an error saying how to give the size).
 Status CheckImportedRecords(const std::string& run_dir, const sweep::RunSummary& s,
                             std::vector<StepRecord>* records) {

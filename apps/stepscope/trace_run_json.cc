@@ -53,6 +53,26 @@ nlohmann::json TraceRunJson(const std::vector<StepRecord>& records, const TraceR
       {"notes", facts.notes}};
 }
 
+bool SizeUnsizedCollectives(int64_t gradient_bytes, StepRecord* r) {
+  int64_t unsized = 0, sized_bytes = 0;
+  for (const CollectiveRecord& c : r->collectives) {
+    if (c.bytes > 0) {
+      sized_bytes += c.bytes;
+    } else {
+      ++unsized;
+    }
+  }
+  if (gradient_bytes <= 0 || unsized == 0 || gradient_bytes <= sized_bytes) return false;
+  const int64_t each = (gradient_bytes - sized_bytes) / unsized;
+  int64_t left = gradient_bytes - sized_bytes - each * unsized;  // to the first, byte exact
+  for (CollectiveRecord& c : r->collectives) {
+    if (c.bytes > 0) continue;
+    c.bytes = each + left;
+    left = 0;
+  }
+  return true;
+}
+
 Status WriteRunJson(const std::string& dir, const nlohmann::json& run_json) {
   const std::string path = dir + "/run.json";
   std::ofstream out(path, std::ios::trunc);

@@ -3,10 +3,12 @@
 // imported step records alone; what the traces do not say is written as the defaults it takes.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "core/status.h"
 #include "core/step_record.h"
 
 namespace stepscope::app {
@@ -22,6 +24,11 @@ struct TraceRunFacts {
 // gradient bytes of one step (the collectives' payload, as reduced) over `records` (every
 // rank's). Assumed: fp32 on the wire, DDP's 25 MB buckets with overlap, one loader worker.
 nlohmann::json TraceRunJson(const std::vector<StepRecord>& records, const TraceRunFacts& facts);
+
+// Spreads `gradient_bytes` (less the sizes already known) evenly over the collectives of `r`
+// that have no size (PyTorch 1.x traces record none); false when there were none, or no bytes
+// to spread.
+bool SizeUnsizedCollectives(int64_t gradient_bytes, StepRecord* r);
 
 // Writes `run_json` to DIR/run.json. Errors name the file.
 Status WriteRunJson(const std::string& dir, const nlohmann::json& run_json);

@@ -13,7 +13,7 @@
 namespace stepscope::sweep {
 namespace fs = std::filesystem;
 
-Result<std::vector<StepRecord>> ReadRunRecords(const std::string& run_dir) {
+Result<std::vector<std::pair<int, std::string>>> RankRecordFiles(const std::string& run_dir) {
   std::vector<std::pair<int, std::string>> files;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(run_dir, ec)) {
@@ -36,10 +36,16 @@ Result<std::vector<StepRecord>> ReadRunRecords(const std::string& run_dir) {
     files.emplace_back(rank, entry.path().string());
   }
   if (ec) return Status::Error("cannot list " + run_dir + ": " + ec.message());
-  if (files.empty()) return Status::Error(run_dir + " holds no rank-R.steps.jsonl files");
   std::sort(files.begin(), files.end());
+  return files;
+}
+
+Result<std::vector<StepRecord>> ReadRunRecords(const std::string& run_dir) {
+  Result<std::vector<std::pair<int, std::string>>> files = RankRecordFiles(run_dir);
+  if (!files.ok()) return files.status();
+  if (files->empty()) return Status::Error(run_dir + " holds no rank-R.steps.jsonl files");
   std::vector<StepRecord> all;
-  for (const auto& [rank, path] : files) {
+  for (const auto& [rank, path] : *files) {
     Result<std::vector<StepRecord>> records = ReadStepRecords(path);
     if (!records.ok()) return records.status();
     all.insert(all.end(), records->begin(), records->end());

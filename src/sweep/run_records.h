@@ -5,12 +5,17 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
 #include "core/step_record.h"
 
 namespace stepscope::sweep {
+
+// The run's rank-R.steps.jsonl files as (rank, path), by rank; empty when there are none. Errors:
+// an unlistable directory, a rank number out of range (naming the file).
+Result<std::vector<std::pair<int, std::string>>> RankRecordFiles(const std::string& run_dir);
 
 // All ranks' records of the run in `run_dir`, rank by rank. Errors name the file; a directory
 // without any rank-R.steps.jsonl is an error too.

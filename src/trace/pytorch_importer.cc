@@ -229,7 +229,7 @@ class Collector {
         s.collectives.push_back({r.name, r.group, r.bytes, r.seq, r.begin * 1e-6, r.end * 1e-6});
         last_end = std::max(last_end, r.end);
       }
-      if (backward != backward_starts_.end() && *backward < m.end) {
+      if (s.backward_start) {
         // Forward until backward begins; the optimizer after the last reduction has ended.
         s.forward = MeasureWithin(compute, m.begin, *backward) * 1e-6;
         s.optimizer = last_end > *backward
