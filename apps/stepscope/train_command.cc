@@ -153,11 +153,12 @@ void AddTrainOptions(CLI::App* cmd, TrainFlags* f) {
       ->transform(WholeNumber("--prefetch 8"));
   cmd->add_flag("--augment", o.augment, "Random crop with padding and horizontal flip");
   cmd->add_flag("--variable-length", o.variable_length,
-                "gpt: each rank's batch gets its own sequence length per step (1/4 to all of "
-                "--context), so per-rank work varies from step to step");
+                "gpt: each example its own sequence length (log-uniform, 1/32 to all of "
+                "--context), each batch padded to its longest, so per-rank work varies from "
+                "step to step");
   cmd->add_flag("--balance-lengths", o.balance_lengths,
                 "With --variable-length: length-bucketed batches, every rank's batch of a step "
-                "gets the same length");
+                "of similar length (less padding, no rank left behind)");
   cmd->add_flag("--synthetic-input", o.synthetic_input,
                 "Serve one prepared in-memory batch (ablation: removes the input pipeline)");
   cmd->add_flag("--no-eval", f->no_eval, "Skip held-out evaluation at the end");

@@ -1,33 +1,71 @@
 #include "data/lengths.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "data/prng.h"
 
 namespace stepscope::data {
+namespace {
 
-int BatchLength(const LengthOptions& options, int context, uint64_t seed, int64_t epoch,
-                int64_t index, int rank) {
-  if (!options.variable || context <= 1) return context;
-  // The rank takes part in the draw unless batches are balanced; the constant keeps these
-  // draws apart from the batch's augmentation seed.
-  const uint64_t who = options.balanced ? 0 : static_cast<uint64_t>(rank) + 1;
-  const uint64_t draw = MixSeed(MixSeed(seed, 0x6c656e67746873ULL, who),
-                                static_cast<uint64_t>(epoch), static_cast<uint64_t>(index));
-  const int shortest = (context + 3) / 4;
-  const uint64_t choices = static_cast<uint64_t>(context - shortest + 1);
-  return shortest + static_cast<int>(draw % choices);
+// Keeps these draws apart from the batch's augmentation seed and the sampler's shuffles.
+constexpr uint64_t kLengthsKey = 0x6c656e67746873ULL;
+
+// The lengths are log-uniform over [shortest, context + 1), floored: a length is
+// shortest * ratio^u for u uniform in [0, 1).
+struct LengthRange {
+  int shortest = 1;
+  int context = 1;
+  int At(double u) const {
+    const double ratio = static_cast<double>(context + 1) / shortest;
+    return std::clamp(static_cast<int>(std::floor(shortest * std::pow(ratio, u))), shortest,
+                      context);
+  }
+};
+
+LengthRange RangeOf(int context) { return {std::max(1, (context + 31) / 32), context}; }
+
+double Uniform(Xoshiro256* rng) { return static_cast<double>(rng->Next() >> 11) * 0x1.0p-53; }
+
+}  // namespace
+
+std::vector<int> ExampleLengths(const LengthOptions& options, const BatchPlace& place) {
+  if (place.batch <= 0) return {};
+  if (!options.variable || place.context <= 1) {
+    return std::vector<int>(static_cast<size_t>(place.batch), std::max(place.context, 1));
+  }
+  const LengthRange range = RangeOf(place.context);
+  const uint64_t at = MixSeed(static_cast<uint64_t>(place.epoch), static_cast<uint64_t>(place.index));
+  // Balanced: the step's bucket, one of kLengthBuckets equally likely ones, drawn without the rank.
+  int bucket = -1;
+  if (options.balanced) {
+    Xoshiro256 step(MixSeed(MixSeed(place.seed, kLengthsKey, 0), at));
+    bucket = static_cast<int>(step.Below(kLengthBuckets));
+  }
+  Xoshiro256 rng(MixSeed(MixSeed(place.seed, kLengthsKey, static_cast<uint64_t>(place.rank) + 1), at));
+  std::vector<int> lengths(static_cast<size_t>(place.batch));
+  for (int& length : lengths) {
+    const double u = Uniform(&rng);
+    length = range.At(bucket < 0 ? u : (bucket + u) / kLengthBuckets);
+  }
+  return lengths;
 }
 
-void TruncateSequences(int length, Batch* batch) {
+void PadToLongest(std::span<const int> lengths, Batch* batch) {
   if (batch->size <= 0 || batch->tokens.empty()) return;
   const size_t b = static_cast<size_t>(batch->size);
+  if (lengths.size() != b) return;
   const size_t t = batch->tokens.size() / b;
-  const size_t keep = std::clamp<size_t>(static_cast<size_t>(std::max(length, 1)), 1, t);
-  if (keep == t) return;
+  auto clamp = [t](int length) { return std::clamp<size_t>(static_cast<size_t>(std::max(length, 1)), 1, t); };
+  size_t keep = 1;
+  for (int length : lengths) keep = std::max(keep, clamp(length));
   for (size_t row = 0; row < b; ++row) {
-    std::copy_n(batch->tokens.begin() + row * t, keep, batch->tokens.begin() + row * keep);
-    std::copy_n(batch->targets.begin() + row * t, keep, batch->targets.begin() + row * keep);
+    if (keep != t) {
+      std::copy_n(batch->tokens.begin() + row * t, keep, batch->tokens.begin() + row * keep);
+      std::copy_n(batch->targets.begin() + row * t, keep, batch->targets.begin() + row * keep);
+    }
+    std::fill(batch->targets.begin() + row * keep + clamp(lengths[row]),
+              batch->targets.begin() + (row + 1) * keep, kPaddedTarget);
   }
   batch->tokens.resize(b * keep);
   batch->targets.resize(b * keep);

@@ -20,11 +20,18 @@ uint64_t BatchSeed(uint64_t seed, int64_t epoch, int64_t index) {
   return MixSeed(seed, static_cast<uint64_t>(epoch), static_cast<uint64_t>(index));
 }
 
-// A text batch cut to the length this rank's batch gets at (epoch, index).
+// A text batch's examples cut to the lengths they get at (epoch, index) on this rank, the batch
+// padded to its longest.
 void CutToLength(const LoaderOptions& o, int64_t epoch, int64_t index, Batch* batch) {
   if (!o.lengths.variable || batch->size <= 0 || batch->tokens.empty()) return;
-  const int context = static_cast<int>(batch->tokens.size() / static_cast<size_t>(batch->size));
-  TruncateSequences(BatchLength(o.lengths, context, o.seed, epoch, index, o.rank), batch);
+  const BatchPlace place{.seed = o.seed,
+                         .epoch = epoch,
+                         .index = index,
+                         .rank = o.rank,
+                         .batch = batch->size,
+                         .context = static_cast<int>(batch->tokens.size() /
+                                                     static_cast<size_t>(batch->size))};
+  PadToLongest(ExampleLengths(o.lengths, place), batch);
 }
 
 class PrefetchLoader : public Loader {

@@ -59,8 +59,9 @@ struct LoaderOptions {
   bool synthetic = false;     // serve one prepared batch over and over (ablation)
   double input_delay_ms = 0;  // fault injection: extra delay per batch in the workers
   bool drop_last = true;
-  // Text: each batch cut to its own sequence length (data/lengths.h); the N x b = 1 x Nb
-  // equivalence below then holds for the examples, not for their lengths.
+  // Text: each example cut to its own sequence length, the batch padded to its longest
+  // (data/lengths.h); the N x b = 1 x Nb equivalence below then holds for the examples, not for
+  // their lengths.
   LengthOptions lengths;
 };
 

@@ -164,13 +164,19 @@ double Gpt::ForwardSum(const Batch& batch) {
   const int NH = shape_.NH;
   const int V = shape_.V;
   auto in_vocab = [V](int32_t x) { return x >= 0 && x < V; };
+  auto padded = [](int32_t x) { return x == kPaddedTarget; };
   if (!std::all_of(batch.tokens.begin(), batch.tokens.end(), in_vocab) ||
-      !std::all_of(batch.targets.begin(), batch.targets.end(), in_vocab)) {
+      !std::all_of(batch.targets.begin(), batch.targets.end(),
+                   [&](int32_t x) { return in_vocab(x) || padded(x); })) {
     return kNaN;
   }
+  const int64_t targeted = static_cast<int64_t>(batch.targets.size()) -
+                           std::count_if(batch.targets.begin(), batch.targets.end(), padded);
+  if (targeted == 0) return kNaN;
   EnsureCapacity(B, T);
   B_ = B;
   T_ = T;
+  targeted_ = targeted;
   const int BT = B * T;
   std::copy(batch.tokens.begin(), batch.tokens.end(), tokens_.begin());
   std::copy(batch.targets.begin(), batch.targets.end(), targets_.begin());
@@ -220,7 +226,7 @@ double Gpt::ForwardSum(const Batch& batch) {
 float Gpt::Forward(const Batch& batch) {
   const double sum = ForwardSum(batch);
   if (!valid_) return static_cast<float>(sum);
-  return static_cast<float>(sum / (static_cast<double>(B_) * T_));
+  return static_cast<float>(sum / static_cast<double>(targeted_));
 }
 
 void Gpt::Backward(float loss_scale, const GradReadyFn& ready) {
@@ -243,8 +249,10 @@ void Gpt::Backward(float loss_scale, const GradReadyFn& ready) {
   const float* p = params_.data();
   float* g = grads_.data();
 
-  // loss = loss_scale * mean(losses)  =>  dlosses = loss_scale / (B*T)
-  std::fill_n(dlosses_.begin(), BT, loss_scale / static_cast<float>(BT));
+  // loss = loss_scale * mean(losses over the targeted positions)
+  //   =>  dlosses = loss_scale / targeted there, 0 at a padded position
+  const float per_target = loss_scale / static_cast<float>(targeted_);
+  for (int n = 0; n < BT; ++n) dlosses_[n] = targets_[n] == kPaddedTarget ? 0.0f : per_target;
   // losses = -log softmax(logits)[targets]
   Zero(dlogits_, static_cast<size_t>(BT) * V);
   SeqCrossEntropyBackward(dlogits_.data(), probs_.data(), targets_.data(), dlosses_.data(), BT, V);
@@ -303,7 +311,7 @@ void Gpt::Backward(float loss_scale, const GradReadyFn& ready) {
 EvalResult Gpt::Evaluate(const Batch& batch) {
   EvalResult r;
   r.loss_sum = ForwardSum(batch);
-  r.count = valid_ ? static_cast<int64_t>(B_) * T_ : 0;
+  r.count = valid_ ? targeted_ : 0;
   return r;
 }
 

@@ -35,8 +35,10 @@ class Gpt : public Model {
   bool RelocateGrads(std::span<float> storage) override { return grads_.Relocate(storage); }
 
   // Batch: tokens and targets (B,t) bytes with B = batch.size and 1 <= t <= context; B may change
-  // between calls (buffers grow to the largest B*t seen, then are reused). Returns NaN, and makes
-  // the next Backward add nothing, when the batch is malformed.
+  // between calls (buffers grow to the largest B*t seen, then are reused). Returns the mean loss
+  // over the targets that are not kPaddedTarget (a padded position is computed, and counts for
+  // nothing). Returns NaN, and makes the next Backward add nothing, when the batch is malformed
+  // or has no target.
   float Forward(const Batch& batch) override;
   // Backward of the last Forward. Reports ready slices in this order: [lnf + head], blocks L-1
   // down to 0, [wte + wpe].
@@ -75,6 +77,7 @@ class Gpt : public Model {
   // Activations of the last Forward (B_ sequences of T_ positions); valid_ when Backward may run.
   int B_ = 0;
   int T_ = 0;
+  int64_t targeted_ = 0;  // positions whose target is not kPaddedTarget
   bool valid_ = false;
   std::vector<int32_t> tokens_, targets_;  // (B,T)
   std::vector<float> encoded_;             // (B,T,C)

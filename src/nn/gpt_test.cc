@@ -265,6 +265,45 @@ TEST(GptTest, BatchSizeAndLengthMayVary) {
   }
 }
 
+TEST(GptTest, PaddedPositionsChangeNeitherLossNorGradients) {
+  // One example of 3 positions padded to 4: the loss (a mean over targeted positions) and every
+  // gradient equal those of the same example cut to 3; Evaluate counts the 3.
+  std::unique_ptr<Gpt> gpt = MakeOrDie(TinyConfig(2));
+  Batch padded = RandomTextBatch(1, 4, 21);
+  padded.targets[3] = kPaddedTarget;
+  Batch cut;
+  cut.size = 1;
+  cut.tokens.assign(padded.tokens.begin(), padded.tokens.begin() + 3);
+  cut.targets.assign(padded.targets.begin(), padded.targets.begin() + 3);
+  const float loss_cut = gpt->Forward(cut);
+  ZeroGradsOf(*gpt);
+  gpt->Backward(1.0f, nullptr);
+  const std::vector<float> grads_cut(gpt->grads().begin(), gpt->grads().end());
+  const float loss_padded = gpt->Forward(padded);
+  EXPECT_NEAR(loss_padded, loss_cut, 1e-6f);
+  ZeroGradsOf(*gpt);
+  gpt->Backward(1.0f, nullptr);
+  for (size_t i = 0; i < grads_cut.size(); ++i) {
+    ASSERT_NEAR(gpt->grads()[i], grads_cut[i], 1e-6f * (1.0f + std::abs(grads_cut[i]))) << i;
+  }
+  const EvalResult r = gpt->Evaluate(padded);
+  EXPECT_EQ(r.count, 3);
+  EXPECT_NEAR(r.loss_sum / r.count, loss_cut, 1e-5);
+  // Rows of different lengths: the mean weighs every targeted position alike.
+  Batch two = RandomTextBatch(2, 4, 22);
+  two.targets[2] = two.targets[3] = kPaddedTarget;  // row 0 has 2 targets, row 1 has 4
+  const float mean = gpt->Forward(two);
+  const std::vector<float> losses(gpt->position_losses().begin(), gpt->position_losses().end());
+  EXPECT_EQ(losses[2], 0.0f);
+  double sum = 0;
+  for (float l : losses) sum += l;
+  EXPECT_NEAR(mean, sum / 6, 1e-5);
+  // A batch with no target at all is malformed.
+  Batch none = RandomTextBatch(1, 4, 23);
+  std::ranges::fill(none.targets, kPaddedTarget);
+  EXPECT_TRUE(std::isnan(gpt->Forward(none)));
+}
+
 TEST(GptTest, MalformedBatchGivesNaNAndNoGradient) {
   std::unique_ptr<Gpt> gpt = MakeOrDie(TinyConfig(1));
   Batch too_long = RandomTextBatch(1, 5, 10);  // context is 4

@@ -11,6 +11,10 @@ STEPSCOPE_DISPATCH double SeqCrossEntropyForward(float* probs, float* losses, co
                               const int32_t* targets, int N, int V) {
   double total = 0.0;
   for (int n = 0; n < N; ++n) {
+    if (targets[n] == kPaddedTarget) {
+      losses[n] = 0.0f;
+      continue;
+    }
     const float* z = logits + static_cast<size_t>(n) * V;
     float* p = probs + static_cast<size_t>(n) * V;
     const float target_logit = z[targets[n]];  // read before an in-place softmax overwrites it
@@ -36,6 +40,7 @@ STEPSCOPE_DISPATCH void SeqCrossEntropyBackward(float* dlogits, const float* pro
   // losses[n] = -log softmax(logits[n,:])[targets[n]]
   //   =>  dlogits[n,v] += dlosses[n] * (probs[n,v] - [v == targets[n]])
   for (int n = 0; n < N; ++n) {
+    if (targets[n] == kPaddedTarget) continue;
     const float* p = probs + static_cast<size_t>(n) * V;
     float* dz = dlogits + static_cast<size_t>(n) * V;
     const float d = dlosses[n];

@@ -3,11 +3,14 @@
 
 #include <cstdint>
 
+#include "core/batch.h"
+
 namespace stepscope::nn {
 
 // For each of the N = B*T positions: probs[n,:] = softmax(logits[n,:]) over V classes and
 // losses[n] = -log probs[n, targets[n]] (natural log). probs may alias logits (in place).
-// Targets must lie in [0, V). Returns the summed loss over the N positions.
+// Targets must lie in [0, V) or be kPaddedTarget (core/batch.h): such a position has loss 0,
+// its probs row is left as it was, and backward adds nothing to it. Returns the summed loss.
 double SeqCrossEntropyForward(float* probs, float* losses, const float* logits,
                               const int32_t* targets, int N, int V);
 

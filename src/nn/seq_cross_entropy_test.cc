@@ -55,5 +55,27 @@ TEST(SeqCrossEntropyTest, GradientMatchesFiniteDifferences) {
       1e-2);
 }
 
+TEST(SeqCrossEntropyTest, PaddedPositionsCostNothingAndGetNoGradient) {
+  const int N = 3, V = 5;
+  const std::vector<float> logits = RandomVector(N * V, 14, -2.0f, 2.0f);
+  const std::vector<int32_t> all = {1, 4, 2};
+  const std::vector<int32_t> padded = {1, kPaddedTarget, 2};
+  std::vector<float> probs(N * V), losses(N), probs_padded(N * V), losses_padded(N);
+  const double sum =
+      SeqCrossEntropyForward(probs.data(), losses.data(), logits.data(), all.data(), N, V);
+  const double sum_padded = SeqCrossEntropyForward(probs_padded.data(), losses_padded.data(),
+                                                   logits.data(), padded.data(), N, V);
+  EXPECT_EQ(losses_padded[1], 0.0f);
+  EXPECT_EQ(losses_padded[0], losses[0]);
+  EXPECT_EQ(losses_padded[2], losses[2]);
+  EXPECT_NEAR(sum_padded, sum - losses[1], 1e-6);
+  const std::vector<float> dlosses(N, 1.0f);
+  std::vector<float> dlogits(N * V, 0.5f);
+  SeqCrossEntropyBackward(dlogits.data(), probs_padded.data(), padded.data(), dlosses.data(), N,
+                          V);
+  for (int v = 0; v < V; ++v) EXPECT_EQ(dlogits[V + v], 0.5f) << v;  // left as it was
+  EXPECT_NE(dlogits[0], 0.5f);
+}
+
 }  // namespace
 }  // namespace stepscope::nn

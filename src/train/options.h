@@ -82,10 +82,10 @@ struct TrainOptions {
   int loader_workers = 1;                                      // --loader-workers
   int prefetch = 4;                                            // --prefetch
   bool augment = false;          // --augment (images: random crop + flip)
-  bool variable_length = false;  // --variable-length (gpt): each rank's batch gets its own
-                                 // sequence length per step (data/source.h, LengthOptions)
-  bool balance_lengths = false;  // --balance-lengths: every rank's batch of a step gets the
-                                 // same length (length-bucketed batches); the lever
+  bool variable_length = false;  // --variable-length (gpt): each example its own sequence
+                                 // length, batches padded to their longest (data/lengths.h)
+  bool balance_lengths = false;  // --balance-lengths: length-bucketed batches, every rank's
+                                 // batch of a step of similar length; the lever
   bool synthetic_input = false;  // --synthetic-input (ablation)
   bool evaluate = true;          // --no-eval clears
   int64_t eval_limit = 0;        // --eval-limit: held-out examples to evaluate (0: all)
