@@ -60,6 +60,7 @@ nlohmann::json ToJson(const StepModel& m) {
         {"reduce_dtype", m.reference.dtype},
         {"allreduce", m.reference.algorithm},
         {"bucket_mb", m.reference.bucket_mb},
+        {"first_bucket_mb", m.reference.first_bucket_mb},
         {"overlap", m.reference.overlap},
         {"loader_workers", m.reference.loader_workers}}},
       {"fitted_replicas", m.fitted_replicas},

@@ -17,8 +17,10 @@ namespace {
 // measured layout at the measured bucket size (a bucket holds whole layers, so it can be far
 // over the size); for a larger size, consecutive measured buckets merged until one holds at
 // least the size, as the reducer launches them; for a smaller one, each measured bucket split
-// into pieces of at most the size (layers finer than the measured buckets: assumed). Without a
-// measured layout, buckets of exactly the size.
+// into pieces of at most the size (layers finer than the measured buckets: assumed). A reducer
+// with its own first-bucket limit (reference.first_bucket_mb) launched the first measured
+// bucket under that limit at any size: it is kept as it was. Without a measured layout, buckets
+// of exactly the size.
 std::vector<double> BucketSizes(const StepModel& m, double bucket_mb, double total) {
   const double cap = bucket_mb * 1024 * 1024;
   std::vector<double> out;
@@ -31,10 +33,11 @@ std::vector<double> BucketSizes(const StepModel& m, double bucket_mb, double tot
     return out;
   }
   const bool measured = bucket_mb == m.reference.bucket_mb;
+  const bool first_kept = m.reference.first_bucket_mb > 0;
   double open = 0;
-  for (const double share : m.bucket_shares) {
-    const double size = share * total;
-    if (measured) {
+  for (size_t i = 0; i < m.bucket_shares.size(); ++i) {
+    const double size = m.bucket_shares[i] * total;
+    if (measured || (i == 0 && first_kept)) {
       out.push_back(size);
     } else if (bucket_mb > m.reference.bucket_mb) {
       open += size;
@@ -142,6 +145,10 @@ struct Resolved {
 };
 
 }  // namespace
+
+double FirstBucketMb(const std::string& algorithm) {
+  return algorithm == "gloo" || algorithm == "nccl" || algorithm == "ucc" ? 1.0 : 0.0;
+}
 
 int WireWidth(const std::string& dtype) {
   if (dtype == "fp32") return 4;

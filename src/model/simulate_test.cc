@@ -90,6 +90,17 @@ TEST(SimulateStep, TheMeasuredBucketLayoutIsKeptMergedOrSplit) {
   const double split = 5 * ring(0.6 * total / 5) + 4 * ring(0.4 * total / 4);
   EXPECT_NEAR(exposed(0.5), split, 1e-6 * split);
   EXPECT_GT(exposed(0.5), exposed(std::nullopt));  // more latency terms
+  // PyTorch DDP's reducer launches its first bucket under its own 1 MiB limit at any bucket
+  // size: that bucket is kept, the rest merged or split.
+  m.reference.first_bucket_mb = FirstBucketMb("gloo");
+  EXPECT_EQ(m.reference.first_bucket_mb, 1.0);
+  EXPECT_EQ(FirstBucketMb("shm"), 0.0);
+  m.bucket_shares = {0.1, 0.5, 0.4};
+  const double kept_merged = ring(0.1 * total) + ring(0.9 * total);
+  EXPECT_NEAR(exposed(3.0), kept_merged, 1e-6 * kept_merged);
+  const double kept_split =
+      ring(0.1 * total) + 4 * ring(0.5 * total / 4) + 4 * ring(0.4 * total / 4);  // 2 and 1.6 MiB
+  EXPECT_NEAR(exposed(0.5), kept_split, 1e-6 * kept_split);
 }
 
 TEST(SimulateStep, WhatIfsChangeWhatTheyShould) {

@@ -57,9 +57,17 @@ struct Config {
   std::string dtype = "fp32";     // wire precision: fp32, bf16, fp16
   std::string algorithm = "shm";  // the all-reduce that ran: shm, ring, mpi
   double bucket_mb = 25;
+  // The reducer's own limit on the first bucket it launches, whatever bucket_mb is: PyTorch
+  // DDP's is 1 MiB (its last layers' gradients go out early); 0 for none (stepscope's trainer).
+  double first_bucket_mb = 0;
   bool overlap = true;
   int loader_workers = 1;
 };
+
+// The first-bucket limit of the reducer behind `algorithm` as run.json names it: PyTorch's
+// process-group backends (gloo, nccl, ucc) reduce through DDP's reducer (1 MiB); stepscope's
+// own algorithms (shm, ring, mpi) have none (0).
+double FirstBucketMb(const std::string& algorithm);
 
 struct StepModel {
   Config reference;  // the baselines' configuration (replicas: the largest fitted)
