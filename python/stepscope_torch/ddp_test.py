@@ -112,6 +112,10 @@ class UnderDdp(unittest.TestCase):
                              [run.session.gradient_bytes])
             for r in records[1:]:
                 self.assertEqual([c["bytes"] for c in r["collectives"]], buckets)
+            # The slices the model groups for another bucket size (src/model/simulate_test.cc
+            # groups these into the same buckets): the gradients in DDP's order.
+            self.assertEqual(run.session.ready_slice_bytes,
+                             [12, 6144, 2048, 1048576, 2048, 1048576, 2048, 32768])
 
     def test_fp16_on_the_wire_halves_the_bytes(self):
         run = _Wrapped(self, STEPSCOPE_REDUCE_DTYPE="fp16")

@@ -135,6 +135,9 @@ class _Session:
         params = [p for p in model.parameters() if p.requires_grad]
         self.parameters = sum(p.numel() for p in params)
         self.gradient_bytes = sum(p.numel() * p.element_size() for p in params)
+        # The gradients in the order DDP expects them ready (the reverse of the parameters' own
+        # order, as its reducer first buckets them): the slices a bucket size groups.
+        self.ready_slice_bytes = [p.numel() * p.element_size() for p in reversed(params)]
         self.t_startup_end = None
         self.failed = False
         self._install_exit()

@@ -191,6 +191,20 @@ std::vector<double> BucketShares(const std::vector<const RunObservation*>& runs)
   return shares;
 }
 
+// The gradient's slices as shares of its bytes, from the first run that recorded them; empty
+// when none did.
+std::vector<double> SliceShares(const std::vector<const RunObservation*>& runs) {
+  std::vector<double> shares;
+  for (const RunObservation* run : runs) {
+    double total = 0;
+    for (const Bytes b : run->ready_slice_bytes) total += static_cast<double>(b);
+    if (!(total > 0)) continue;
+    for (const Bytes b : run->ready_slice_bytes) shares.push_back(static_cast<double>(b) / total);
+    return shares;
+  }
+  return shares;
+}
+
 // Memory per replica as fixed + per_sample x micro-batch. From the peak resident memory train
 // recorded: the slope between the baseline and the double-batch run at the same N, and the
 // rest of the baseline's peak as the fixed part; without the double-batch run's peak, the
@@ -421,6 +435,7 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   }
   int buckets = 0;
   m.bucket_shares = BucketShares(reducing);
+  m.slice_shares = SliceShares(baselines);
   m.readiness = Readiness(reducing, &buckets);
   m.readiness_assumed = buckets <= 1;
   if (m.readiness_assumed) {

@@ -27,6 +27,9 @@ struct RunObservation {
   bool reduce = true;
   bool synthetic_input = false;
   Bytes gradient_bytes = 0;  // fp32 gradient bytes per replica
+  // The gradient's slices in the order backward made them ready (run.json
+  // model.ready_slices_bytes); empty when not recorded.
+  std::vector<Bytes> ready_slice_bytes;
   int64_t parameters = 0;
   Bytes activation_bytes_per_sample = 0;
   int optimizer_state_floats = 2;  // per parameter: AdamW 2, SGD with momentum 1

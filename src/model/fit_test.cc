@@ -146,6 +146,12 @@ TEST(FitStepModel, KeepsTheMeasuredBucketLayout) {
   ASSERT_EQ(two->bucket_shares.size(), 2u);
   EXPECT_NEAR(two->bucket_shares[0], 0.6, 1e-6);
   EXPECT_NEAR(two->bucket_shares[1], 0.4, 1e-6);
+  EXPECT_TRUE(two->slice_shares.empty());  // no run recorded its slices
+  // The gradient's slices, as the first run that recorded them has them.
+  runs[1].ready_slice_bytes = {1 << 20, 3 << 20};
+  Result<StepModel> sliced = FitStepModel(runs);
+  ASSERT_TRUE(sliced.ok()) << sliced.status().message();
+  EXPECT_EQ(sliced->slice_shares, (std::vector<double>{0.25, 0.75}));
 }
 
 TEST(FitStepModel, RecoversTheGradientReadinessWithinBackward) {

@@ -71,6 +71,7 @@ nlohmann::json ToJson(const StepModel& m) {
       {"readiness", readiness},
       {"readiness_assumed", m.readiness_assumed},
       {"bucket_shares", m.bucket_shares},
+      {"slice_shares", m.slice_shares},
       {"compute_jitter_samples", m.compute_jitter.size()},
       {"stragglers", stragglers},
       {"memory_fixed_bytes", m.memory_fixed},

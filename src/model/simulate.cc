@@ -13,17 +13,32 @@
 namespace stepscope::model {
 namespace {
 
-// The scenario's buckets (bytes, launch order) for a `total`-byte gradient at `bucket_mb`: the
-// measured layout at the measured bucket size (a bucket holds whole layers, so it can be far
-// over the size); for a larger size, consecutive measured buckets merged until one holds at
-// least the size, as the reducer launches them; for a smaller one, each measured bucket split
-// into pieces of at most the size (layers finer than the measured buckets: assumed). A reducer
-// with its own first-bucket limit (reference.first_bucket_mb) launched the first measured
-// bucket under that limit at any size: it is kept as it was. Without a measured layout, buckets
-// of exactly the size.
+// The scenario's buckets (bytes, launch order) for a `total`-byte gradient at `bucket_mb`.
+// At the measured bucket size, the measured layout. At another, with the gradient's slices
+// known (the granularity the reducer groups: layers, blocks), the slices grouped in ready order
+// as the reducer groups them: a bucket closes once it holds at least the size, and a reducer with
+// its own first-bucket limit (reference.first_bucket_mb: PyTorch DDP's 1 MiB) closes its first
+// at that limit. Without the slices, from the measured layout: for a larger size, consecutive
+// measured buckets merged until one holds at least the size; for a smaller one, each measured
+// bucket split into pieces of at most the size (which assumes layers finer than the measured
+// buckets), the first measured bucket kept as it was under a first-bucket limit. Without a
+// measured layout either, buckets of exactly the size.
 std::vector<double> BucketSizes(const StepModel& m, double bucket_mb, double total) {
   const double cap = bucket_mb * 1024 * 1024;
   std::vector<double> out;
+  const bool measured = bucket_mb == m.reference.bucket_mb;
+  const bool first_kept = m.reference.first_bucket_mb > 0;
+  if (!m.slice_shares.empty() && !(measured && !m.bucket_shares.empty())) {
+    double open = 0;
+    for (const double share : m.slice_shares) {
+      open += share * total;
+      const double limit = out.empty() && first_kept ? m.reference.first_bucket_mb * 1024 * 1024
+                                                     : cap;
+      if (open >= limit) out.push_back(open), open = 0;
+    }
+    if (open > 0) out.push_back(open);
+    return out;
+  }
   if (m.bucket_shares.empty()) {
     for (double done = 0; done < total;) {
       const double size = std::min(cap, total - done);
@@ -32,8 +47,6 @@ std::vector<double> BucketSizes(const StepModel& m, double bucket_mb, double tot
     }
     return out;
   }
-  const bool measured = bucket_mb == m.reference.bucket_mb;
-  const bool first_kept = m.reference.first_bucket_mb > 0;
   double open = 0;
   for (size_t i = 0; i < m.bucket_shares.size(); ++i) {
     const double size = m.bucket_shares[i] * total;
@@ -44,7 +57,7 @@ std::vector<double> BucketSizes(const StepModel& m, double bucket_mb, double tot
       if (open >= cap) out.push_back(open), open = 0;
     } else {
       const double pieces = std::ceil(size / cap);
-      for (int i = 0; i < static_cast<int>(pieces); ++i) out.push_back(size / pieces);
+      for (int k = 0; k < static_cast<int>(pieces); ++k) out.push_back(size / pieces);
     }
   }
   if (open > 0) out.push_back(open);

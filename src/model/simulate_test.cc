@@ -103,6 +103,42 @@ TEST(SimulateStep, TheMeasuredBucketLayoutIsKeptMergedOrSplit) {
   EXPECT_NEAR(exposed(0.5), kept_split, 1e-6 * kept_split);
 }
 
+TEST(SimulateStep, KnownSlicesAreGroupedAsTheReducerGroupsThem) {
+  // PyTorch DDP over an MLP 16-512-512-512-3 (python/stepscope_torch/ddp_test.py, which checks
+  // these buckets against DDP itself): its gradients in ready order, and the buckets DDP makes
+  // of them at 25 MB and at 0.25 MB (its first closed at its own 1 MiB limit).
+  StepModel m = Fitted();
+  const std::vector<double> bytes = {12, 6144, 2048, 1048576, 2048, 1048576, 2048, 32768};
+  double total = 0;
+  for (double b : bytes) total += b;
+  m.gradient_bytes = static_cast<Bytes>(total);
+  for (double b : bytes) m.slice_shares.push_back(b / total);
+  m.bucket_shares = {1056780 / total, 1085440 / total};  // measured at 25 MB
+  m.reference.bucket_mb = 25;
+  m.reference.first_bucket_mb = 1;
+  Scenario s;
+  s.replicas = 8;
+  s.overlap = false;  // every bucket after backward: the exposed time is the sum of their costs
+  const AlphaBeta& ab = m.collectives.at("fp32");
+  const auto ring = [&](double b) {
+    return AllreduceSeconds(ab, 8, static_cast<Bytes>(std::llround(b)));
+  };
+  const auto exposed = [&](double mb) {
+    Scenario x = s;
+    x.bucket_mb = mb;
+    return Must(SimulateStep(m, x)).exposed_comm;
+  };
+  const double at_quarter = ring(1056780) + ring(1050624) + ring(34816);
+  EXPECT_NEAR(exposed(0.25), at_quarter, 1e-6 * at_quarter);
+  // At 2 MB DDP's first bucket still closes at 1 MiB; stepscope's own reducer, without a
+  // first-bucket limit, fills its first to 2 MB (two 1 MiB layers) and leaves the first layer.
+  const double ddp_at_two = ring(1056780) + ring(1085440);
+  EXPECT_NEAR(exposed(2), ddp_at_two, 1e-6 * ddp_at_two);
+  m.reference.first_bucket_mb = 0;
+  const double own_at_two = ring(2107404) + ring(34816);
+  EXPECT_NEAR(exposed(2), own_at_two, 1e-6 * own_at_two);
+}
+
 TEST(SimulateStep, WhatIfsChangeWhatTheyShould) {
   const testing::Truth t;
   const StepModel m = Fitted(t);

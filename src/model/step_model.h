@@ -96,6 +96,11 @@ struct StepModel {
   // gradient bytes, in launch order (a bucket holds whole layers, so it can be well over the
   // bucket size); empty when not measured (a spec, one replica only).
   std::vector<double> bucket_shares;
+  // The gradient's slices (the reducer's granularity: a layer, a block, a parameter) as shares
+  // of its bytes, in the order backward makes them ready (run.json model.ready_slices_bytes);
+  // with them, another bucket size is grouped as the reducer groups it. Empty when not recorded
+  // (traces, a spec).
+  std::vector<double> slice_shares;
   // How fast a reduction progresses beside backward (replay.h), fitted to the runs that
   // overlapped several buckets; 1 (assumed) without one.
   Constant overlap_rate{"overlap_rate", Estimate::Exact(1), "share of full speed",

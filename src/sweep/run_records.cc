@@ -176,6 +176,19 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
   STEPSCOPE_RETURN_IF_ERROR(
       field("model.activation_bytes_per_sample", &s.activation_bytes_per_sample));
   STEPSCOPE_RETURN_IF_ERROR(field("samples_per_s", &s.samples_per_s));
+  if (const auto model = j.find("model"); model != j.end() && model->is_object()) {
+    if (const auto slices = model->find("ready_slices_bytes"); slices != model->end()) {
+      const std::string bad = path +
+                              ": field 'model.ready_slices_bytes' is not a list of byte counts "
+                              "(numbers > 0); rerun the run with this stepscope, or remove it";
+      if (!slices->is_array()) return Status::Error(bad);
+      for (const nlohmann::json& v : *slices) {
+        int64_t bytes = 0;
+        if (!JsonValueTo(v, &bytes) || bytes <= 0) return Status::Error(bad);
+        s.ready_slice_bytes.push_back(bytes);
+      }
+    }
+  }
   if (const auto hosts = j.find("hosts"); hosts != j.end()) {
     if (!hosts->is_object()) {
       return Status::Error(path + ": field 'hosts' is not an object of ranks per host name");

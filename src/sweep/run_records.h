@@ -48,6 +48,9 @@ struct RunSummary {
   std::string allreduce;  // the algorithm that ran (shm, ring, mpi)
   int64_t gradient_bytes = 0, parameters = 0, activation_bytes_per_sample = 0;
   std::string optimizer;  // sgd, adamw
+  // model.ready_slices_bytes: the gradient's slices in the order backward made them ready (the
+  // granularity of the reducer's buckets); empty when not recorded (traces, older runs).
+  std::vector<int64_t> ready_slice_bytes;
   // memory (docs/train-output.md): the model's buffers per replica (weights, gradients, optimizer
   // state, one micro-batch's activations) and the peak resident memory of the highest rank;
   // unset in run.json files written before memory was recorded.

@@ -97,6 +97,28 @@ TEST(RunSummary, ReadsTheCpuPerStepAndRefusesANegativeOne) {
       << s.status().message();
 }
 
+TEST(RunSummary, ReadsTheReadySlicesAndNamesADamagedOne) {
+  auto with_slices = [](const std::string& slices) {
+    std::string text = MinimalRunJson("");
+    text.replace(text.find(R"("activation_bytes_per_sample": 64})"), 34,
+                 R"("activation_bytes_per_sample": 64, "ready_slices_bytes": )" + slices + "}");
+    return RunSummaryFromText(text, "r/run.json");
+  };
+  auto s = RunSummaryFromText(MinimalRunJson(""), "r/run.json");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_TRUE(s->ready_slice_bytes.empty());  // traces and older runs
+  s = with_slices("[100, 300]");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->ready_slice_bytes, (std::vector<int64_t>{100, 300}));
+  for (const char* bad : {"[100, 0]", "[\"a\"]", "7"}) {
+    s = with_slices(bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.status().message().find("r/run.json: field 'model.ready_slices_bytes'"),
+              std::string::npos)
+        << s.status().message();
+  }
+}
+
 TEST(SweepManifest, DamagedRunIsNamed) {
   auto runs = ParseSweepManifest(
       R"({"workload": ["w"], "runs": [{"name": "a", "args": [], "state": "finished",

@@ -353,6 +353,9 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
       if (reducing) {
         rec.backward_start = bwd.begin;  // the backward pass whose buckets get reduced
         ready = [&](size_t offset, size_t count) {
+          if (step == 0) {
+            summary.ready_slice_bytes.push_back(static_cast<int64_t>(count * sizeof(float)));
+          }
           // Pace the compute so far, so the bucket's arrival reflects the emulated device.
           pacer.End(work);
           reducer.OnGradReady(offset, count);

@@ -56,6 +56,9 @@ struct RunSummary {
   double wire_relative_error_max = -1;
   int64_t wire_error_steps = 0;
   nn::ModelStats model;
+  // The gradient slices in the order backward made them ready (the model's ready reports, each
+  // fp32 bytes): the granularity a reducer builds its buckets from (model/simulate.cc).
+  std::vector<int64_t> ready_slice_bytes;
   std::string model_description;
   std::string dataset_description;
   std::string allreduce;  // algorithm used

@@ -59,6 +59,9 @@ class Outputs(TempDirTest):
         self.assertEqual(info["steady_steps"], 17)
         self.assertFalse(info["emulation"]["emulated"])
         self.assertEqual(info["model"]["gradient_bytes"], 4 * info["model"]["parameters"])
+        # The slices backward made ready, which tile the gradient.
+        self.assertGreater(len(info["model"]["ready_slices_bytes"]), 1)
+        self.assertEqual(sum(info["model"]["ready_slices_bytes"]), info["model"]["gradient_bytes"])
         # Memory per replica: the model's buffers at this micro-batch, and the measured peak of
         # the process that holds them (at least as large).
         mem = info["memory"]
