@@ -16,6 +16,22 @@ T Must(Result<T> r) {
 
 StepModel Fitted(const testing::Truth& t = {}) { return testing::FitSynthetic(t); }
 
+// At 8 replicas with every bucket after backward (no overlap), where the exposed communication
+// is the sum of the buckets' costs: one bucket's cost, and the exposed time at a bucket size.
+struct NoOverlapAt8 {
+  const StepModel& m;
+  double Ring(double bytes) const {
+    return AllreduceSeconds(m.collectives.at("fp32"), 8, static_cast<Bytes>(std::llround(bytes)));
+  }
+  double Exposed(std::optional<double> bucket_mb) const {
+    Scenario x;
+    x.replicas = 8;
+    x.overlap = false;
+    x.bucket_mb = bucket_mb;
+    return Must(SimulateStep(m, x)).exposed_comm;
+  }
+};
+
 TEST(ParseReplicaList, ListsAndDoublingRanges) {
   EXPECT_EQ(Must(ParseReplicaList("1,2,4")), (std::vector<int>{1, 2, 4}));
   EXPECT_EQ(Must(ParseReplicaList("16..128")), (std::vector<int>{16, 32, 64, 128}));
@@ -64,19 +80,10 @@ TEST(SimulateStep, TheMeasuredBucketLayoutIsKeptMergedOrSplit) {
   m.reference.bucket_mb = 1;
   m.readiness = {{0, 0}, {0.5, 0.6}, {1, 1}};
   m.readiness_assumed = false;
-  Scenario s;
-  s.replicas = 8;
-  s.overlap = false;  // every bucket after backward: the exposed time is the sum of their costs
-  const AlphaBeta& ab = m.collectives.at("fp32");
-  const auto ring = [&](double bytes) {
-    return AllreduceSeconds(ab, 8, static_cast<Bytes>(std::llround(bytes)));
-  };
+  const NoOverlapAt8 at8{m};
+  const auto ring = [&](double bytes) { return at8.Ring(bytes); };
+  const auto exposed = [&](std::optional<double> mb) { return at8.Exposed(mb); };
   const double total = static_cast<double>(m.gradient_bytes);
-  const auto exposed = [&](std::optional<double> mb) {
-    Scenario x = s;
-    x.bucket_mb = mb;
-    return Must(SimulateStep(m, x)).exposed_comm;
-  };
   // Without a measured layout: four buckets of exactly 1 MiB.
   m.bucket_shares.clear();
   const double even = 4 * ring(total / 4);
@@ -116,18 +123,9 @@ TEST(SimulateStep, KnownSlicesAreGroupedAsTheReducerGroupsThem) {
   m.bucket_shares = {1056780 / total, 1085440 / total};  // measured at 25 MB
   m.reference.bucket_mb = 25;
   m.reference.first_bucket_mb = 1;
-  Scenario s;
-  s.replicas = 8;
-  s.overlap = false;  // every bucket after backward: the exposed time is the sum of their costs
-  const AlphaBeta& ab = m.collectives.at("fp32");
-  const auto ring = [&](double b) {
-    return AllreduceSeconds(ab, 8, static_cast<Bytes>(std::llround(b)));
-  };
-  const auto exposed = [&](double mb) {
-    Scenario x = s;
-    x.bucket_mb = mb;
-    return Must(SimulateStep(m, x)).exposed_comm;
-  };
+  const NoOverlapAt8 at8{m};
+  const auto ring = [&](double bytes) { return at8.Ring(bytes); };
+  const auto exposed = [&](double mb) { return at8.Exposed(mb); };
   const double at_quarter = ring(1056780) + ring(1050624) + ring(34816);
   EXPECT_NEAR(exposed(0.25), at_quarter, 1e-6 * at_quarter);
   // At 2 MB DDP's first bucket still closes at 1 MiB; stepscope's own reducer, without a
