@@ -62,6 +62,7 @@ std::vector<LeverPrediction> PredictLeversFrom(const model::StepModel& model,
                                       std::max({gain, a.low - b.low, a.high - b.high})};
     p.memory_note = after->memory_note;
     p.wire_note = after->wire_note;
+    p.bucket_note = after->bucket_note;
     out.push_back(std::move(p));
   }
   return out;
@@ -120,6 +121,7 @@ void UseModelGains(const std::vector<LeverPrediction>& predictions, decide::Verd
           p.predicted_gain_samples_per_s.low, p.predicted_gain_samples_per_s.high);
       if (!p.memory_note.empty()) l.basis += "; " + p.memory_note;
       if (!p.wire_note.empty()) l.basis += "; " + p.wire_note;
+      if (!p.bucket_note.empty()) l.basis += "; " + p.bucket_note;
       changed = true;
     }
   }
@@ -150,6 +152,7 @@ nlohmann::json ToJson(const std::vector<LeverPrediction>& predictions) {
          p.measured_gain_samples_per_s ? nlohmann::json(*p.measured_gain_samples_per_s) : nullptr}};
     if (!p.memory_note.empty()) j["memory_note"] = p.memory_note;
     if (!p.wire_note.empty()) j["wire_note"] = p.wire_note;
+    if (!p.bucket_note.empty()) j["bucket_note"] = p.bucket_note;
     out.push_back(std::move(j));
   }
   return out;

@@ -22,6 +22,7 @@ struct LeverPrediction {
   Estimate predicted_samples_per_s, predicted_gain_samples_per_s;
   std::string memory_note;  // set when the lever's micro-batch does not fit the device memory
   std::string wire_note;    // set when the lever's wire precision was never measured
+  std::string bucket_note;  // set when the lever's smaller buckets split the measured ones
   // The lever's own run at `replicas` (alone, or the only lever applied) and the baseline there.
   std::optional<double> measured_samples_per_s, measured_gain_samples_per_s;
 };

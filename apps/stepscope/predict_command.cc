@@ -250,6 +250,9 @@ void PrintText(const model::StepModel& m, const std::vector<model::Prediction>& 
   if (!predictions.empty() && !predictions.front().wire_note.empty()) {
     std::printf("  assumed: %s\n", predictions.front().wire_note.c_str());
   }
+  if (!predictions.empty() && !predictions.front().bucket_note.empty()) {
+    std::printf("  assumed: %s\n", predictions.front().bucket_note.c_str());
+  }
   if (checks.empty()) {
     std::printf("\n  no run outside the fit to check the model against\n");
     return;

@@ -150,6 +150,7 @@ nlohmann::json ToJson(const Prediction& p) {
                           {"overhead_s", band(&StepParts::overhead)}};
   if (!p.memory_note.empty()) j["memory_note"] = p.memory_note;
   if (!p.wire_note.empty()) j["wire_note"] = p.wire_note;
+  if (!p.bucket_note.empty()) j["bucket_note"] = p.bucket_note;
   return j;
 }
 

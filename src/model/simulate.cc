@@ -294,6 +294,19 @@ std::string UnmeasuredWireNote(const StepModel& m, const Scenario& s) {
          "(docs/model.md); measure it (diagnose's wire check runs) to replace it";
 }
 
+// A smaller bucket size than the measured one, with the measured buckets but not the gradient's
+// slices: the buckets were split into pieces of the size, which a reducer never does to a layer.
+std::string SplitBucketNote(const StepModel& m, const Scenario& s) {
+  if (!s.bucket_mb || !(*s.bucket_mb < m.reference.bucket_mb) || m.bucket_shares.empty() ||
+      !m.slice_shares.empty()) {
+    return "";
+  }
+  return "buckets of " + Fixed(*s.bucket_mb, 3) + " MiB split from the measured ones: layers " +
+         "finer than the measured buckets are assumed (a reducer never splits a layer); " +
+         "the runs did not record the gradient's slices (run.json model.ready_slices_bytes), " +
+         "which would group them as the reducer does";
+}
+
 }  // namespace
 
 Result<StepParts> SimulateStep(const StepModel& m, const Scenario& s, Side side) {
@@ -338,6 +351,7 @@ Result<Prediction> Predict(const StepModel& m, const Scenario& asked) {
   s.batch = batch, s.accum = accum;
   out.batch = batch, out.accum = accum;
   out.wire_note = UnmeasuredWireNote(m, s);
+  out.bucket_note = SplitBucketNote(m, s);
   Scenario one = s;
   one.replicas = 1;
   one.ranks_per_host.reset();  // one replica runs alone on its host

@@ -97,6 +97,15 @@ TEST(SimulateStep, TheMeasuredBucketLayoutIsKeptMergedOrSplit) {
   const double split = 5 * ring(0.6 * total / 5) + 4 * ring(0.4 * total / 4);
   EXPECT_NEAR(exposed(0.5), split, 1e-6 * split);
   EXPECT_GT(exposed(0.5), exposed(std::nullopt));  // more latency terms
+  // Splitting is an assumption, and the prediction says so; merging is not.
+  Scenario smaller;
+  smaller.replicas = 8;
+  smaller.bucket_mb = 0.5;
+  const std::string note = Must(Predict(m, smaller)).bucket_note;
+  EXPECT_NE(note.find("split from the measured ones"), std::string::npos) << note;
+  EXPECT_NE(note.find("ready_slices_bytes"), std::string::npos) << note;
+  smaller.bucket_mb = 3.0;
+  EXPECT_TRUE(Must(Predict(m, smaller)).bucket_note.empty());
   // PyTorch DDP's reducer launches its first bucket under its own 1 MiB limit at any bucket
   // size: that bucket is kept, the rest merged or split.
   m.reference.first_bucket_mb = FirstBucketMb("gloo");
@@ -128,6 +137,10 @@ TEST(SimulateStep, KnownSlicesAreGroupedAsTheReducerGroupsThem) {
   const auto exposed = [&](double mb) { return at8.Exposed(mb); };
   const double at_quarter = ring(1056780) + ring(1050624) + ring(34816);
   EXPECT_NEAR(exposed(0.25), at_quarter, 1e-6 * at_quarter);
+  Scenario quarter;
+  quarter.replicas = 8;
+  quarter.bucket_mb = 0.25;
+  EXPECT_TRUE(Must(Predict(m, quarter)).bucket_note.empty());  // grouped, not assumed
   // At 2 MB DDP's first bucket still closes at 1 MiB; stepscope's own reducer, without a
   // first-bucket limit, fills its first to 2 MB (two 1 MiB layers) and leaves the first layer.
   const double ddp_at_two = ring(1056780) + ring(1085440);

@@ -168,6 +168,7 @@ struct Prediction {
   bool fits_memory = true;
   std::string memory_note;  // set when the asked micro-batch did not fit
   std::string wire_note;    // set when the wire precision's cost was never measured
+  std::string bucket_note;  // set when a smaller bucket size split the measured buckets
 };
 
 }  // namespace stepscope::model
