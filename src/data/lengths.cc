@@ -11,19 +11,13 @@ namespace {
 // Keeps these draws apart from the batch's augmentation seed and the sampler's shuffles.
 constexpr uint64_t kLengthsKey = 0x6c656e67746873ULL;
 
-// The lengths are log-uniform over [shortest, context + 1), floored: a length is
-// shortest * ratio^u for u uniform in [0, 1).
-struct LengthRange {
-  int shortest = 1;
-  int context = 1;
-  int At(double u) const {
-    const double ratio = static_cast<double>(context + 1) / shortest;
-    return std::clamp(static_cast<int>(std::floor(shortest * std::pow(ratio, u))), shortest,
-                      context);
-  }
-};
-
-LengthRange RangeOf(int context) { return {std::max(1, (context + 31) / 32), context}; }
+// The length at quantile u in [0, 1) of the log-uniform lengths over [shortest, context + 1),
+// floored, with shortest = max(1, ceil(context / 32)).
+int LengthAt(int context, double u) {
+  const int shortest = std::max(1, (context + 31) / 32);
+  const double ratio = static_cast<double>(context + 1) / shortest;
+  return std::clamp(static_cast<int>(std::floor(shortest * std::pow(ratio, u))), shortest, context);
+}
 
 double Uniform(Xoshiro256* rng) { return static_cast<double>(rng->Next() >> 11) * 0x1.0p-53; }
 
@@ -34,19 +28,20 @@ std::vector<int> ExampleLengths(const LengthOptions& options, const BatchPlace& 
   if (!options.variable || place.context <= 1) {
     return std::vector<int>(static_cast<size_t>(place.batch), std::max(place.context, 1));
   }
-  const LengthRange range = RangeOf(place.context);
-  const uint64_t at = MixSeed(static_cast<uint64_t>(place.epoch), static_cast<uint64_t>(place.index));
+  const uint64_t at =
+      MixSeed(static_cast<uint64_t>(place.epoch), static_cast<uint64_t>(place.index));
   // Balanced: the step's bucket, one of kLengthBuckets equally likely ones, drawn without the rank.
   int bucket = -1;
   if (options.balanced) {
     Xoshiro256 step(MixSeed(MixSeed(place.seed, kLengthsKey, 0), at));
     bucket = static_cast<int>(step.Below(kLengthBuckets));
   }
-  Xoshiro256 rng(MixSeed(MixSeed(place.seed, kLengthsKey, static_cast<uint64_t>(place.rank) + 1), at));
+  Xoshiro256 rng(
+      MixSeed(MixSeed(place.seed, kLengthsKey, static_cast<uint64_t>(place.rank) + 1), at));
   std::vector<int> lengths(static_cast<size_t>(place.batch));
   for (int& length : lengths) {
     const double u = Uniform(&rng);
-    length = range.At(bucket < 0 ? u : (bucket + u) / kLengthBuckets);
+    length = LengthAt(place.context, bucket < 0 ? u : (bucket + u) / kLengthBuckets);
   }
   return lengths;
 }
@@ -56,7 +51,9 @@ void PadToLongest(std::span<const int> lengths, Batch* batch) {
   const size_t b = static_cast<size_t>(batch->size);
   if (lengths.size() != b) return;
   const size_t t = batch->tokens.size() / b;
-  auto clamp = [t](int length) { return std::clamp<size_t>(static_cast<size_t>(std::max(length, 1)), 1, t); };
+  auto clamp = [t](int length) {
+    return std::clamp<size_t>(static_cast<size_t>(std::max(length, 1)), 1, t);
+  };
   size_t keep = 1;
   for (int length : lengths) keep = std::max(keep, clamp(length));
   for (size_t row = 0; row < b; ++row) {

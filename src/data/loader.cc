@@ -24,13 +24,13 @@ uint64_t BatchSeed(uint64_t seed, int64_t epoch, int64_t index) {
 // padded to its longest.
 void CutToLength(const LoaderOptions& o, int64_t epoch, int64_t index, Batch* batch) {
   if (!o.lengths.variable || batch->size <= 0 || batch->tokens.empty()) return;
-  const BatchPlace place{.seed = o.seed,
-                         .epoch = epoch,
-                         .index = index,
-                         .rank = o.rank,
-                         .batch = batch->size,
-                         .context = static_cast<int>(batch->tokens.size() /
-                                                     static_cast<size_t>(batch->size))};
+  const BatchPlace place{
+      .seed = o.seed,
+      .epoch = epoch,
+      .index = index,
+      .rank = o.rank,
+      .batch = batch->size,
+      .context = static_cast<int>(batch->tokens.size() / static_cast<size_t>(batch->size))};
   PadToLongest(ExampleLengths(o.lengths, place), batch);
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 
 #include "core/statistics.h"
 #include "model/host_cpu.h"
@@ -194,14 +195,14 @@ std::vector<double> BucketShares(const std::vector<const RunObservation*>& runs)
 // The gradient's slices as shares of its bytes, from the first run that recorded them; empty
 // when none did.
 std::vector<double> SliceShares(const std::vector<const RunObservation*>& runs) {
+  const auto recorded = std::find_if(runs.begin(), runs.end(), [](const RunObservation* run) {
+    return !run->ready_slice_bytes.empty();  // each slice > 0 (run.json is checked on reading)
+  });
+  if (recorded == runs.end()) return {};
+  const std::vector<Bytes>& bytes = (*recorded)->ready_slice_bytes;
+  const double total = static_cast<double>(std::accumulate(bytes.begin(), bytes.end(), Bytes{0}));
   std::vector<double> shares;
-  for (const RunObservation* run : runs) {
-    double total = 0;
-    for (const Bytes b : run->ready_slice_bytes) total += static_cast<double>(b);
-    if (!(total > 0)) continue;
-    for (const Bytes b : run->ready_slice_bytes) shares.push_back(static_cast<double>(b) / total);
-    return shares;
-  }
+  for (const Bytes b : bytes) shares.push_back(static_cast<double>(b) / total);
   return shares;
 }
 

@@ -32,8 +32,8 @@ std::vector<double> BucketSizes(const StepModel& m, double bucket_mb, double tot
     double open = 0;
     for (const double share : m.slice_shares) {
       open += share * total;
-      const double limit = out.empty() && first_kept ? m.reference.first_bucket_mb * 1024 * 1024
-                                                     : cap;
+      const double limit =
+          out.empty() && first_kept ? m.reference.first_bucket_mb * 1024 * 1024 : cap;
       if (open >= limit) out.push_back(open), open = 0;
     }
     if (open > 0) out.push_back(open);

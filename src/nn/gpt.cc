@@ -164,14 +164,15 @@ double Gpt::ForwardSum(const Batch& batch) {
   const int NH = shape_.NH;
   const int V = shape_.V;
   auto in_vocab = [V](int32_t x) { return x >= 0 && x < V; };
-  auto padded = [](int32_t x) { return x == kPaddedTarget; };
-  if (!std::all_of(batch.tokens.begin(), batch.tokens.end(), in_vocab) ||
-      !std::all_of(batch.targets.begin(), batch.targets.end(),
-                   [&](int32_t x) { return in_vocab(x) || padded(x); })) {
-    return kNaN;
+  if (!std::all_of(batch.tokens.begin(), batch.tokens.end(), in_vocab)) return kNaN;
+  int64_t targeted = 0;  // targets that are not kPaddedTarget; any other value is malformed
+  for (const int32_t t : batch.targets) {
+    if (in_vocab(t)) {
+      ++targeted;
+    } else if (t != kPaddedTarget) {
+      return kNaN;
+    }
   }
-  const int64_t targeted = static_cast<int64_t>(batch.targets.size()) -
-                           std::count_if(batch.targets.begin(), batch.targets.end(), padded);
   if (targeted == 0) return kNaN;
   EnsureCapacity(B, T);
   B_ = B;

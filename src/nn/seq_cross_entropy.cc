@@ -8,7 +8,7 @@
 namespace stepscope::nn {
 
 STEPSCOPE_DISPATCH double SeqCrossEntropyForward(float* probs, float* losses, const float* logits,
-                              const int32_t* targets, int N, int V) {
+                                                 const int32_t* targets, int N, int V) {
   double total = 0.0;
   for (int n = 0; n < N; ++n) {
     if (targets[n] == kPaddedTarget) {
@@ -35,8 +35,9 @@ STEPSCOPE_DISPATCH double SeqCrossEntropyForward(float* probs, float* losses, co
   return total;
 }
 
-STEPSCOPE_DISPATCH void SeqCrossEntropyBackward(float* dlogits, const float* probs, const int32_t* targets,
-                             const float* dlosses, int N, int V) {
+STEPSCOPE_DISPATCH void SeqCrossEntropyBackward(float* dlogits, const float* probs,
+                                                const int32_t* targets, const float* dlosses, int N,
+                                                int V) {
   // losses[n] = -log softmax(logits[n,:])[targets[n]]
   //   =>  dlogits[n,v] += dlosses[n] * (probs[n,v] - [v == targets[n]])
   for (int n = 0; n < N; ++n) {

@@ -71,8 +71,7 @@ TEST(SeqCrossEntropyTest, PaddedPositionsCostNothingAndGetNoGradient) {
   EXPECT_NEAR(sum_padded, sum - losses[1], 1e-6);
   const std::vector<float> dlosses(N, 1.0f);
   std::vector<float> dlogits(N * V, 0.5f);
-  SeqCrossEntropyBackward(dlogits.data(), probs_padded.data(), padded.data(), dlosses.data(), N,
-                          V);
+  SeqCrossEntropyBackward(dlogits.data(), probs_padded.data(), padded.data(), dlosses.data(), N, V);
   for (int v = 0; v < V; ++v) EXPECT_EQ(dlogits[V + v], 0.5f) << v;  // left as it was
   EXPECT_NE(dlogits[0], 0.5f);
 }
