@@ -16,8 +16,8 @@ std::vector<decide::LeverOption> LeverOptions(const std::vector<Lever>& recommen
   const plan::LeverPlan plan = plan::PlanLevers(recommended, basis);
   for (const plan::PlannedLever& p : plan.planned) {
     const plan::LeverChange& c = p.change;
-    if (c.balance_lengths) continue;  // the model has no per-sample lengths
     decide::LeverOption o{p.lever, p.words, {}};
+    o.change.balance_lengths = c.balance_lengths.value_or(false);
     o.change.batch = c.micro_batch;
     o.change.accum = c.accumulation;
     o.change.bucket_mb = c.bucket_mib;

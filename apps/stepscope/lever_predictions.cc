@@ -53,6 +53,7 @@ std::vector<LeverPrediction> PredictLeversFrom(const model::StepModel& model,
     p.change = option.words;
     p.replicas = replicas;
     p.predicted_samples_per_s = after->samples_per_s;
+    p.predicted_efficiency = after->efficiency.value;
     // The difference of two predictions of one model: the same constants at the same end of
     // their intervals move both, so the band pairs low with low and high with high.
     const Estimate& b = before->samples_per_s;
@@ -111,9 +112,10 @@ void UseModelGains(const std::vector<LeverPrediction>& predictions, decide::Verd
       l.expected_gain_samples_per_s = p.predicted_gain_samples_per_s.value;
       l.expected_samples_per_s = measured_x + l.expected_gain_samples_per_s;
       l.expected_efficiency =
-          one_replica_samples_per_s > 0
-              ? l.expected_samples_per_s / (p.replicas * one_replica_samples_per_s)
-              : 0;
+          p.predicted_efficiency > 0     ? p.predicted_efficiency
+          : one_replica_samples_per_s > 0 ? l.expected_samples_per_s /
+                                                (p.replicas * one_replica_samples_per_s)
+                                          : 0;
       l.basis = fmt::format(
           "step-time model re-simulated with {} at N={}: {:+.1f} samples/s "
           "(90% band {:+.1f} to {:+.1f})",

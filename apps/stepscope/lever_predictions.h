@@ -20,6 +20,9 @@ struct LeverPrediction {
   std::string change;  // the lever as a change to the model's scenario, in words
   int replicas = 0;
   Estimate predicted_samples_per_s, predicted_gain_samples_per_s;
+  // Against one replica with the same lever (0 when not simulated): a lever that makes every
+  // device faster raises both.
+  double predicted_efficiency = 0;
   std::string memory_note;  // set when the lever's micro-batch does not fit the device memory
   std::string wire_note;    // set when the lever's wire precision was never measured
   std::string bucket_note;  // set when the lever's smaller buckets split the measured ones
@@ -44,7 +47,8 @@ std::vector<LeverPrediction> PredictLevers(const model::StepModel& model,
                                            std::vector<std::string>* warnings);
 
 // Writes the model's gains into the verdict's levers (expected_samples_per_s,
-// expected_gain_samples_per_s, expected_efficiency, basis), drops the levers the model rules out
+// expected_gain_samples_per_s, expected_efficiency: the model's against one replica with the
+// lever, else against `one_replica_samples_per_s`, basis), drops the levers the model rules out
 // (decide::DropLeversThatDoNotPay) and re-explains the verdict.
 void UseModelGains(const std::vector<LeverPrediction>& predictions, decide::Verdict* verdict,
                    double one_replica_samples_per_s);

@@ -115,6 +115,10 @@ Result<std::vector<model::RunObservation>> ReadRuns(const std::string& dir) {
     o.ranks_per_host = s->ranks_per_host;
     o.cores_per_host = s->cores_per_host;
     o.cpu_outside_reductions_per_step = s->cpu_outside_reductions_per_step;
+    if (s->lengths) {
+      o.length_buckets = model::LengthBuckets{
+          s->lengths->balanced, s->lengths->bucketed_work_ratio, s->lengths->bucketed_spread};
+    }
     o.samples_per_s = s->samples_per_s;
     o.records = std::move(*records);
     out.push_back(std::move(o));
@@ -190,6 +194,7 @@ Result<model::Scenario> ScenarioFrom(const PredictFlags& f) {
   if (f.no_overlap) s.overlap = false;
   s.batch = f.batch, s.accum = f.accum, s.loader_workers = f.loader_workers;
   s.without_stragglers = f.without_straggler;
+  s.balance_lengths = f.balance_lengths;
   if (f.device_memory_gb) {
     if (!(*f.device_memory_gb > 0)) return Status::Error("option --device-memory-gb must be > 0");
     s.device_memory_gb = f.device_memory_gb;
@@ -459,6 +464,8 @@ void AddPredictCommand(CLI::App& app, std::function<int()>* run) {
       ->transform(WholeNumber("--loader-workers 4", 1));
   cmd->add_flag("--without-straggler", f->without_straggler,
                 "What-if: the persistent stragglers fixed");
+  cmd->add_flag("--balance-lengths", f->balance_lengths,
+                "What-if: length-bucketed batches (variable-length text)");
   cmd->add_option("--device-memory-gb", f->device_memory_gb,
                   "Device memory (GiB): a micro-batch that does not fit becomes accumulation")
       ->check(Number("--device-memory-gb 80"));

@@ -31,6 +31,7 @@ struct PredictFlags {
   bool overlap = false, no_overlap = false;
   std::optional<int> batch, accum, loader_workers;
   bool without_straggler = false;
+  bool balance_lengths = false;
   std::optional<double> device_memory_gb;
   bool json = false;
 };

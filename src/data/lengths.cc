@@ -1,7 +1,9 @@
 #include "data/lengths.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <numeric>
 
 #include "data/prng.h"
 
@@ -30,11 +32,23 @@ std::vector<int> ExampleLengths(const LengthOptions& options, const BatchPlace& 
   }
   const uint64_t at =
       MixSeed(static_cast<uint64_t>(place.epoch), static_cast<uint64_t>(place.index));
-  // Balanced: the step's bucket, one of kLengthBuckets equally likely ones, drawn without the rank.
+  // Balanced: the step's bucket, drawn without the rank. As a grouping sampler deals an epoch's
+  // batches of every bucket in shuffled order, each run of kLengthBuckets consecutive steps
+  // takes every bucket once, in an order shuffled per run: a short run sees every bucket
+  // about equally often, where independent draws could leave its mean work far from the job's.
   int bucket = -1;
   if (options.balanced) {
-    Xoshiro256 step(MixSeed(MixSeed(place.seed, kLengthsKey, 0), at));
-    bucket = static_cast<int>(step.Below(kLengthBuckets));
+    const int64_t block = place.index / kLengthBuckets;
+    Xoshiro256 order(MixSeed(MixSeed(place.seed, kLengthsKey, 0),
+                             MixSeed(static_cast<uint64_t>(place.epoch),
+                                     static_cast<uint64_t>(block))));
+    std::array<int, kLengthBuckets> buckets;
+    std::iota(buckets.begin(), buckets.end(), 0);
+    for (int i = kLengthBuckets - 1; i > 0; --i) {
+      std::swap(buckets[static_cast<size_t>(i)],
+                buckets[static_cast<size_t>(order.Below(static_cast<uint64_t>(i) + 1))]);
+    }
+    bucket = buckets[static_cast<size_t>(place.index - block * kLengthBuckets)];
   }
   Xoshiro256 rng(
       MixSeed(MixSeed(place.seed, kLengthsKey, static_cast<uint64_t>(place.rank) + 1), at));

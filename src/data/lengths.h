@@ -9,7 +9,8 @@
 //
 // Length-bucketed batches (--balance-lengths), as a sampler that groups examples by length
 // does it: the range of lengths is cut into kLengthBuckets buckets of equal probability (equal
-// spans of the logarithm), every step draws one bucket for all ranks, and every example of the
+// spans of the logarithm), every step takes one bucket for all ranks (each run of 16 steps
+// every bucket once, shuffled, as a sampler deals an epoch's batches), and every example of the
 // step gets a length from that bucket. An example's length keeps the same distribution, every
 // rank's batch of a step pads to nearly the same length, and less padding is computed. What a
 // rank's batch costs does not depend on the number of ranks.

@@ -195,7 +195,9 @@ TEST(Loader, LookaheadHoldsTheWorkersToTheConsumer) {
     got.push_back(loader.Next());
     // Batch k cannot have been begun before batch k-1 was asked for (with the prefetch as the
     // lookahead, it is made during the consumer's sleep).
-    if (k > 0) EXPECT_GE(got[k].load_begin, asked[k - 1]) << k;
+    if (k > 0) {
+      EXPECT_GE(got[k].load_begin, asked[k - 1]) << k;
+    }
   }
   loader.SetLookahead(4);
   for (int k = 0; k < 12; ++k) got.push_back(loader.Next());

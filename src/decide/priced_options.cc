@@ -19,6 +19,7 @@ model::Scenario WithLevers(model::Scenario s, const std::vector<LeverOption>& le
     if (c.accum) s.accum = c.accum;
     if (c.loader_workers) s.loader_workers = c.loader_workers;
     s.without_stragglers = s.without_stragglers || c.without_stragglers;
+    s.balance_lengths = s.balance_lengths || c.balance_lengths;
   }
   return s;
 }

@@ -311,6 +311,16 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
     }
   }
   if (m.compute_jitter.empty()) m.compute_jitter.push_back(1.0);
+  m.length_buckets = baselines.back()->length_buckets;
+  if (m.length_buckets && m.length_buckets->applied && !m.length_buckets->spread.empty()) {
+    // Bucketed runs: every rank of a step draws from one bucket, so each rank's work moves with
+    // the step's and its ratio to its own mean counts what all ranks share, which nobody waits
+    // on. The step waits on the spread within a bucket.
+    m.compute_jitter = m.length_buckets->spread;
+    m.notes.push_back(
+        "the runs were length-bucketed: the ranks' spread is the bucketed one by the job's own "
+        "sampler (run.json lengths), not each rank's step-to-step variation");
+  }
   std::sort(m.compute_jitter.begin(), m.compute_jitter.end());  // order statistics read it sorted
   {
     const RankSteps largest = SteadyByRank(baselines.back()->records);

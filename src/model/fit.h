@@ -43,6 +43,9 @@ struct RunObservation {
   // ranks (run.json cpu.outside_reductions_per_step_s); unset when not recorded (traces, older
   // runs).
   std::optional<Seconds> cpu_outside_reductions_per_step;
+  // Variable-length text: what length-bucketed batches change (run.json lengths); unset for
+  // fixed-length runs.
+  std::optional<LengthBuckets> length_buckets;
   double samples_per_s = 0;  // as the run measured it
   std::vector<StepRecord> records;
 };

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/order_statistics.h"
+
 namespace stepscope::model {
 namespace {
 
@@ -95,6 +97,18 @@ nlohmann::json ToJson(const StepModel& m) {
                               "was ready, against the share of the gradient's bytes ready by "
                               "then"},
       {"notes", m.notes}};
+  if (m.length_buckets) {
+    const LengthBuckets& l = *m.length_buckets;
+    j["length_buckets"] = {
+        {"applied", l.applied},
+        {"work_ratio", l.work_ratio},
+        {"spread_max_of_4", ExpectedMaximum(l.spread, 4)},
+        {"unit", "a rank's forward and backward work bucketed over as drawn; the expected "
+                 "slowest of 4 bucketed ranks over the mean one"},
+        {"how", "the job's own sampler (run.json lengths): the largest baseline's steady "
+                "batches drawn again bucketed, for the work; 256 bucketed steps of 32 ranks, "
+                "for the spread"}};
+  }
   if (m.crowding) {
     const HostCrowding& h = *m.crowding;
     j["crowding"] = {{"cores_per_host", h.cores_per_host},

@@ -207,10 +207,16 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side, dou
   }
   const double scale = s.compute_scale / compute_ratio;
   const double b = r.batch;
+  // Length-bucketed batches compute less padding in forward and backward.
+  const double work = s.balance_lengths && m.length_buckets && !m.length_buckets->applied
+                          ? m.length_buckets->work_ratio
+                          : 1.0;
   const Seconds forward = std::max(
-      0.0, (Pick(m.forward_c0.estimate, side) + Pick(m.forward_c1.estimate, side) * b) / scale);
+      0.0,
+      work * (Pick(m.forward_c0.estimate, side) + Pick(m.forward_c1.estimate, side) * b) / scale);
   const Seconds backward = std::max(
-      0.0, (Pick(m.backward_c0.estimate, side) + Pick(m.backward_c1.estimate, side) * b) / scale);
+      0.0,
+      work * (Pick(m.backward_c0.estimate, side) + Pick(m.backward_c1.estimate, side) * b) / scale);
   const Seconds optimizer = Pick(m.optimizer.estimate, side) / scale;
 
   // The rank the step waits for: the slowest of N jittering ranks, or a persistent straggler.
@@ -307,10 +313,18 @@ std::string SplitBucketNote(const StepModel& m, const Scenario& s) {
          "which would group them as the reducer does";
 }
 
+// The expected slowest of the scenario's ranks relative to the mean one: from the measured
+// jitter, or with length-bucketed batches the bucketed spread (none where it is not known).
+double JitterMax(const StepModel& m, const Scenario& s) {
+  const int n = std::max(1, s.replicas);
+  if (!s.balance_lengths) return ExpectedMaximum(m.compute_jitter, n);
+  return m.length_buckets ? ExpectedMaximum(m.length_buckets->spread, n) : 1.0;
+}
+
 }  // namespace
 
 Result<StepParts> SimulateStep(const StepModel& m, const Scenario& s, Side side) {
-  return Simulate(m, s, side, ExpectedMaximum(m.compute_jitter, std::max(1, s.replicas)));
+  return Simulate(m, s, side, JitterMax(m, s));
 }
 
 Result<Prediction> Predict(const StepModel& m, const Scenario& asked) {
@@ -355,8 +369,8 @@ Result<Prediction> Predict(const StepModel& m, const Scenario& asked) {
   Scenario one = s;
   one.replicas = 1;
   one.ranks_per_host.reset();  // one replica runs alone on its host
-  const double jitter_n = ExpectedMaximum(m.compute_jitter, std::max(1, s.replicas));
-  const double jitter_1 = ExpectedMaximum(m.compute_jitter, 1);
+  const double jitter_n = JitterMax(m, s);
+  const double jitter_1 = JitterMax(m, one);
   double step[3], per_s[3], eff[3];
   const Side sides[3] = {Side::kValue, Side::kLow, Side::kHigh};
   for (int i = 0; i < 3; ++i) {

@@ -69,6 +69,16 @@ struct Config {
 // own algorithms (shm, ring, mpi) have none (0).
 double FirstBucketMb(const std::string& algorithm);
 
+// What length-bucketed batches (a grouping sampler, train --balance-lengths) change in a
+// variable-length job, as its sampler draws them (data/length_balancing.h).
+struct LengthBuckets {
+  bool applied = false;   // the runs were bucketed already
+  double work_ratio = 1;  // a rank's forward and backward work bucketed over as drawn
+  // Sorted ratios of a bucketed rank's work to its step's mean: ranks of a step share a bucket,
+  // so this, not each rank's step-to-step variation, is what the step waits on.
+  std::vector<double> spread;
+};
+
 struct StepModel {
   Config reference;  // the baselines' configuration (replicas: the largest fitted)
   std::vector<int> fitted_replicas;
@@ -84,6 +94,9 @@ struct StepModel {
   std::vector<double> compute_jitter;
   // Ranks persistently slower than the others: their compute / the typical rank's.
   std::map<int, double> stragglers;
+  // Variable-length text (run.json lengths): what length-bucketed batches change, by the job's
+  // own sampler. Unset for fixed-length runs, traces and specs.
+  std::optional<LengthBuckets> length_buckets;
 
   // All-reduce cost per wire precision, and the fp32 gradient bytes each step reduces.
   std::map<std::string, AlphaBeta> collectives;
@@ -150,6 +163,10 @@ struct Scenario {
   std::optional<bool> overlap;
   std::optional<int> batch, accum, loader_workers;
   bool without_stragglers = false;
+  // Length-bucketed batches: each rank computes the bucketed work, and the slowest of N ranks
+  // is drawn from the bucketed spread. Without the model's length_buckets (a trace, a spec) only
+  // the rotating imbalance goes: the step waits on no spread, and padding is not known.
+  bool balance_lengths = false;
   std::optional<double> device_memory_gb;
 };
 

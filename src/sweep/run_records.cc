@@ -226,6 +226,32 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
                                         &s.cpu_outside_reductions_per_step, false, true));
     STEPSCOPE_RETURN_IF_ERROR(cpu_field("busiest_host_share", &s.busiest_host_share, false, false));
   }
+  if (const auto lengths = j.find("lengths"); lengths != j.end() && !lengths->is_null()) {
+    RunSummary::Lengths l;
+    STEPSCOPE_RETURN_IF_ERROR(field("lengths.balanced", &l.balanced));
+    STEPSCOPE_RETURN_IF_ERROR(field("lengths.bucketed_work_ratio", &l.bucketed_work_ratio));
+    if (!(l.bucketed_work_ratio > 0 && l.bucketed_work_ratio <= 1)) {
+      return Status::Error(path +
+                           ": field 'lengths.bucketed_work_ratio' must be in (0, 1] (rerun the "
+                           "run with this stepscope, or remove the field)");
+    }
+    const auto spread = lengths->find("bucketed_spread");
+    const std::string bad = path +
+                            ": field 'lengths.bucketed_spread' is not a sorted list of ratios "
+                            "(numbers > 0); rerun the run with this stepscope, or remove it";
+    if (spread == lengths->end() || !spread->is_array() || spread->empty()) {
+      return Status::Error(bad);
+    }
+    for (const nlohmann::json& v : *spread) {
+      double x = 0;
+      if (!JsonValueTo(v, &x) || !(x > 0) ||
+          (!l.bucketed_spread.empty() && x < l.bucketed_spread.back())) {
+        return Status::Error(bad);
+      }
+      l.bucketed_spread.push_back(x);
+    }
+    s.lengths = std::move(l);
+  }
   if (j.contains("memory")) {
     int64_t model = 0, peak = 0;
     STEPSCOPE_RETURN_IF_ERROR(field("memory.model_bytes", &model));

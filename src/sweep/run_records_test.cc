@@ -119,6 +119,37 @@ TEST(RunSummary, ReadsTheReadySlicesAndNamesADamagedOne) {
   }
 }
 
+TEST(RunSummary, ReadsWhatBucketingWouldChangeAndNamesADamagedField) {
+  auto s = RunSummaryFromText(MinimalRunJson(R"(, "lengths": null)"), "r/run.json");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_FALSE(s->lengths.has_value());  // fixed-length batches
+  s = RunSummaryFromText(
+      MinimalRunJson(R"(, "lengths": {"balanced": false, "buckets": 16, "padded_share": 0.6,
+                       "bucketed_work_ratio": 0.45, "bucketed_spread": [0.8, 1.0, 1.2]})"),
+      "r/run.json");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_TRUE(s->lengths.has_value());
+  EXPECT_FALSE(s->lengths->balanced);
+  EXPECT_DOUBLE_EQ(s->lengths->bucketed_work_ratio, 0.45);
+  EXPECT_EQ(s->lengths->bucketed_spread, (std::vector<double>{0.8, 1.0, 1.2}));
+  const std::pair<const char*, const char*> bad[] = {
+      {R"("bucketed_work_ratio": 0, "bucketed_spread": [1])", "lengths.bucketed_work_ratio"},
+      {R"("bucketed_work_ratio": 1.5, "bucketed_spread": [1])", "lengths.bucketed_work_ratio"},
+      {R"("bucketed_work_ratio": 0.5, "bucketed_spread": [1.2, 0.8])", "lengths.bucketed_spread"},
+      {R"("bucketed_work_ratio": 0.5, "bucketed_spread": [])", "lengths.bucketed_spread"},
+      {R"("bucketed_work_ratio": 0.5)", "lengths.bucketed_spread"},
+  };
+  for (const auto& [fields, name] : bad) {
+    s = RunSummaryFromText(
+        MinimalRunJson(std::string(R"(, "lengths": {"balanced": false, )") + fields + "}"),
+        "r/run.json");
+    ASSERT_FALSE(s.ok()) << fields;
+    EXPECT_NE(s.status().message().find(std::string("r/run.json: field '") + name + "'"),
+              std::string::npos)
+        << s.status().message();
+  }
+}
+
 TEST(SweepManifest, DamagedRunIsNamed) {
   auto runs = ParseSweepManifest(
       R"({"workload": ["w"], "runs": [{"name": "a", "args": [], "state": "finished",

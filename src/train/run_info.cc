@@ -11,6 +11,7 @@
 
 #include "comm/allreduce.h"
 #include "core/cpu_dispatch.h"
+#include "data/length_balancing.h"
 #include "train/trainer.h"
 
 #ifndef STEPSCOPE_VERSION
@@ -182,6 +183,30 @@ json OptionsToJson(const TrainOptions& o) {
   };
 }
 
+// Every rank's tally of its steady batches, as drawn and bucketed (data/length_balancing.h),
+// summed on rank 0.
+Result<data::LengthTally> GatherLengths(const comm::Communicator& comm, const RunSummary& s) {
+  const double mine[3] = {s.lengths.drawn_work, s.lengths.drawn_tokens, s.lengths.bucketed_work};
+  double sum[3] = {};
+  if (MPI_Reduce(mine, sum, 3, MPI_DOUBLE, MPI_SUM, 0, comm.world()) != MPI_SUCCESS) {
+    return Status::Error("run.json: MPI_Reduce of the length tallies failed");
+  }
+  return data::LengthTally{sum[0], sum[1], sum[2]};
+}
+
+// Variable-length text: what the job's batches padded over its steady steps, and what
+// length-bucketed batches would change (data/length_balancing.h); null for fixed-length batches.
+json LengthsJson(const TrainOptions& o, const data::LengthTally& tally) {
+  if (!o.variable_length) return nullptr;
+  const data::LengthOptions drawn{.variable = true};
+  return json{{"balanced", o.balance_lengths},
+              {"buckets", data::kLengthBuckets},
+              {"padded_share", tally.PaddedShare()},
+              {"bucketed_work_ratio", tally.WorkRatio()},
+              {"bucketed_spread",
+               data::BucketedSpread(drawn, o.seed, o.batch, o.model.gpt_context)}};
+}
+
 json SoftwareVersions() {
   char mpi[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int len = 0;
@@ -202,6 +227,8 @@ Status WriteRunJson(const std::string& dir, const TrainOptions& o, const RunSumm
   if (!peaks.ok()) return peaks.status();
   auto cpu = GatherCpuPerStep(comm, s);
   if (!cpu.ok()) return cpu.status();
+  auto lengths = GatherLengths(comm, s);
+  if (!lengths.ok()) return lengths.status();
   if (comm.rank() != 0) return Status::Ok();
   std::map<std::string, int> per_host;
   for (const auto& h : hosts.value()) ++per_host[h];
@@ -224,6 +251,7 @@ Status WriteRunJson(const std::string& dir, const TrainOptions& o, const RunSumm
         {"activation_bytes_per_sample", s.model.activation_bytes_per_sample},
         {"ready_slices_bytes", s.ready_slice_bytes}}},
       {"memory", MemoryJson(o, s, peaks.value())},
+      {"lengths", LengthsJson(o, lengths.value())},
       {"cpu",
        CpuJson(cpu.value(), hosts.value(), std::thread::hardware_concurrency(), s.step_time_mean)},
       {"dataset", s.dataset_description},

@@ -336,6 +336,14 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
       if (batch.load_end > 0)
         tl.loads.push_back({batch.load_begin + to_aligned, batch.load_end + to_aligned});
       rec.epoch = batch.epoch;
+      if (!rec.warmup) {
+        summary.lengths.Add(lo.lengths, {.seed = o.seed,
+                                         .epoch = batch.epoch,
+                                         .index = batch.index,
+                                         .rank = rank,
+                                         .batch = batch.size,
+                                         .context = o.model.gpt_context});
+      }
 
       // The batch's work for pacing: its tokens (variable-length text), else one unit.
       const double work = batch.tokens.empty() ? 1.0 : static_cast<double>(batch.tokens.size());

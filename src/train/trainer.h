@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "data/length_balancing.h"
 #include "decide/noise_scale.h"
 #include "nn/model.h"
 #include "train/options.h"
@@ -59,6 +60,9 @@ struct RunSummary {
   // The gradient slices in the order backward made them ready (the model's ready reports, each
   // fp32 bytes): the granularity a reducer builds its buckets from (model/simulate.cc).
   std::vector<int64_t> ready_slice_bytes;
+  // Variable-length text: this rank's steady batches tallied as drawn and bucketed
+  // (data/length_balancing.h); empty otherwise.
+  data::LengthTally lengths;
   std::string model_description;
   std::string dataset_description;
   std::string allreduce;  // algorithm used
