@@ -6,7 +6,8 @@ the run-to-run spread of the largest N, measured by running it twice (the goal i
 max(5 %, spread)). Prints the error of every check and the median and worst per fit.
 
   bench/model_accuracy.py [--workloads default,comm,compute,input,straggler] [--out DIR]
-  bench/model_accuracy.py --levers [--workloads comm,input,compute] [--replicas 1,2,4]
+  bench/model_accuracy.py --levers [--workloads comm,input,compute,imbalance,imbalance-b16,
+                          imbalance-b32] [--replicas 1,2,4] [--seed S]
   bench/model_accuracy.py --tcp [--rates 200,800] [--replicas 1,2,4] [--steps 12] [--out DIR]
                           [--reuse]
 
@@ -73,6 +74,12 @@ LEVER_WORKLOADS = {
     # per-step fixed costs against little compute: a bigger micro-batch
     "compute": MLP + ["--emulate-link", "0.5,200"] + LONGER,
 }
+# Rotating imbalance (each example its own length, padded to the batch's longest): length-
+# bucketed batches, at three micro-batches (the bigger, the more padding and the less imbalance).
+for _b in (8, 16, 32):
+    LEVER_WORKLOADS["imbalance" + ("" if _b == 8 else f"-b{_b}")] = [
+        "--model", "gpt", "--layers", "1", "--width", "64", "--heads", "2", "--context", "64",
+        "--batch", str(_b), "--emulate-device-speed", "0.1", "--variable-length"] + LONGER
 
 
 def sh(args, timeout=1800):
@@ -86,7 +93,8 @@ def levers(a):
     for name in a.workloads.split(","):
         d = os.path.join(a.out, "levers-" + name)
         t = time.time()
-        p = sh([STEPSCOPE, "diagnose"] + LEVER_WORKLOADS[name] +
+        seed = ["--seed", str(a.seed)] if a.seed is not None else []
+        p = sh([STEPSCOPE, "diagnose"] + LEVER_WORKLOADS[name] + seed +
                ["--replicas", a.replicas, "--ablate-at", "largest", "--apply-levers",
                 "--noise-scale-steps", "0", "--wire-check-steps", "0", "--out", d], timeout=900)
         path = os.path.join(d, "diagnosis.json")
@@ -102,7 +110,8 @@ def levers(a):
             m = lp.get("measured_gain_samples_per_s")
             err = None if m is None or m == 0 else g["value"] / m - 1
             within = err is not None and abs(err) <= 0.10
-            rows.append({"workload": name, "lever": lp["lever"], "predicted": g["value"],
+            rows.append({"workload": name, "seed": a.seed, "lever": lp["lever"],
+                         "predicted": g["value"],
                          "low": g["low"], "high": g["high"], "measured": m, "error": err,
                          "within_10pct": within})
             print(f"  {lp['lever']:<26} predicted {g['value']:+8.1f} [{g['low']:+.1f}, "
@@ -326,6 +335,8 @@ def main():
                     help="with --tcp: keep the sweeps already in --out (only the model again)")
     ap.add_argument("--steps", type=int, default=12,
                     help="with --tcp: steps per run (a quarter of them warm-up)")
+    ap.add_argument("--seed", type=int, default=None,
+                    help="with --levers: train's --seed (other data, other lengths)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench/results/model"))
     a = ap.parse_args()
     if a.tcp:

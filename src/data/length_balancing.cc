@@ -37,8 +37,8 @@ double LengthTally::WorkRatio() const {
   return drawn_work > 0 ? bucketed_work / drawn_work : 1.0;
 }
 
-std::vector<double> BucketedSpread(const LengthOptions& options, uint64_t seed, int batch,
-                                   int context, int steps, int ranks, int quantiles) {
+std::vector<double> StepSpread(const LengthOptions& options, uint64_t seed, int batch, int context,
+                               int steps, int ranks, int quantiles) {
   if (!options.variable || batch <= 0 || context <= 1 || steps <= 0 || ranks <= 0) return {1.0};
   std::vector<double> ratios;
   ratios.reserve(static_cast<size_t>(steps) * static_cast<size_t>(ranks));
@@ -47,8 +47,7 @@ std::vector<double> BucketedSpread(const LengthOptions& options, uint64_t seed, 
     for (int rank = 0; rank < ranks; ++rank) {
       const BatchPlace place{.seed = seed, .epoch = 0, .index = step, .rank = rank,
                              .batch = batch, .context = context};
-      work[static_cast<size_t>(rank)] =
-          Work(ExampleLengths({.variable = true, .balanced = true}, place));
+      work[static_cast<size_t>(rank)] = Work(ExampleLengths(options, place));
     }
     const double mean = std::accumulate(work.begin(), work.end(), 0.0) / ranks;
     for (double w : work) ratios.push_back(w / mean);

@@ -29,14 +29,13 @@ struct LengthTally {
   double WorkRatio() const;
 };
 
-// How much the ranks of a bucketed step still differ: each rank's computed positions over the
-// mean of its step's ranks, pooled over `steps` steps of `ranks` ranks (enough for a step's mean
-// to stand for its bucket's) of `batch` examples of up to `context` tokens from `seed`, as
-// `quantiles` evenly spaced quantiles, sorted. The expected maximum of N draws from it is the
-// bucketed step's wait for its slowest rank, relative to the mean rank. {1} when lengths are
-// not variable.
-std::vector<double> BucketedSpread(const LengthOptions& options, uint64_t seed, int batch,
-                                   int context, int steps = 256, int ranks = 32,
-                                   int quantiles = 101);
+// How much the ranks of a step differ in work, drawn as `options` draws (bucketed or not): each
+// rank's computed positions over the mean of its step's ranks, pooled over `steps` steps of
+// `ranks` ranks (enough for a step's mean to stand for its bucket's) of `batch` examples of up
+// to `context` tokens from `seed`, as `quantiles` evenly spaced quantiles, sorted. The expected
+// maximum of N draws from it is what a step waits for its slowest rank, relative to the mean
+// rank, from the lengths alone. {1} when lengths are not variable.
+std::vector<double> StepSpread(const LengthOptions& options, uint64_t seed, int batch,
+                               int context, int steps = 256, int ranks = 32, int quantiles = 101);
 
 }  // namespace stepscope::data

@@ -24,7 +24,7 @@ TEST(LengthTally, FixedLengthsComputeNoPadding) {
   EXPECT_EQ(t.drawn_work, 0);
   EXPECT_EQ(t.PaddedShare(), 0);
   EXPECT_EQ(t.WorkRatio(), 1);
-  EXPECT_EQ(BucketedSpread({}, 7, 8, 64), std::vector<double>{1.0});
+  EXPECT_EQ(StepSpread({}, 7, 8, 64), std::vector<double>{1.0});
 }
 
 TEST(LengthTally, BucketsComputeLessPadding) {
@@ -55,15 +55,20 @@ TEST(LengthTally, BiggerBatchesPadMore) {
   EXPECT_LT(b32.WorkRatio(), b8.WorkRatio());
 }
 
-TEST(BucketedSpread, RanksOfABucketDifferLittle) {
-  const std::vector<double> spread = BucketedSpread({.variable = true}, 7, 8, 64);
-  ASSERT_EQ(spread.size(), 101u);
-  EXPECT_TRUE(std::is_sorted(spread.begin(), spread.end()));
-  // About the bucket's span (32^(1/16), 1.24; more in the shortest buckets, where whole
-  // tokens are coarse): far less than as drawn.
-  EXPECT_GT(spread.front(), 0.6);
-  EXPECT_LT(spread.back(), 1.3);
-  EXPECT_NEAR(spread[50], 1.0, 0.05);
+TEST(StepSpread, RanksOfABucketDifferLittle) {
+  const std::vector<double> bucketed = StepSpread({.variable = true, .balanced = true}, 7, 8, 64);
+  const std::vector<double> drawn = StepSpread({.variable = true}, 7, 8, 64);
+  ASSERT_EQ(bucketed.size(), 101u);
+  ASSERT_EQ(drawn.size(), 101u);
+  EXPECT_TRUE(std::is_sorted(bucketed.begin(), bucketed.end()));
+  EXPECT_TRUE(std::is_sorted(drawn.begin(), drawn.end()));
+  // Bucketed, about the bucket's span (32^(1/16), 1.24; more in the shortest buckets, where
+  // whole tokens are coarse); as drawn, the longest of 8 ranges over most of the context.
+  EXPECT_GT(bucketed.front(), 0.6);
+  EXPECT_LT(bucketed.back(), 1.3);
+  EXPECT_NEAR(bucketed[50], 1.0, 0.05);
+  EXPECT_LT(drawn.front(), 0.5);
+  EXPECT_GT(drawn[90] - drawn[10], 2 * (bucketed[90] - bucketed[10]));
 }
 
 }  // namespace

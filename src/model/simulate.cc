@@ -314,11 +314,18 @@ std::string SplitBucketNote(const StepModel& m, const Scenario& s) {
 }
 
 // The expected slowest of the scenario's ranks relative to the mean one: from the measured
-// jitter, or with length-bucketed batches the bucketed spread (none where it is not known).
+// jitter; with length-bucketed batches the bucketed spread plus what the measured jitter has
+// beyond the lengths' own spread as drawn (the host's noise, which bucketing keeps), or none
+// where the lengths are not known.
 double JitterMax(const StepModel& m, const Scenario& s) {
   const int n = std::max(1, s.replicas);
-  if (!s.balance_lengths) return ExpectedMaximum(m.compute_jitter, n);
-  return m.length_buckets ? ExpectedMaximum(m.length_buckets->spread, n) : 1.0;
+  const double measured = ExpectedMaximum(m.compute_jitter, n);
+  if (!s.balance_lengths) return measured;
+  if (!m.length_buckets) return 1.0;
+  const LengthBuckets& l = *m.length_buckets;
+  if (l.applied) return measured;  // the measured jitter is the bucketed one already
+  return ExpectedMaximum(l.spread, n) +
+         std::max(0.0, measured - ExpectedMaximum(l.drawn_spread, n));
 }
 
 }  // namespace

@@ -74,9 +74,11 @@ double FirstBucketMb(const std::string& algorithm);
 struct LengthBuckets {
   bool applied = false;   // the runs were bucketed already
   double work_ratio = 1;  // a rank's forward and backward work bucketed over as drawn
-  // Sorted ratios of a bucketed rank's work to its step's mean: ranks of a step share a bucket,
-  // so this, not each rank's step-to-step variation, is what the step waits on.
-  std::vector<double> spread;
+  // Sorted ratios of a rank's work to its step's mean, from the lengths alone: as drawn, and
+  // bucketed (ranks of a step share a bucket, so this, not each rank's step-to-step variation,
+  // is what a bucketed step waits on). What the measured variation has beyond the drawn spread
+  // (the host's timing noise) stays when bucketed.
+  std::vector<double> drawn_spread, spread;
 };
 
 struct StepModel {

@@ -198,13 +198,14 @@ Result<data::LengthTally> GatherLengths(const comm::Communicator& comm, const Ru
 // length-bucketed batches would change (data/length_balancing.h); null for fixed-length batches.
 json LengthsJson(const TrainOptions& o, const data::LengthTally& tally) {
   if (!o.variable_length) return nullptr;
-  const data::LengthOptions drawn{.variable = true};
-  return json{{"balanced", o.balance_lengths},
-              {"buckets", data::kLengthBuckets},
-              {"padded_share", tally.PaddedShare()},
-              {"bucketed_work_ratio", tally.WorkRatio()},
-              {"bucketed_spread",
-               data::BucketedSpread(drawn, o.seed, o.batch, o.model.gpt_context)}};
+  const int b = o.batch, t = o.model.gpt_context;
+  return json{
+      {"balanced", o.balance_lengths},
+      {"buckets", data::kLengthBuckets},
+      {"padded_share", tally.PaddedShare()},
+      {"bucketed_work_ratio", tally.WorkRatio()},
+      {"drawn_spread", data::StepSpread({.variable = true}, o.seed, b, t)},
+      {"bucketed_spread", data::StepSpread({.variable = true, .balanced = true}, o.seed, b, t)}};
 }
 
 json SoftwareVersions() {
