@@ -55,6 +55,7 @@ std::string StepRecordToJson(const StepRecord& r) {
       .Number("optimizer", r.optimizer)
       .Number("compute", r.compute);
   if (r.cpu_wait) w.Number("cpu_wait", *r.cpu_wait);
+  if (r.tokens) w.Int("tokens", *r.tokens);
   w.Number("exposed_comm", r.exposed_comm)
       .Number("comm_busy", r.comm_busy)
       .Number("loss", r.loss)
@@ -120,6 +121,15 @@ Result<StepRecord> StepRecordFromJson(const std::string& line, const std::string
                            ")");
     }
     r.cpu_wait = cpu_wait;
+  }
+  if (version >= 4 && j.contains("tokens")) {
+    int64_t tokens = 0;
+    STEPSCOPE_RETURN_IF_ERROR(Field(j, "tokens", &tokens, where));
+    if (tokens < 1) {
+      return Status::Error(where + ": field 'tokens' (" + std::to_string(tokens) +
+                           ") must be at least 1 (the positions the step computed)");
+    }
+    r.tokens = tokens;
   }
   STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "exposed_comm", &r.exposed_comm, where));
   STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "comm_busy", &r.comm_busy, where));

@@ -17,8 +17,9 @@ namespace stepscope {
 //   1: the fields below except backward_start.
 //   2: adds backward_start.
 //   3: adds cpu_wait.
+//   4: adds tokens.
 // Older versions still read (fields they lack keep their defaults); newer ones are refused.
-inline constexpr int kStepRecordVersion = 3;
+inline constexpr int kStepRecordVersion = 4;
 
 // One gradient reduction (a bucket, or one collective of an imported trace) within a step.
 struct CollectiveRecord {
@@ -57,6 +58,10 @@ struct StepRecord {
   // (the kernel's run-queue delay): a rank slowed by sharing its core with other threads, not a
   // slower rank. nullopt: unknown (older records, imported traces, a kernel without schedstat).
   std::optional<Seconds> cpu_wait;
+  // Variable-length text: the positions this rank computed in the step (every micro-batch's
+  // examples padded to its longest), the work its forward and backward scale with. nullopt:
+  // fixed-size batches, older records, imported traces.
+  std::optional<int64_t> tokens;
   std::vector<CollectiveRecord> collectives;
 
   Seconds step_time() const { return end - start; }

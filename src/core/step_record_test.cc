@@ -49,6 +49,21 @@ TEST(StepRecord, UnknownBackwardStartIsNotWritten) {
   EXPECT_EQ(StepRecordToJson(r).find("backward_start"), std::string::npos);
 }
 
+TEST(StepRecord, TokensRoundTripAndAreChecked) {
+  StepRecord r;
+  r.end = 1;
+  EXPECT_EQ(StepRecordToJson(r).find("tokens"), std::string::npos);
+  r.tokens = 384;
+  auto back = StepRecordFromJson(StepRecordToJson(r), "test");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->tokens, std::optional<int64_t>(384));
+  auto refused = StepRecordFromJson(
+      R"({"version":4,"rank":0,"step":2,"start":0,"end":1,"tokens":0})", "r.jsonl:5");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("r.jsonl:5: field 'tokens'"), std::string::npos)
+      << refused.status().message();
+}
+
 TEST(StepRecord, CpuWaitRoundTripsAndIsCheckedAgainstCompute) {
   StepRecord r;
   r.end = 1;

@@ -9,6 +9,7 @@
 #include "model/host_cpu.h"
 #include "model/host_crowding.h"
 #include "model/simulate.h"
+#include "model/token_cost.h"
 
 namespace stepscope::model {
 namespace {
@@ -312,6 +313,12 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   }
   if (m.compute_jitter.empty()) m.compute_jitter.push_back(1.0);
   m.length_buckets = baselines.back()->length_buckets;
+  if (m.length_buckets) {
+    if (const std::optional<TokenCost> t = FitTokenCost(baselines.back()->records)) {
+      m.length_buckets->token_share = t->token_share;
+      m.length_buckets->noise = t->noise;
+    }
+  }
   if (m.length_buckets && m.length_buckets->applied && !m.length_buckets->spread.empty()) {
     // Bucketed runs: every rank of a step draws from one bucket, so each rank's work moves with
     // the step's and its ratio to its own mean counts what all ranks share, which nobody waits

@@ -103,6 +103,8 @@ nlohmann::json ToJson(const StepModel& m) {
         {"applied", l.applied},
         {"work_ratio", l.work_ratio},
         {"spread_max_of_4", ExpectedMaximum(l.spread, 4)},
+        {"token_share", l.token_share},
+        {"noise", l.noise},
         {"unit", "a rank's forward and backward work bucketed over as drawn; the expected "
                  "slowest of 4 bucketed ranks over the mean one"},
         {"how", "the job's own sampler (run.json lengths): the largest baseline's steady "

@@ -171,6 +171,12 @@ int WireWidth(const std::string& dtype) {
 
 namespace {
 
+// Forward and backward with length-bucketed batches over as drawn: the part that scales with
+// the positions at the bucketed work, the rest as it was.
+double BucketedWork(const LengthBuckets& l) {
+  return 1 - l.token_share + l.token_share * l.work_ratio;
+}
+
 // SimulateStep with the expected maximum of N ranks' compute ratios given (it does not depend on
 // the side, so Predict computes it once for its six simulations).
 Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side, double jitter_max) {
@@ -209,7 +215,7 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side, dou
   const double b = r.batch;
   // Length-bucketed batches compute less padding in forward and backward.
   const double work = s.balance_lengths && m.length_buckets && !m.length_buckets->applied
-                          ? m.length_buckets->work_ratio
+                          ? BucketedWork(*m.length_buckets)
                           : 1.0;
   const Seconds forward = std::max(
       0.0,
@@ -314,18 +320,24 @@ std::string SplitBucketNote(const StepModel& m, const Scenario& s) {
 }
 
 // The expected slowest of the scenario's ranks relative to the mean one: from the measured
-// jitter; with length-bucketed batches the bucketed spread plus what the measured jitter has
-// beyond the lengths' own spread as drawn (the host's noise, which bucketing keeps), or none
-// where the lengths are not known.
+// jitter; with length-bucketed batches each rank's forward and backward drawn from the bucketed
+// spread (on the part that scales with positions) times the host's noise, or no spread where
+// the lengths are not known.
 double JitterMax(const StepModel& m, const Scenario& s) {
   const int n = std::max(1, s.replicas);
-  const double measured = ExpectedMaximum(m.compute_jitter, n);
-  if (!s.balance_lengths) return measured;
+  if (!s.balance_lengths) return ExpectedMaximum(m.compute_jitter, n);
   if (!m.length_buckets) return 1.0;
   const LengthBuckets& l = *m.length_buckets;
-  if (l.applied) return measured;  // the measured jitter is the bucketed one already
-  return ExpectedMaximum(l.spread, n) +
-         std::max(0.0, measured - ExpectedMaximum(l.drawn_spread, n));
+  if (l.applied) return ExpectedMaximum(m.compute_jitter, n);  // bucketed already
+  // The scaling share of the bucketed forward and backward.
+  const double share = l.token_share * l.work_ratio / BucketedWork(l);
+  std::vector<double> ratios;
+  ratios.reserve(l.spread.size() * l.noise.size());
+  for (double x : l.spread) {
+    for (double e : l.noise) ratios.push_back((1 - share + share * x) * e);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  return ExpectedMaximum(ratios, n);
 }
 
 }  // namespace

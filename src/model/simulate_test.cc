@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "model/fit.h"
@@ -196,16 +197,31 @@ TEST(SimulateStep, LengthBucketsCutPaddingAndTheSpreadTheStepWaitsOn) {
   EXPECT_NEAR(p.compute, drawn.compute, 1e-12);
   EXPECT_NEAR(p.straggler_wait, 0, 1e-12);
   // With it: forward and backward compute the bucketed work, and the slowest of 8 is drawn
-  // from the bucketed spread, plus what the measured jitter has beyond the lengths' spread as
-  // drawn (+-25 %: the other 5 % is the host's, and stays).
-  m.length_buckets = LengthBuckets{false, 0.5, {0.75, 1.25}, {0.9, 1.0, 1.1}};
+  // from the bucketed spread.
+  m.length_buckets = LengthBuckets{false, 0.5, {0.9, 1.0, 1.1}};
   p = Must(SimulateStep(m, bucketed));
   EXPECT_NEAR(p.compute, 0.5 * fb + optimizer, 1e-12);
   const double slowest = 1.1 * (1 - std::pow(2.0 / 3, 8)) + 1.0 * (std::pow(2.0 / 3, 8) -
                                                                      std::pow(1.0 / 3, 8)) +
                          0.9 * std::pow(1.0 / 3, 8);
-  const double noise = (1.3 - 0.6 / 256) - (1.25 - 0.5 / 256);
-  EXPECT_NEAR(p.straggler_wait, p.compute * (slowest + noise - 1), 1e-9);
+  EXPECT_NEAR(p.straggler_wait, p.compute * (slowest - 1), 1e-9);
+  // Where the records tell: only the part that scales with positions shrinks (here 80 %), and
+  // the host's noise (here +-5 %) multiplies each rank's bucketed work.
+  m.length_buckets->token_share = 0.8;
+  m.length_buckets->noise = {0.95, 1.05};
+  p = Must(SimulateStep(m, bucketed));
+  EXPECT_NEAR(p.compute, (0.2 + 0.8 * 0.5) * fb + optimizer, 1e-12);
+  // Bucketed, the scaling share is 0.4 / 0.6 of forward and backward: ratios 1 + (2/3)(x - 1).
+  std::vector<double> ratios;
+  for (double x : {0.9, 1.0, 1.1}) {
+    for (double e : {0.95, 1.05}) ratios.push_back((1 + 2.0 / 3 * (x - 1)) * e);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  double expected = 0;
+  for (size_t i = 0; i < ratios.size(); ++i) {
+    expected += ratios[i] * (std::pow((i + 1) / 6.0, 8) - std::pow(i / 6.0, 8));
+  }
+  EXPECT_NEAR(p.straggler_wait, p.compute * (expected - 1), 1e-9);
   EXPECT_NEAR(Must(SimulateStep(m, s)).compute, drawn.compute, 1e-12);  // asked only
   // Runs bucketed already keep their work.
   m.length_buckets->applied = true;

@@ -73,12 +73,15 @@ double FirstBucketMb(const std::string& algorithm);
 // variable-length job, as its sampler draws them (data/length_balancing.h).
 struct LengthBuckets {
   bool applied = false;   // the runs were bucketed already
-  double work_ratio = 1;  // a rank's forward and backward work bucketed over as drawn
-  // Sorted ratios of a rank's work to its step's mean, from the lengths alone: as drawn, and
-  // bucketed (ranks of a step share a bucket, so this, not each rank's step-to-step variation,
-  // is what a bucketed step waits on). What the measured variation has beyond the drawn spread
-  // (the host's timing noise) stays when bucketed.
-  std::vector<double> drawn_spread, spread;
+  double work_ratio = 1;  // a rank's positions computed bucketed over as drawn
+  // Sorted ratios of a bucketed rank's positions to its step's mean: ranks of a step share a
+  // bucket, so this, not each rank's step-to-step variation, is what a bucketed step waits on.
+  std::vector<double> spread;
+  // From the records' tokens (token_cost.h), when they carry them: the share of forward and
+  // backward that scales with the positions (1: all of it), and what the positions do not
+  // explain (sorted ratios, the host's noise), which bucketing keeps.
+  double token_share = 1;
+  std::vector<double> noise{1.0};
 };
 
 struct StepModel {

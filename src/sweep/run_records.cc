@@ -251,7 +251,6 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
       }
       return Status::Ok();
     };
-    STEPSCOPE_RETURN_IF_ERROR(spread("drawn_spread", &l.drawn_spread));
     STEPSCOPE_RETURN_IF_ERROR(spread("bucketed_spread", &l.bucketed_spread));
     s.lengths = std::move(l);
   }

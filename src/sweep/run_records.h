@@ -85,13 +85,12 @@ struct RunSummary {
   int64_t wire_error_steps = 0;
   // run.json lengths (variable-length text, docs/train-output.md): whether the batches were
   // length-bucketed, and what bucketing changes by the job's own sampler: a rank's computed
-  // positions bucketed over as drawn, and the sorted ratios of a rank's positions to its step's
-  // mean, as drawn and bucketed. Unset for fixed-length runs and run.json files written before
-  // it.
+  // positions bucketed over as drawn, and the sorted ratios of a bucketed rank's positions to
+  // its step's mean. Unset for fixed-length runs and run.json files written before it.
   struct Lengths {
     bool balanced = false;
     double bucketed_work_ratio = 1;
-    std::vector<double> drawn_spread, bucketed_spread;
+    std::vector<double> bucketed_spread;
   };
   std::optional<Lengths> lengths;
 };

@@ -125,27 +125,23 @@ TEST(RunSummary, ReadsWhatBucketingWouldChangeAndNamesADamagedField) {
   EXPECT_FALSE(s->lengths.has_value());  // fixed-length batches
   s = RunSummaryFromText(
       MinimalRunJson(R"(, "lengths": {"balanced": false, "buckets": 16, "padded_share": 0.6,
-                       "bucketed_work_ratio": 0.45, "drawn_spread": [0.5, 1.0, 1.5],
-                       "bucketed_spread": [0.8, 1.0, 1.2]})"),
+                       "bucketed_work_ratio": 0.45, "bucketed_spread": [0.8, 1.0, 1.2]})"),
       "r/run.json");
   ASSERT_TRUE(s.ok()) << s.status().message();
   ASSERT_TRUE(s->lengths.has_value());
   EXPECT_FALSE(s->lengths->balanced);
   EXPECT_DOUBLE_EQ(s->lengths->bucketed_work_ratio, 0.45);
-  EXPECT_EQ(s->lengths->drawn_spread, (std::vector<double>{0.5, 1.0, 1.5}));
   EXPECT_EQ(s->lengths->bucketed_spread, (std::vector<double>{0.8, 1.0, 1.2}));
   const std::pair<const char*, const char*> bad[] = {
-      {R"("bucketed_work_ratio": 0, "drawn_spread": [1], "bucketed_spread": [1])",
+      {R"("bucketed_work_ratio": 0, "bucketed_spread": [1])",
        "lengths.bucketed_work_ratio"},
-      {R"("bucketed_work_ratio": 1.5, "drawn_spread": [1], "bucketed_spread": [1])",
+      {R"("bucketed_work_ratio": 1.5, "bucketed_spread": [1])",
        "lengths.bucketed_work_ratio"},
-      {R"("bucketed_work_ratio": 0.5, "drawn_spread": [1], "bucketed_spread": [1.2, 0.8])",
+      {R"("bucketed_work_ratio": 0.5, "bucketed_spread": [1.2, 0.8])",
        "lengths.bucketed_spread"},
-      {R"("bucketed_work_ratio": 0.5, "drawn_spread": [0], "bucketed_spread": [1])",
-       "lengths.drawn_spread"},
-      {R"("bucketed_work_ratio": 0.5, "drawn_spread": [1], "bucketed_spread": [])",
+      {R"("bucketed_work_ratio": 0.5, "bucketed_spread": [])",
        "lengths.bucketed_spread"},
-      {R"("bucketed_work_ratio": 0.5, "bucketed_spread": [1])", "lengths.drawn_spread"},
+      {R"("bucketed_work_ratio": 0.5)", "lengths.bucketed_spread"},
   };
   for (const auto& [fields, name] : bad) {
     s = RunSummaryFromText(

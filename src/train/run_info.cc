@@ -204,7 +204,6 @@ json LengthsJson(const TrainOptions& o, const data::LengthTally& tally) {
       {"buckets", data::kLengthBuckets},
       {"padded_share", tally.PaddedShare()},
       {"bucketed_work_ratio", tally.WorkRatio()},
-      {"drawn_spread", data::StepSpread({.variable = true}, o.seed, b, t)},
       {"bucketed_spread", data::StepSpread({.variable = true, .balanced = true}, o.seed, b, t)}};
 }
 

@@ -347,6 +347,9 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
 
       // The batch's work for pacing: its tokens (variable-length text), else one unit.
       const double work = batch.tokens.empty() ? 1.0 : static_cast<double>(batch.tokens.size());
+      if (o.variable_length && !batch.tokens.empty()) {
+        rec.tokens = rec.tokens.value_or(0) + static_cast<int64_t>(batch.tokens.size());
+      }
       Interval fwd{comm.Now(), 0};
       cpu_wait.Begin(run_queue);
       pacer.Begin();

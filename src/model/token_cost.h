@@ -1,0 +1,28 @@
+// Variable-length text: how a rank's forward and backward follow the positions it computes
+// (step records' `tokens`), so that the model can price length-bucketed batches: the part that
+// scales with positions shrinks with the bucketed work, the rest does not, and what the
+// positions do not explain (the host's timing noise) stays when the ranks' work evens out.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "core/step_record.h"
+
+namespace stepscope::model {
+
+struct TokenCost {
+  // Of forward and backward at the records' mean positions, the share that scales with them
+  // (in [0, 1]).
+  double token_share = 1;
+  // Each rank-step's forward and backward over what its positions predict: sorted quantiles.
+  std::vector<double> noise{1.0};
+};
+
+// Least squares `forward + backward = a + c tokens` over the steady records that carry tokens
+// (through the origin where the fixed part comes out negative); `noise` keeps `quantiles`
+// evenly spaced quantiles of the ratios to the line, scaled to mean 1. nullopt with
+// fewer than 8 such records, tokens that do not vary, or a line that is not positive.
+std::optional<TokenCost> FitTokenCost(const std::vector<StepRecord>& records, int quantiles = 21);
+
+}  // namespace stepscope::model
