@@ -112,10 +112,10 @@ void UseModelGains(const std::vector<LeverPrediction>& predictions, decide::Verd
       l.expected_gain_samples_per_s = p.predicted_gain_samples_per_s.value;
       l.expected_samples_per_s = measured_x + l.expected_gain_samples_per_s;
       l.expected_efficiency =
-          p.predicted_efficiency > 0     ? p.predicted_efficiency
-          : one_replica_samples_per_s > 0 ? l.expected_samples_per_s /
-                                                (p.replicas * one_replica_samples_per_s)
-                                          : 0;
+          p.predicted_efficiency > 0 ? p.predicted_efficiency
+          : one_replica_samples_per_s > 0
+              ? l.expected_samples_per_s / (p.replicas * one_replica_samples_per_s)
+              : 0;
       l.basis = fmt::format(
           "step-time model re-simulated with {} at N={}: {:+.1f} samples/s "
           "(90% band {:+.1f} to {:+.1f})",

@@ -116,8 +116,8 @@ Result<std::vector<model::RunObservation>> ReadRuns(const std::string& dir) {
     o.cores_per_host = s->cores_per_host;
     o.cpu_outside_reductions_per_step = s->cpu_outside_reductions_per_step;
     if (s->lengths) {
-      o.length_buckets = model::LengthBuckets{
-          s->lengths->balanced, s->lengths->bucketed_work_ratio, s->lengths->bucketed_spread};
+      o.length_buckets = model::LengthBuckets{s->lengths->balanced, s->lengths->bucketed_work_ratio,
+                                              s->lengths->bucketed_spread};
     }
     o.samples_per_s = s->samples_per_s;
     o.records = std::move(*records);

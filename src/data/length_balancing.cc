@@ -33,9 +33,7 @@ double LengthTally::PaddedShare() const {
   return drawn_work > 0 ? 1 - drawn_tokens / drawn_work : 0.0;
 }
 
-double LengthTally::WorkRatio() const {
-  return drawn_work > 0 ? bucketed_work / drawn_work : 1.0;
-}
+double LengthTally::WorkRatio() const { return drawn_work > 0 ? bucketed_work / drawn_work : 1.0; }
 
 std::vector<double> StepSpread(const LengthOptions& options, uint64_t seed, int batch, int context,
                                int steps, int ranks, int quantiles) {
@@ -45,8 +43,12 @@ std::vector<double> StepSpread(const LengthOptions& options, uint64_t seed, int 
   std::vector<double> work(static_cast<size_t>(ranks));
   for (int step = 0; step < steps; ++step) {
     for (int rank = 0; rank < ranks; ++rank) {
-      const BatchPlace place{.seed = seed, .epoch = 0, .index = step, .rank = rank,
-                             .batch = batch, .context = context};
+      const BatchPlace place{.seed = seed,
+                             .epoch = 0,
+                             .index = step,
+                             .rank = rank,
+                             .batch = batch,
+                             .context = context};
       work[static_cast<size_t>(rank)] = Work(ExampleLengths(options, place));
     }
     const double mean = std::accumulate(work.begin(), work.end(), 0.0) / ranks;

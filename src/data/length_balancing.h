@@ -35,7 +35,7 @@ struct LengthTally {
 // to `context` tokens from `seed`, as `quantiles` evenly spaced quantiles, sorted. The expected
 // maximum of N draws from it is what a step waits for its slowest rank, relative to the mean
 // rank, from the lengths alone. {1} when lengths are not variable.
-std::vector<double> StepSpread(const LengthOptions& options, uint64_t seed, int batch,
-                               int context, int steps = 256, int ranks = 32, int quantiles = 101);
+std::vector<double> StepSpread(const LengthOptions& options, uint64_t seed, int batch, int context,
+                               int steps = 256, int ranks = 32, int quantiles = 101);
 
 }  // namespace stepscope::data

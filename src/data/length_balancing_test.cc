@@ -12,8 +12,7 @@ LengthTally Tally(const LengthOptions& o, int batch, int steps = 256, int ranks 
   LengthTally t;
   for (int step = 0; step < steps; ++step) {
     for (int rank = 0; rank < ranks; ++rank) {
-      t.Add(o, {.seed = 7, .epoch = 0, .index = step, .rank = rank, .batch = batch,
-                .context = 64});
+      t.Add(o, {.seed = 7, .epoch = 0, .index = step, .rank = rank, .batch = batch, .context = 64});
     }
   }
   return t;

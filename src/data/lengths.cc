@@ -39,9 +39,9 @@ std::vector<int> ExampleLengths(const LengthOptions& options, const BatchPlace& 
   int bucket = -1;
   if (options.balanced) {
     const int64_t block = place.index / kLengthBuckets;
-    Xoshiro256 order(MixSeed(MixSeed(place.seed, kLengthsKey, 0),
-                             MixSeed(static_cast<uint64_t>(place.epoch),
-                                     static_cast<uint64_t>(block))));
+    Xoshiro256 order(
+        MixSeed(MixSeed(place.seed, kLengthsKey, 0),
+                MixSeed(static_cast<uint64_t>(place.epoch), static_cast<uint64_t>(block))));
     std::array<int, kLengthBuckets> buckets;
     std::iota(buckets.begin(), buckets.end(), 0);
     for (int i = kLengthBuckets - 1; i > 0; --i) {

@@ -105,11 +105,13 @@ nlohmann::json ToJson(const StepModel& m) {
         {"spread_max_of_4", ExpectedMaximum(l.spread, 4)},
         {"token_share", l.token_share},
         {"noise", l.noise},
-        {"unit", "a rank's forward and backward work bucketed over as drawn; the expected "
-                 "slowest of 4 bucketed ranks over the mean one"},
-        {"how", "the job's own sampler (run.json lengths): the largest baseline's steady "
-                "batches drawn again bucketed, for the work; 256 bucketed steps of 32 ranks, "
-                "for the spread"}};
+        {"unit",
+         "a rank's forward and backward work bucketed over as drawn; the expected "
+         "slowest of 4 bucketed ranks over the mean one"},
+        {"how",
+         "the job's own sampler (run.json lengths): the largest baseline's steady "
+         "batches drawn again bucketed, for the work; 256 bucketed steps of 32 ranks, "
+         "for the spread"}};
   }
   if (m.crowding) {
     const HostCrowding& h = *m.crowding;

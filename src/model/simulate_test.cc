@@ -201,8 +201,8 @@ TEST(SimulateStep, LengthBucketsCutPaddingAndTheSpreadTheStepWaitsOn) {
   m.length_buckets = LengthBuckets{false, 0.5, {0.9, 1.0, 1.1}};
   p = Must(SimulateStep(m, bucketed));
   EXPECT_NEAR(p.compute, 0.5 * fb + optimizer, 1e-12);
-  const double slowest = 1.1 * (1 - std::pow(2.0 / 3, 8)) + 1.0 * (std::pow(2.0 / 3, 8) -
-                                                                     std::pow(1.0 / 3, 8)) +
+  const double slowest = 1.1 * (1 - std::pow(2.0 / 3, 8)) +
+                         1.0 * (std::pow(2.0 / 3, 8) - std::pow(1.0 / 3, 8)) +
                          0.9 * std::pow(1.0 / 3, 8);
   EXPECT_NEAR(p.straggler_wait, p.compute * (slowest - 1), 1e-9);
   // Where the records tell: only the part that scales with positions shrinks (here 80 %), and

@@ -133,14 +133,10 @@ TEST(RunSummary, ReadsWhatBucketingWouldChangeAndNamesADamagedField) {
   EXPECT_DOUBLE_EQ(s->lengths->bucketed_work_ratio, 0.45);
   EXPECT_EQ(s->lengths->bucketed_spread, (std::vector<double>{0.8, 1.0, 1.2}));
   const std::pair<const char*, const char*> bad[] = {
-      {R"("bucketed_work_ratio": 0, "bucketed_spread": [1])",
-       "lengths.bucketed_work_ratio"},
-      {R"("bucketed_work_ratio": 1.5, "bucketed_spread": [1])",
-       "lengths.bucketed_work_ratio"},
-      {R"("bucketed_work_ratio": 0.5, "bucketed_spread": [1.2, 0.8])",
-       "lengths.bucketed_spread"},
-      {R"("bucketed_work_ratio": 0.5, "bucketed_spread": [])",
-       "lengths.bucketed_spread"},
+      {R"("bucketed_work_ratio": 0, "bucketed_spread": [1])", "lengths.bucketed_work_ratio"},
+      {R"("bucketed_work_ratio": 1.5, "bucketed_spread": [1])", "lengths.bucketed_work_ratio"},
+      {R"("bucketed_work_ratio": 0.5, "bucketed_spread": [1.2, 0.8])", "lengths.bucketed_spread"},
+      {R"("bucketed_work_ratio": 0.5, "bucketed_spread": [])", "lengths.bucketed_spread"},
       {R"("bucketed_work_ratio": 0.5)", "lengths.bucketed_spread"},
   };
   for (const auto& [fields, name] : bad) {

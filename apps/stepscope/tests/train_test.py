@@ -93,7 +93,8 @@ class Outputs(TempDirTest):
                 self.assertAlmostEqual(s["compute"], s["forward"] + s["backward"] + s["optimizer"],
                                        places=9)
                 self.assertGreater(len(s["collectives"]), 1, "bucket cap should split gradients")
-                self.assertEqual(s["version"], 3)
+                self.assertEqual(s["version"], 4)
+                self.assertNotIn("tokens", s)  # fixed-size batches
                 # Unpaced: the time spent waiting for a core is measured, and part of compute.
                 self.assertGreaterEqual(s["cpu_wait"], 0)
                 self.assertLessEqual(s["cpu_wait"], s["compute"])
@@ -169,8 +170,15 @@ class Outputs(TempDirTest):
              "--no-eval", "--quiet", "--variable-length", "--inject-straggler", "1:1.5,0:1.2",
              "--inject-noise", "1:0.2", "--out", out], np=2)
         with open(os.path.join(out, "run.json"), encoding="utf-8") as f:
-            config = json.load(f)["config"]
+            info = json.load(f)
+        config = info["config"]
         self.assertTrue(config["variable_length"])
+        # What bucketing would change, by the job's own sampler (docs/train-output.md).
+        lengths = info["lengths"]
+        self.assertFalse(lengths["balanced"])
+        self.assertGreater(lengths["padded_share"], 0)
+        self.assertLess(lengths["bucketed_work_ratio"], 1)
+        self.assertEqual(lengths["bucketed_spread"], sorted(lengths["bucketed_spread"]))
         self.assertFalse(config["balance_lengths"])
         self.assertEqual(config["injection"]["stragglers"],
                          [{"rank": 1, "factor": 1.5}, {"rank": 0, "factor": 1.2}])
@@ -181,6 +189,9 @@ class Outputs(TempDirTest):
             self.assertTrue(all(math.isfinite(s["loss"]) for s in steps))
             # Paced compute takes its emulated time whatever the core's queue: no cpu_wait.
             self.assertTrue(all("cpu_wait" not in s for s in steps))
+            # The positions each step computed: 4 examples padded to the longest of 32 tokens.
+            self.assertTrue(all(4 <= s["tokens"] <= 4 * 32 for s in steps))
+            self.assertGreater(len({s["tokens"] for s in steps}), 1)
 
     def test_no_reduce_lets_replicas_drift(self):
         out = self.path("run")
