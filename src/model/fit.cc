@@ -322,11 +322,13 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   if (m.length_buckets && m.length_buckets->applied && !m.length_buckets->spread.empty()) {
     // Bucketed runs: every rank of a step draws from one bucket, so each rank's work moves with
     // the step's and its ratio to its own mean counts what all ranks share, which nobody waits
-    // on. The step waits on the spread within a bucket.
-    m.compute_jitter = m.length_buckets->spread;
+    // on. The step waits on the spread within a bucket, and on the host's noise.
+    const LengthBuckets& l = *m.length_buckets;
+    m.compute_jitter = BucketedRatios(l.spread, l.noise, l.token_share);
     m.notes.push_back(
         "the runs were length-bucketed: the ranks' spread is the bucketed one by the job's own "
-        "sampler (run.json lengths), not each rank's step-to-step variation");
+        "sampler (run.json lengths) times the noise around forward and backward per position, "
+        "not each rank's step-to-step variation");
   }
   std::sort(m.compute_jitter.begin(), m.compute_jitter.end());  // order statistics read it sorted
   {
@@ -584,6 +586,8 @@ Scenario ScenarioOf(const RunObservation& run) {
   s.accum = run.config.accum;
   s.loader_workers = run.config.loader_workers;
   if (run.ranks_per_host > 0) s.ranks_per_host = run.ranks_per_host;
+  // A run with length-bucketed batches (a lever run, say) is the bucketed scenario.
+  s.balance_lengths = run.length_buckets && run.length_buckets->applied;
   return s;
 }
 

@@ -61,6 +61,34 @@ TEST(FitStepModel, MemoryFromThePeaksTrainRecorded) {
   EXPECT_NE(p->memory_note.find("at most 84"), std::string::npos) << p->memory_note;
 }
 
+TEST(FitStepModel, BucketedRunsWaitOnTheBucketedSpreadNotOnWhatAllRanksShare) {
+  // Steps alternate +-30 % on every rank together, as bucketed steps change bucket together.
+  testing::Truth t;
+  t.jitter = 0.3;
+  std::vector<RunObservation> runs;
+  for (int n : {1, 2, 4}) {
+    runs.push_back(
+        testing::SyntheticRun(t, "baseline-n" + std::to_string(n), RunRole::kBaseline, n, 8));
+  }
+  Result<StepModel> plain = FitStepModel(runs);
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_GT(plain->compute_jitter.back(), 1.25);  // read as if each rank varied on its own
+  // Recorded as bucketed: the ranks of a step differ by the bucketed spread alone (the records
+  // carry no tokens, so no noise is known and all of forward and backward scales).
+  runs.back().length_buckets = LengthBuckets{true, 0.5, {0.98, 1.0, 1.02}};
+  Result<StepModel> bucketed = FitStepModel(runs);
+  ASSERT_TRUE(bucketed.ok()) << bucketed.status().message();
+  EXPECT_EQ(bucketed->compute_jitter, (std::vector<double>{0.98, 1.0, 1.02}));
+  Scenario s;
+  s.replicas = 4;
+  Result<StepParts> p = SimulateStep(*bucketed, s);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_LT(p->straggler_wait, 0.021 * p->compute);
+  // A bucketed run is checked as the bucketed scenario.
+  EXPECT_TRUE(ScenarioOf(runs.back()).balance_lengths);
+  EXPECT_FALSE(ScenarioOf(runs.front()).balance_lengths);
+}
+
 TEST(FitStepModel, RecoversComputeCommunicationAndOverhead) {
   const Truth t;
   Result<StepModel> m = FitStepModel(Sweep(t, {1, 2, 4, 8}));

@@ -9,6 +9,7 @@
 #include "model/host_crowding.h"
 #include "model/order_statistics.h"
 #include "model/replay.h"
+#include "model/token_cost.h"
 
 namespace stepscope::model {
 namespace {
@@ -329,15 +330,9 @@ double JitterMax(const StepModel& m, const Scenario& s) {
   if (!m.length_buckets) return 1.0;
   const LengthBuckets& l = *m.length_buckets;
   if (l.applied) return ExpectedMaximum(m.compute_jitter, n);  // bucketed already
-  // The scaling share of the bucketed forward and backward.
-  const double share = l.token_share * l.work_ratio / BucketedWork(l);
-  std::vector<double> ratios;
-  ratios.reserve(l.spread.size() * l.noise.size());
-  for (double x : l.spread) {
-    for (double e : l.noise) ratios.push_back((1 - share + share * x) * e);
-  }
-  std::sort(ratios.begin(), ratios.end());
-  return ExpectedMaximum(ratios, n);
+  // On the scaling share of the bucketed forward and backward.
+  return ExpectedMaximum(
+      BucketedRatios(l.spread, l.noise, l.token_share * l.work_ratio / BucketedWork(l)), n);
 }
 
 }  // namespace

@@ -49,4 +49,15 @@ std::optional<TokenCost> FitTokenCost(const std::vector<StepRecord>& records, in
   return out;
 }
 
+std::vector<double> BucketedRatios(const std::vector<double>& spread,
+                                   const std::vector<double>& noise, double share) {
+  std::vector<double> out;
+  out.reserve(spread.size() * noise.size());
+  for (double x : spread) {
+    for (double e : noise) out.push_back((1 - share + share * x) * e);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace stepscope::model

@@ -25,4 +25,10 @@ struct TokenCost {
 // fewer than 8 such records, tokens that do not vary, or a line that is not positive.
 std::optional<TokenCost> FitTokenCost(const std::vector<StepRecord>& records, int quantiles = 21);
 
+// A bucketed rank's forward and backward over its step's mean rank, sorted: the ratios of
+// `spread` (positions over the step's mean) on the share `share` that scales with positions,
+// each times every ratio of `noise`.
+std::vector<double> BucketedRatios(const std::vector<double>& spread,
+                                   const std::vector<double>& noise, double share);
+
 }  // namespace stepscope::model
