@@ -18,6 +18,17 @@ double Percentile(std::vector<double> values, double p) {
 
 double Median(std::vector<double> values) { return Percentile(std::move(values), 50); }
 
+std::vector<double> EvenQuantiles(const std::vector<double>& sorted, int count) {
+  const int q = std::max(count, 2);
+  std::vector<double> out;
+  out.reserve(static_cast<size_t>(q));
+  for (int i = 0; i < q; ++i) {
+    out.push_back(sorted[static_cast<size_t>(static_cast<double>(i) / (q - 1) *
+                                             static_cast<double>(sorted.size() - 1))]);
+  }
+  return out;
+}
+
 std::vector<double> MedianOfOthers(const std::vector<double>& values) {
   const size_t n = values.size();
   std::vector<double> out(n, 0.0);

@@ -13,6 +13,9 @@ namespace stepscope {
 // Linear-interpolated percentile (p in [0, 100], clamped) of `values`; 0 for an empty vector.
 double Percentile(std::vector<double> values, double p);
 double Median(std::vector<double> values);
+// `count` (at least 2) evenly spaced quantiles of `sorted` (ascending, not empty), each the
+// element at or below its rank: the first and last are the least and the greatest.
+std::vector<double> EvenQuantiles(const std::vector<double>& sorted, int count);
 // For each value, the median of the others (Median of `values` without that one; 0 where it is
 // the only one), in one sort: the reference "the other ranks' median" for every rank at once.
 std::vector<double> MedianOfOthers(const std::vector<double>& values);

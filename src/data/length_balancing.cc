@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/statistics.h"
+
 namespace stepscope::data {
 namespace {
 
@@ -55,13 +57,7 @@ std::vector<double> StepSpread(const LengthOptions& options, uint64_t seed, int 
     for (double w : work) ratios.push_back(w / mean);
   }
   std::sort(ratios.begin(), ratios.end());
-  const int q = std::max(quantiles, 2);
-  std::vector<double> out;
-  for (int i = 0; i < q; ++i) {
-    out.push_back(ratios[static_cast<size_t>(static_cast<double>(i) / (q - 1) *
-                                             static_cast<double>(ratios.size() - 1))]);
-  }
-  return out;
+  return EvenQuantiles(ratios, quantiles);
 }
 
 }  // namespace stepscope::data

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/statistics.h"
+
 namespace stepscope::model {
 
 std::optional<TokenCost> FitTokenCost(const std::vector<StepRecord>& records, int quantiles) {
@@ -40,12 +42,7 @@ std::optional<TokenCost> FitTokenCost(const std::vector<StepRecord>& records, in
   mean /= static_cast<double>(ratios.size());
   for (double& r : ratios) r /= mean;
   std::sort(ratios.begin(), ratios.end());
-  out.noise.clear();
-  const int q = std::max(quantiles, 2);
-  for (int i = 0; i < q; ++i) {
-    out.noise.push_back(ratios[static_cast<size_t>(static_cast<double>(i) / (q - 1) *
-                                                   static_cast<double>(ratios.size() - 1))]);
-  }
+  out.noise = EvenQuantiles(ratios, quantiles);
   return out;
 }
 

@@ -235,23 +235,21 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
                            ": field 'lengths.bucketed_work_ratio' must be in (0, 1] (rerun the "
                            "run with this stepscope, or remove the field)");
     }
-    // A sorted list of ratios under lengths.
-    auto spread = [&](const std::string& key, std::vector<double>* out) -> Status {
-      const auto v = lengths->find(key);
-      const std::string bad = path + ": field 'lengths." + key +
-                              "' is not a sorted list of ratios (numbers > 0); rerun the run "
-                              "with this stepscope, or remove it";
-      if (v == lengths->end() || !v->is_array() || v->empty()) return Status::Error(bad);
-      for (const nlohmann::json& e : *v) {
-        double x = 0;
-        if (!JsonValueTo(e, &x) || !(x > 0) || (!out->empty() && x < out->back())) {
-          return Status::Error(bad);
-        }
-        out->push_back(x);
+    const auto spread = lengths->find("bucketed_spread");
+    const std::string bad = path +
+                            ": field 'lengths.bucketed_spread' is not a sorted list of ratios "
+                            "(numbers > 0); rerun the run with this stepscope, or remove it";
+    if (spread == lengths->end() || !spread->is_array() || spread->empty()) {
+      return Status::Error(bad);
+    }
+    for (const nlohmann::json& e : *spread) {
+      double x = 0;
+      if (!JsonValueTo(e, &x) || !(x > 0) ||
+          (!l.bucketed_spread.empty() && x < l.bucketed_spread.back())) {
+        return Status::Error(bad);
       }
-      return Status::Ok();
-    };
-    STEPSCOPE_RETURN_IF_ERROR(spread("bucketed_spread", &l.bucketed_spread));
+      l.bucketed_spread.push_back(x);
+    }
     s.lengths = std::move(l);
   }
   if (j.contains("memory")) {
