@@ -163,18 +163,25 @@ def worker(rank, args, port):
 
         model.register_comm_hook(None, slow_allreduce)
     item_sleep = args.item_sleep if args.fault == "input" else 0.0
-    data = Samples(args.batch * (args.steps + 2), item_sleep)
+    # The loop steps analyze keeps: the kineto schedule leaves out step 0 (its warm-up) and
+    # analyze leaves out the first step it sees (--warmup-steps 1), so --steps steps from loop
+    # step 2 on; the legacy profiler records from step 0, so from loop step 1 on.
+    first = 2 if args.profiler == "kineto" else 1
+    last = first + args.steps - 1
+    data = Samples(args.batch * (last + 2), item_sleep)
     loader = DataLoader(data, batch_size=args.batch, num_workers=0, shuffle=False)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     loss_fn = nn.CrossEntropyLoss()
-    # Steps 1..steps are the analysed ones (step 0 is the profiler's or analyze's warm-up, the
-    # same middle share on every rank), so they are the ones dealt out in whole blocks.
+    # The analysed steps are the ones dealt out in whole blocks (with an even --steps, every
+    # rank draws every share equally often); the warm-up steps before them take the same
+    # middle share on every rank.
     multipliers = (imbalance_multipliers(args, rank, args.steps)
                    if args.fault == "imbalance" else None)
 
     def train_step(step, x, y):
         if multipliers is not None:
-            m = multipliers[step - 1] if step >= 1 else (1 + args.imbalance_factor) / 2
+            m = (multipliers[step - first] if step >= first
+                 else (1 + args.imbalance_factor) / 2)
             mlp.extra_work = round(args.burn_iters * m)
         opt.zero_grad()
         loss = loss_fn(model(x), y)
@@ -185,14 +192,14 @@ def worker(rank, args, port):
     try:
         if args.profiler == "kineto":
             # A schedule makes prof.step() record "ProfilerStep#N" annotations: one warm-up
-            # step, then args.steps profiled steps, exported when the active window ends.
-            schedule = torch.profiler.schedule(wait=0, warmup=1, active=args.steps)
+            # step, then loop steps 1..last, exported when the active window ends.
+            schedule = torch.profiler.schedule(wait=0, warmup=1, active=last)
             with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
                                         schedule=schedule,
                                         on_trace_ready=lambda p: p.export_chrome_trace(path)) \
                     as prof:
                 for step, (x, y) in enumerate(loader):
-                    if step > args.steps:
+                    if step > last:
                         break
                     train_step(step, x, y)
                     prof.step()
@@ -201,7 +208,7 @@ def worker(rank, args, port):
             # warm-up); steps are found from the optimizer's annotations.
             with torch.autograd.profiler.profile() as prof:
                 for step, (x, y) in enumerate(loader):
-                    if step > args.steps:
+                    if step > last:
                         break
                     train_step(step, x, y)
             prof.export_chrome_trace(path)
