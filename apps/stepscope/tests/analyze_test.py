@@ -292,9 +292,9 @@ class PyTorchDdp(TempDirTest):
 
     def job_twice(self, ok, fault, *extra):
         """A run that a shared host may plausibly have disturbed is repeated, up to twice, before
-        its assertions. Besides other processes, this host disturbs by itself: in 4 of 24 jobs
-        of the ground-truth bench one of two healthy ranks computed 50 % more in every step
-        (docs/analyze.md), which makes a rotating imbalance `inconclusive` against a straggler;
+        its assertions. Besides other processes, this host disturbs by itself: its two CPUs
+        share one core's arithmetic, and in 2 to 4 of 24 jobs of the ground-truth bench one of
+        two equal ranks computed 50 % more (docs/analyze.md), named beside the right binding;
         at that rate two retries leave about 1 run in 200 to fail."""
         d = self.job(fault, *extra)
         for _ in range(2):
