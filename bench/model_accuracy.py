@@ -8,8 +8,8 @@ max(5 %, spread)). Prints the error of every check and the median and worst per 
   bench/model_accuracy.py [--workloads default,comm,compute,input,straggler] [--out DIR]
   bench/model_accuracy.py --levers [--workloads comm,input,compute,imbalance,imbalance-b16,
                           imbalance-b32] [--replicas 1,2,4] [--seed S]
-  bench/model_accuracy.py --tcp [--rates 200,800] [--replicas 1,2,4] [--steps 12] [--out DIR]
-                          [--reuse]
+  bench/model_accuracy.py --tcp [--rates 200,800] [--burst-kb 64] [--replicas 1,2,4]
+                          [--steps 12] [--out DIR] [--reuse]
 
 With --levers: each workload's diagnose with --apply-levers (the ablations at the largest N
 only, longer runs so that a loader's prefetch buffer does not dominate the measured steps); for
@@ -18,7 +18,7 @@ gain its own run measured, and the relative error of the predicted gain.
 
 With --tcp (root; skipped, with the reason, where network namespaces cannot be made): real TCP
 between emulated hosts (scripts/emulated-hosts.sh, one rank per host, each host's link shaped
-by tc at each of --rates Mbit/s, `--allreduce ring`). At every rate: a diagnose sweep over
+by tc at each of --rates Mbit/s with a bucket of --burst-kb, `--allreduce ring`). At every rate: a diagnose sweep over
 --replicas with its ablations, the largest N once more for the run-to-run spread, and the model
 fitted on N <= 2 against the measured largest N. Then the link what-if in both directions: the
 model fitted on the whole sweep at one rate, `predict --link OTHER --measured-link RATE` (the
@@ -182,7 +182,8 @@ def tcp_sweep(a, rate, workload, device):
         os.makedirs(d)
         shutil.copy(device, os.path.join(d, "device.json"))
     state = os.path.join(tempfile.mkdtemp(prefix="stepscope-tcp-"), "hosts")
-    made = sh([HOSTS, "create", largest, "--rate", str(rate), "--dir", state], timeout=120)
+    made = sh([HOSTS, "create", largest, "--rate", str(rate), "--burst", str(a.burst_kb),
+               "--dir", state], timeout=120)
     try:
         if made.returncode != 0:
             print(f"{rate} Mbit/s: emulated hosts not created: {made.stderr.strip()}",
@@ -331,6 +332,9 @@ def main():
     ap.add_argument("--tcp", action="store_true",
                     help="real TCP across emulated hosts: held-out N and the link what-if (root)")
     ap.add_argument("--rates", default="200,800", help="with --tcp: link rates (Mbit/s)")
+    ap.add_argument("--burst-kb", type=int, default=64,
+                    help="with --tcp: the tbf bucket of each link (KB): what passes at once "
+                         "after an idle gap")
     ap.add_argument("--reuse", action="store_true",
                     help="with --tcp: keep the sweeps already in --out (only the model again)")
     ap.add_argument("--steps", type=int, default=12,
