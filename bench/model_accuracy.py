@@ -17,17 +17,18 @@ every recommended lever, the model's predicted gain (samples/s, at the largest N
 gain its own run measured, and the relative error of the predicted gain.
 
 With --tcp (root; skipped, with the reason, where network namespaces cannot be made): real TCP
-between emulated hosts (scripts/emulated-hosts.sh, one rank per host, each host's link shaped
-by tc at each of --rates Mbit/s with a bucket of --burst-kb, `--allreduce ring`). At every rate: a diagnose sweep over
---replicas with its ablations, the largest N once more for the run-to-run spread, and the model
-fitted on N <= 2 against the measured largest N. Then the link what-if in both directions: the
-model fitted on the whole sweep at one rate, `predict --link OTHER --measured-link RATE` (the
-fitted cost with its bandwidth scaled by the ratio of the nominal rates, its latency and launch
-cost as fitted: the share of the nominal rate the transport delivers carries over), against
-that rate's measured largest N. --reuse keeps sweeps already in --out and fits again. Every run of every rate
-paces its compute to the emulated device calibrated by the first sweep (its device.json), so
-the rates differ in the link only. Rows go to OUT/tcp.jsonl; the summary is the median and
-worst |error| against the goal (median <= max(5 %, largest spread), worst <= 10 %).
+between emulated hosts (scripts/emulated-hosts.sh, one rank per host, each host's link shaped by
+tc at each of --rates Mbit/s with a bucket of --burst-kb, `--allreduce ring`). At every rate: a
+diagnose sweep over --replicas with its ablations, the largest N once more for the run-to-run
+spread, and the model fitted on N <= 2 against the measured largest N. Then the link what-if in
+both directions: the model fitted on the whole sweep at one rate, `predict --link OTHER
+--measured-link RATE` (the fitted cost with its bandwidth scaled by the ratio of the nominal
+rates, its latency and launch cost as fitted: the share of the nominal rate the transport
+delivers carries over), against that rate's measured largest N. --reuse keeps sweeps already in
+--out and fits again. Every run of every rate paces its compute to the emulated device
+calibrated by the first sweep (its device.json), so the rates differ in the link only. Rows go
+to OUT/tcp.jsonl; the summary is the median and worst |error| against the goal
+(median <= max(5 %, largest spread), worst <= 10 %).
 
 Emulated links follow the alpha-beta formula the model fits, so emulated checks are partly
 circular; the shared-memory all-reduce (the `shm` workload, no emulated link) and the TCP

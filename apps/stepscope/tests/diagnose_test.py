@@ -365,13 +365,19 @@ class EmulatedHosts(TempDirTest):
         super().setUp()
         skip_without_namespaces(self)
 
-    def exposed_comm_ms(self, rate):
+    def exposed_comm_ms(self, rate, burst_kb=64):
         state = self.path(f"hosts-{rate}")
         script = os.path.join(SCRIPTS, "emulated-hosts.sh")
-        made = subprocess.run([script, "create", "2", "--rate", str(rate), "--dir", state],
+        made = subprocess.run([script, "create", "2", "--rate", str(rate), "--burst",
+                               str(burst_kb), "--dir", state],
                               capture_output=True, text=True, timeout=60)
         self.assertEqual(made.returncode, 0, made.stderr)
         try:
+            # The link's bucket, in bytes as the kernel keeps it (its clock rounds a few off).
+            shown = subprocess.run(["ip", "netns", "exec", "stepscope-h0", "tc", "-j", "qdisc",
+                                    "show", "dev", "veth0"], capture_output=True, text=True)
+            burst = json.loads(shown.stdout)[0]["options"]["burst"]
+            self.assertAlmostEqual(burst / (1024 * burst_kb), 1, delta=0.01, msg=shown.stdout)
             template = made.stdout.strip().splitlines()[-1]
             out = self.path(f"run-{rate}")
             argv = template.replace("{n}", "2").split() + [
@@ -390,7 +396,7 @@ class EmulatedHosts(TempDirTest):
 
     def test_slower_link_exposes_more_communication(self):
         fast = self.exposed_comm_ms(1000)
-        slow = self.exposed_comm_ms(50)
+        slow = self.exposed_comm_ms(50, burst_kb=8)
         # ~1 MiB of fp32 gradient: at 50 Mbit/s the ring moves it in ~170 ms, at 1000 in ~9 ms.
         self.assertGreater(slow, 3 * fast, f"exposed comm {fast:.1f} ms -> {slow:.1f} ms")
         listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout

@@ -25,6 +25,7 @@ Usage: python3 pytorch_ddp_job.py --out DIR [--fault F] [--world N] [--steps N]
                                   [--profiler kineto|legacy]
 """
 import argparse
+import itertools
 import os
 import random
 import socket
@@ -172,9 +173,9 @@ def worker(rank, args, port):
     loader = DataLoader(data, batch_size=args.batch, num_workers=0, shuffle=False)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     loss_fn = nn.CrossEntropyLoss()
-    # The analysed steps are the ones dealt out in whole blocks (with an even --steps, every
-    # rank draws every share equally often); the warm-up steps before them take the same
-    # middle share on every rank.
+    # The analysed steps are the ones dealt out in whole blocks (with --steps a multiple of
+    # --world, every rank draws every share equally often); the warm-up steps before them take
+    # the same middle share on every rank.
     multipliers = (imbalance_multipliers(args, rank, args.steps)
                    if args.fault == "imbalance" else None)
 
@@ -198,18 +199,14 @@ def worker(rank, args, port):
                                         schedule=schedule,
                                         on_trace_ready=lambda p: p.export_chrome_trace(path)) \
                     as prof:
-                for step, (x, y) in enumerate(loader):
-                    if step > last:
-                        break
+                for step, (x, y) in itertools.islice(enumerate(loader), last + 1):
                     train_step(step, x, y)
                     prof.step()
         else:
             # The legacy autograd profiler over every step (analyze leaves out the first as
             # warm-up); steps are found from the optimizer's annotations.
             with torch.autograd.profiler.profile() as prof:
-                for step, (x, y) in enumerate(loader):
-                    if step > last:
-                        break
+                for step, (x, y) in itertools.islice(enumerate(loader), last + 1):
                     train_step(step, x, y)
             prof.export_chrome_trace(path)
         dist.barrier()
