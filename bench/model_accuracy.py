@@ -52,13 +52,21 @@ GPT = ["--model", "gpt", "--layers", "2", "--width", "128", "--heads", "4", "--c
        "--batch", "2", "--steps", "12", "--warmup-steps", "3", "--emulate-device-speed", "0.05"]
 MLP = ["--model", "mlp", "--hidden", "1024,1024", "--batch", "4", "--steps", "12",
        "--warmup-steps", "3", "--emulate-device-speed", "0.1"]
+# A light device for the workloads whose step is mostly compute or input: 2 % of a core, so 16
+# replicas need a third of a core's arithmetic and 16 paced ranks fit on a 2-core host. (At 10 %
+# they needed 1.6 cores before their reductions, loaders and wake-ups: the 16-replica points
+# measured the host's crowding, which the model is not meant to predict, rather than 16 devices.)
+MLP_LIGHT = ["--model", "mlp", "--hidden", "512,512", "--batch", "16", "--steps", "12",
+             "--warmup-steps", "3", "--emulate-device-speed", "0.02"]
 WORKLOADS = {
     # the built-in default workload's shape: communication binds at 16
     "default": GPT + ["--emulate-link", "0.012,50"],
     "comm": MLP + ["--emulate-link", "0.02,50"],
-    "compute": MLP + ["--emulate-link", "2,5"],
-    "input": MLP + ["--emulate-link", "2,5", "--inject-input-delay", "40"],
-    "straggler": MLP + ["--emulate-link", "0.5,20", "--inject-straggler", "1:1.6"],
+    # about 63 ms of compute against 11 to 13 ms of reduction at 8 to 16 replicas
+    "compute": MLP_LIGHT + ["--emulate-link", "0.5,20"],
+    # the loader's 100 ms per batch against that step
+    "input": MLP_LIGHT + ["--emulate-link", "0.5,20", "--inject-input-delay", "100"],
+    "straggler": MLP_LIGHT + ["--emulate-link", "0.5,20", "--inject-straggler", "1:1.6"],
     # real communication: the shared-memory all-reduce, compute paced
     "shm": ["--model", "mlp", "--hidden", "2048,2048", "--batch", "8", "--steps", "12",
             "--warmup-steps", "3", "--emulate-device-speed", "0.1"],
@@ -288,6 +296,13 @@ def tcp(a):
             e = p["samples_per_s"]
             row("link_what_if", other, f"N={a.replicas}, {rate} Mbit/s, --link {link}",
                 e["value"], e.get("low"), e.get("high"), {"fit_rate_mbit": rate, "link": link})
+    # A rate whose own fit delivers more than its nominal rate (predict's MeasuredLinkCaveat,
+    # the same 5 % margin) was not set by its link: the host's network stack was. Checks from or
+    # to it are reported apart: they test the host, not the model of a link.
+    for rate, s in sweeps.items():
+        s["link_binds"] = s.get("fitted_gbps") is None or s["fitted_gbps"] <= 1.05 * rate / 8000
+    for r in rows:
+        r["link_binds"] = all(sweeps[x]["link_binds"] for x in (r["rate_mbit"], r["fit_rate_mbit"]))
     with open(os.path.join(a.out, "tcp.jsonl"), "w") as f:
         for r in rows:
             f.write(json.dumps(r) + "\n")
@@ -301,7 +316,8 @@ def tcp(a):
         print(f"  {rate} Mbit/s: measured {s['measured']:.1f} samples/s, exposed communication "
               f"{pct(s['comm_share'], '{:.0f} %')} of the step, spread {pct(s['spread'])}"
               + ("" if fitted is None else f", fitted link {8000 * fitted:.0f} Mbit/s")
-              + ("" if lat is None else f", {lat:.0f} us per ring step"))
+              + ("" if lat is None else f", {lat:.0f} us per ring step")
+              + ("" if s["link_binds"] else ": faster than the link, which did not bind"))
     print(f"  {'rate':>9}  {'fit':<38} {'predicted':>9} {'measured':>9} {'error':>8} {'spread':>7}")
     for r in rows:
         print(f"  {r['rate_mbit']:>4} Mbit  {r['fit']:<38} {r['predicted']:9.1f} "
@@ -309,19 +325,26 @@ def tcp(a):
     if not rows:
         print("  no checks")
         return
-    errs = sorted(abs(r["error"]) for r in rows)
-    spreads = [s["spread"] for s in sweeps.values() if s["spread"] is not None]
-    bound = max([0.05] + spreads)
-    median, worst = statistics.median(errs), errs[-1]
-    met = median <= bound and worst <= 0.10
-    print(f"\nTCP checks: {len(errs)}, median |error| {100 * median:.1f} % (goal <= "
-          f"{100 * bound:.1f} %: max(5 %, largest spread)), worst {100 * worst:.1f} % "
-          f"(goal <= 10 %): goal {'met' if met else 'not met'}")
-    for kind in ("held_out", "link_what_if"):
-        e = sorted(abs(r["error"]) for r in rows if r["kind"] == kind)
-        if e:
-            print(f"  {kind}: {len(e)} checks, median |error| {100 * statistics.median(e):.1f} %, "
-                  f"worst {100 * e[-1]:.1f} %")
+
+    def judge(label, checks):
+        errs = sorted(abs(r["error"]) for r in checks)
+        spreads = [r["spread"] for r in checks if r["spread"] is not None]
+        bound = max([0.05] + spreads)
+        median, worst = statistics.median(errs), errs[-1]
+        met = median <= bound and worst <= 0.10
+        print(f"\n{label}: {len(errs)}, median |error| {100 * median:.1f} % (goal <= "
+              f"{100 * bound:.1f} %: max(5 %, largest spread)), worst {100 * worst:.1f} % "
+              f"(goal <= 10 %): goal {'met' if met else 'not met'}")
+        for kind in ("held_out", "link_what_if"):
+            e = sorted(abs(r["error"]) for r in checks if r["kind"] == kind)
+            if e:
+                print(f"  {kind}: {len(e)} checks, median |error| "
+                      f"{100 * statistics.median(e):.1f} %, worst {100 * e[-1]:.1f} %")
+
+    judge("TCP checks", rows)
+    bound_rows = [r for r in rows if r["link_binds"]]
+    if bound_rows and len(bound_rows) < len(rows):
+        judge("TCP checks between rates where the link binds", bound_rows)
 
 
 def main():
@@ -367,8 +390,14 @@ def main():
         if not os.path.exists(os.path.join(d, "diagnosis.json")):
             print(f"{name}: diagnose failed ({p.returncode}): {p.stderr[-400:]}", file=sys.stderr)
             continue
-        # The largest N once more: the run-to-run spread the errors are judged against.
+        # The largest N once more: the run-to-run spread the errors are judged against, paced
+        # to the sweep's emulated device (calibrated apart, two runs emulate devices a few
+        # percent apart, which would widen the spread by the calibration's noise).
         again = os.path.join(a.out, name + "-again")
+        shutil.rmtree(again, ignore_errors=True)
+        if os.path.exists(os.path.join(d, "device.json")):
+            os.makedirs(again)
+            shutil.copy(os.path.join(d, "device.json"), os.path.join(again, "device.json"))
         p2 = sh([STEPSCOPE, "diagnose"] + WORKLOADS[name] +
                 ["--replicas", largest, "--no-ablations", "--out", again])
         spread = None

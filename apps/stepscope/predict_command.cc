@@ -416,6 +416,9 @@ int RunPredict(const PredictFlags& f) {
       return kPredictFailed;
     }
     scenario->link = *scaled;
+    if (std::optional<std::string> caveat = model::MeasuredLinkCaveat(*fitted, *f.measured_link)) {
+      fitted->notes.push_back(*caveat);
+    }
   }
   return PrintPredictions(f, *fitted, *replicas, *scenario, model::CheckRuns(*fitted, *runs),
                           f.dir);

@@ -32,4 +32,21 @@ Result<AlphaBeta> ScaleMeasuredLink(const StepModel& m, double measured_gbps, do
   return ab;
 }
 
+std::optional<std::string> MeasuredLinkCaveat(const StepModel& m, double measured_gbps) {
+  auto it = m.collectives.find(m.reference.dtype);
+  if (it == m.collectives.end() || !(measured_gbps > 0)) return std::nullopt;
+  const double spb = it->second.seconds_per_byte.value;
+  if (!(spb > 0)) return std::nullopt;
+  const double delivered = 1e-9 / spb;
+  if (delivered <= kFasterThanTheLink * measured_gbps) return std::nullopt;
+  return "the all-reduce cost fitted on these runs delivers " + Fixed(delivered, 3) +
+         " GB/s, more than the " + Fixed(measured_gbps, 3) +
+         " GB/s link they were measured on (--measured-link), with " +
+         Fixed(it->second.alpha_s.value * 1e6, 0) +
+         " us per latency step: the link's rate did not set their reductions' time (the host's "
+         "network stack or a per-message cost did), so scaling its bandwidth says little about "
+         "another link. Measure where the link binds, or give the other link's measured "
+         "bandwidth and latency with --link alone";
+}
+
 }  // namespace stepscope::model

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "core/status.h"
 #include "core/units.h"
@@ -19,5 +20,13 @@ namespace stepscope::model {
 // is not positive.
 Result<AlphaBeta> ScaleMeasuredLink(const StepModel& m, double measured_gbps, double target_gbps,
                                     std::optional<Seconds> latency);
+
+// Why the fitted cost does not describe the measured link, or nothing: its bandwidth exceeds
+// the link's nominal rate (by more than kFasterThanTheLink), which no transport delivers, so the
+// fit traded latency for bandwidth and the link did not set the reductions' time (the host's
+// network stack did, or a per-message cost). Scaling the bandwidth term of such a fit says
+// nothing about another link.
+inline constexpr double kFasterThanTheLink = 1.05;
+std::optional<std::string> MeasuredLinkCaveat(const StepModel& m, double measured_gbps);
 
 }  // namespace stepscope::model

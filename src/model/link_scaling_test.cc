@@ -44,5 +44,20 @@ TEST(ScaleMeasuredLink, BadInputIsRefusedWithTheReason) {
   EXPECT_NE(r.status().message().find("2 or more replicas"), std::string::npos);
 }
 
+TEST(MeasuredLinkCaveat, AFitFasterThanItsLinkIsFlagged) {
+  // The synthetic fit delivers 1 GB/s (1e-9 s per byte).
+  const testing::Truth t;
+  const StepModel m = testing::FitSynthetic(t);
+  ASSERT_NEAR(1e-9 / m.collectives.at(m.reference.dtype).seconds_per_byte.value, 1.0, 0.01);
+  EXPECT_FALSE(MeasuredLinkCaveat(m, 1.25).has_value());      // 80 % of its link: plausible
+  EXPECT_FALSE(MeasuredLinkCaveat(m, 1.0).has_value());       // the whole of it
+  std::optional<std::string> c = MeasuredLinkCaveat(m, 0.5);  // twice its link: not the link
+  ASSERT_TRUE(c.has_value());
+  EXPECT_NE(c->find("more than the 0.500 GB/s link"), std::string::npos) << *c;
+  StepModel none = m;
+  none.collectives.clear();
+  EXPECT_FALSE(MeasuredLinkCaveat(none, 0.5).has_value());
+}
+
 }  // namespace
 }  // namespace stepscope::model
