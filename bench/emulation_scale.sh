@@ -26,7 +26,7 @@ path, n, code, wall, log = sys.argv[1:]
 try:
     r = json.load(open(path)); e = r["emulation"]
     seg = e["unhonoured_segments"] / max(1, e["paced_segments"])
-    links = r["buckets_per_step"] * r["steps"]
+    links = r["buckets_per_step"] * e.get("counted_steps", r["steps"])
     link = e["unhonoured_links"] / max(1, links)
     verdict = "honoured" if seg <= 0.05 and link <= 0.05 else (
         f"NOT honoured ({seg:.0%} of segments, {link:.0%} of links): diagnose names no cause")

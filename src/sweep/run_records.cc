@@ -108,7 +108,11 @@ Result<std::optional<RunPacing>> RunPacingFromText(const std::string& text,
   p.unhonoured_links = Count(*e, "unhonoured_links");
   auto link = e->find("link_gbps");
   if (link != e->end() && link->is_number() && link->get<double>() > 0) {
-    const int64_t buckets = Count(j, "buckets_per_step"), steps = Count(j, "steps");
+    // The steps the counts cover: the measured ones (`counted_steps`); files before it counted
+    // every step, warm-up included.
+    const int64_t buckets = Count(j, "buckets_per_step"), steps = e->contains("counted_steps")
+                                                                      ? Count(*e, "counted_steps")
+                                                                      : Count(j, "steps");
     // A product beyond int64 (only in a damaged file) counts as no reductions.
     if (__builtin_mul_overflow(buckets, steps, &p.link_reductions)) p.link_reductions = 0;
   }

@@ -29,6 +29,14 @@ TEST(RunPacing, ReadsTheEmulationCounts) {
   EXPECT_EQ((*p)->unhonoured_segments, 7);
   EXPECT_EQ((*p)->unhonoured_links, 2);
   EXPECT_EQ((*p)->link_reductions, 120);
+  // Counts over the measured steps only: the reductions are those steps' buckets.
+  const std::string counted = RunDir("stepscope_run_pacing_counted",
+                                     R"({"buckets_per_step": 3, "steps": 40,
+    "emulation": {"emulated": true, "device_speed": 0.5, "link_gbps": 10, "counted_steps": 30,
+                  "paced_segments": 150, "unhonoured_segments": 0, "unhonoured_links": 2}})");
+  p = ReadRunPacing(counted);
+  ASSERT_TRUE(p.ok() && p->has_value());
+  EXPECT_EQ((*p)->link_reductions, 90);
 }
 
 TEST(RunPacing, NotEmulatedIsNulloptAndMissingIsAnError) {

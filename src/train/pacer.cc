@@ -38,8 +38,9 @@ std::vector<Seconds> ComputePacer::CostPerWork() const {
   return cost;
 }
 
-void ComputePacer::BeginStep(int64_t step) {
+void ComputePacer::BeginStep(int64_t step, bool counted) {
   segment_ = 0;
+  counted_ = counted;
   step_share_ = CoTenantShare(co_tenant_, step);
 }
 
@@ -65,9 +66,11 @@ void ComputePacer::End(double work) {
   const Seconds own = slowdown_ > 1.0 + 1e-9 ? slowdown_ * cost * work : cpu;
   const Seconds target = own / (1.0 - step_share_);
   const Seconds wall = SteadySeconds() - wall_begin_;
-  ++segments_;
-  // Tolerate scheduler noise of 5 % plus 100 us before calling a segment unhonoured.
-  if (wall > target * 1.05 + 100e-6) ++unhonoured_;
+  if (counted_) {
+    ++segments_;
+    // Tolerate scheduler noise of 5 % plus 100 us before calling a segment unhonoured.
+    if (wall > target * 1.05 + 100e-6) ++unhonoured_;
+  }
   if (target > wall) {
     SleepSeconds(target - wall);
     slept_ += target - wall;

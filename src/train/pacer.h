@@ -46,8 +46,9 @@ class ComputePacer {
       : slowdown_(slowdown), co_tenant_(co_tenant) {}
 
   bool active() const { return slowdown_ > 1.0 + 1e-9 || co_tenant_.share > 0; }
-  // Starts a step: segments are numbered from 0 again.
-  void BeginStep(int64_t step);
+  // Starts a step: segments are numbered from 0 again. A step that is not `counted` (a warm-up
+  // step, which nothing measures) is paced alike but left out of segments() and unhonoured().
+  void BeginStep(int64_t step, bool counted = true);
   // Starts a compute segment on the calling thread.
   void Begin();
   // Ends a segment of `work` units (> 0): sleeps until wall time since Begin() reaches its
@@ -72,6 +73,7 @@ class ComputePacer {
   CoTenant co_tenant_;
   double step_share_ = 0;
   size_t segment_ = 0;
+  bool counted_ = true;
   std::vector<std::vector<Seconds>> history_;  // per segment index: recent CPU time per work
   std::vector<Seconds> calibrated_;            // per segment index: cost per work, once set
   Seconds wall_begin_ = 0;

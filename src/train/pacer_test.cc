@@ -23,6 +23,26 @@ TEST(ComputePacer, InactiveAtOne) {
   EXPECT_EQ(p.segments(), 0);
 }
 
+// A step that is not counted (warm-up) is paced but left out of the counts.
+TEST(ComputePacer, AnUncountedStepIsPacedButNotCounted) {
+  ComputePacer p(3.0);
+  p.BeginStep(0, /*counted=*/false);
+  const double wall0 = SteadySeconds();
+  const double cpu0 = ThreadCpuSeconds();
+  p.Begin();
+  Spin(1'000'000);
+  const double cpu = ThreadCpuSeconds() - cpu0;
+  p.End();
+  EXPECT_GE(SteadySeconds() - wall0, 3.0 * cpu * 0.99);
+  EXPECT_EQ(p.segments(), 0);
+  EXPECT_EQ(p.unhonoured(), 0);
+  p.BeginStep(1);
+  p.Begin();
+  Spin(1'000'000);
+  p.End();
+  EXPECT_EQ(p.segments(), 1);
+}
+
 // Wall time of a paced segment is at least slowdown x its CPU time (a lower bound: sleeping
 // can only make it longer, so this holds on a loaded machine too). The test reads the CPU time
 // before End(), which reads it again: what End() itself spends (more under a sanitizer) is not

@@ -56,7 +56,10 @@ class Reducer {
 
   // Starts a step (the micro-batch whose gradients will be reduced). With `measure_norms`, the
   // step's |g|^2 before and |G|^2 after reduction are measured (a pass over the gradients each).
-  void BeginStep(bool measure_norms);
+  // A step that is not `counted` (a warm-up step) is paced alike but left out of
+  // unhonoured_links(): its first reductions have no quickest time yet but their own, which
+  // holds the ranks' wait to arrive.
+  void BeginStep(bool measure_norms, bool counted = true);
   // Backward's GradReadyFn for the reducing micro-batch: grads [offset, offset+count) are final.
   void OnGradReady(size_t offset, size_t count);
   // After backward: launches what is left, blocks until every bucket is reduced, and returns
@@ -73,7 +76,8 @@ class Reducer {
   // that every rank paces from the same value and the collectives end together.
   std::vector<Seconds> QuickestReductions();
   void SetQuickestReductions(std::vector<Seconds> quickest);
-  // Emulated-link pacing that could not be honoured (real reduction slower than the model).
+  // Emulated-link pacing that could not be honoured (real reduction slower than the model), in
+  // the counted steps.
   int64_t unhonoured_links() const { return unhonoured_links_; }
   int buckets_per_step() const { return buckets_per_step_; }
 
@@ -100,6 +104,7 @@ class Reducer {
   ClockFn clock_;
   size_t cap_elements_;
   bool measure_norms_ = true;
+  bool counted_ = true;  // set by BeginStep, read only while the step runs
   // The fp32 copy of the gradients reduced beside the wire's (measure_wire_error only).
   std::vector<float> exact_;
   bool measure_wire_error_ = false;

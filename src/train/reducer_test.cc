@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -149,6 +150,26 @@ TEST(Reducer, QuickestReductionsArePerBucketAndCanBeAgreed) {
   Backward(reducer, grads, 4, 1.0f);
   ASSERT_TRUE(reducer.FinishStep().ok());
   EXPECT_EQ(reducer.QuickestReductions(), (std::vector<Seconds>{-1, -1, -1, -1}));
+}
+
+// A link the reductions cannot keep up with (a clock that moves 1 ms per read, a link of no
+// cost) is unhonoured in every bucket of a counted step, and in none of a warm-up step's.
+TEST(Reducer, UnhonouredLinksAreCountedOverTheCountedStepsOnly) {
+  std::vector<float> grads(4 * 1024);
+  FakeAllreducer fake(2);
+  EmulationOptions link;
+  link.link_gbps = 1e9;
+  auto ticks = std::make_shared<std::atomic<int64_t>>(0);
+  Reducer reducer(grads, SmallBuckets(true), link, &fake, 2,
+                  [ticks] { return 1e-3 * static_cast<double>(++*ticks); });
+  reducer.BeginStep(false, /*counted=*/false);
+  Backward(reducer, grads, 4, 1.0f);
+  ASSERT_TRUE(reducer.FinishStep().ok());
+  EXPECT_EQ(reducer.unhonoured_links(), 0);
+  reducer.BeginStep(false, /*counted=*/true);
+  Backward(reducer, grads, 4, 1.0f);
+  ASSERT_TRUE(reducer.FinishStep().ok());
+  EXPECT_EQ(reducer.unhonoured_links(), 4);
 }
 
 TEST(Reducer, WithoutOverlapEverythingLaunchesAfterBackward) {

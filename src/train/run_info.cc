@@ -313,6 +313,7 @@ Status WriteRunJson(const std::string& dir, const TrainOptions& o, const RunSumm
         {"paced_segments", s.paced_segments},
         {"unhonoured_segments", s.unhonoured_segments},
         {"unhonoured_links", s.unhonoured_links},
+        {"counted_steps", s.steady_steps},
         {"device",
          {{"calibration", s.device_calibration},
           {"file", o.emulation.device_file.empty() ? json(nullptr) : json(o.emulation.device_file)},

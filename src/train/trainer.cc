@@ -319,10 +319,11 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
     if (step == 0) summary.startup_s = rec.start - wall_begin;
     watchdog.Publish(step, comm::HeartbeatPhase::kCompute);
     InjectFaults(o.injection, rank, step);
-    pacer.BeginStep(step);
+    // Honour is counted over the measured steps: the warm-up's are paced alike but not measured.
+    pacer.BeginStep(step, !rec.warmup);
     if (has_warmup && step == o.warmup_steps) loader.SetLookahead(o.prefetch);
     // One replica has no noise scale to estimate (B = b): no norms, no extra passes.
-    reducer.BeginStep(world > 1 && step % o.grad_norm_every == 0);
+    reducer.BeginStep(world > 1 && step % o.grad_norm_every == 0, !rec.warmup);
     double loss = 0;
     CpuWait cpu_wait;
     for (int micro = 0; micro < o.accum; ++micro) {
