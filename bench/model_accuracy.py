@@ -96,6 +96,24 @@ def sh(args, timeout=1800):
                           stdin=subprocess.DEVNULL)
 
 
+def on_device(out, device):
+    """`out` emptied for a new diagnose that paces to `device` (a device.json) where there is
+    one: calibrated apart, two runs emulate devices a few percent apart."""
+    shutil.rmtree(out, ignore_errors=True)
+    if device and os.path.exists(device):
+        os.makedirs(out)
+        shutil.copy(device, os.path.join(out, "device.json"))
+
+
+def goal(errors, spreads):
+    """The accuracy goal over |errors|: (median, its bound max(5 %, the largest spread), worst,
+    met: median within the bound and worst within 10 %)."""
+    errs = sorted(abs(e) for e in errors)
+    bound = max([0.05] + [x for x in spreads if x is not None])
+    median, worst = statistics.median(errs), errs[-1]
+    return median, bound, worst, median <= bound and worst <= 0.10
+
+
 def levers(a):
     """Each lever's predicted gain against its measured one."""
     rows = []
@@ -185,11 +203,8 @@ def tcp_sweep(a, rate, workload, device):
     largest = a.replicas.split(",")[-1]
     d = os.path.join(a.out, f"tcp-{rate}mbit")
     again = d + "-again"
-    for x in (d, again):
-        shutil.rmtree(x, ignore_errors=True)
-    if device:  # pace to the first sweep's emulated device
-        os.makedirs(d)
-        shutil.copy(device, os.path.join(d, "device.json"))
+    shutil.rmtree(again, ignore_errors=True)
+    on_device(d, device)  # pace to the first sweep's emulated device
     state = os.path.join(tempfile.mkdtemp(prefix="stepscope-tcp-"), "hosts")
     made = sh([HOSTS, "create", largest, "--rate", str(rate), "--burst", str(a.burst_kb),
                "--dir", state], timeout=120)
@@ -209,9 +224,7 @@ def tcp_sweep(a, rate, workload, device):
                   file=sys.stderr)
             return None, None
         t2 = time.time()
-        if os.path.exists(os.path.join(d, "device.json")):  # the repeat paces to the same device
-            os.makedirs(again)
-            shutil.copy(os.path.join(d, "device.json"), os.path.join(again, "device.json"))
+        on_device(again, os.path.join(d, "device.json"))  # the repeat paces to the same device
         sh(common + ["--replicas", largest, "--no-ablations", "--out", again], timeout=1800)
         print(f"{rate} Mbit/s: sweep {t2 - t:.0f} s, repeat of N={largest} "
               f"{time.time() - t2:.0f} s", file=sys.stderr)
@@ -327,12 +340,9 @@ def tcp(a):
         return
 
     def judge(label, checks):
-        errs = sorted(abs(r["error"]) for r in checks)
-        spreads = [r["spread"] for r in checks if r["spread"] is not None]
-        bound = max([0.05] + spreads)
-        median, worst = statistics.median(errs), errs[-1]
-        met = median <= bound and worst <= 0.10
-        print(f"\n{label}: {len(errs)}, median |error| {100 * median:.1f} % (goal <= "
+        median, bound, worst, met = goal([r["error"] for r in checks],
+                                         [r["spread"] for r in checks])
+        print(f"\n{label}: {len(checks)}, median |error| {100 * median:.1f} % (goal <= "
               f"{100 * bound:.1f} %: max(5 %, largest spread)), worst {100 * worst:.1f} % "
               f"(goal <= 10 %): goal {'met' if met else 'not met'}")
         for kind in ("held_out", "link_what_if"):
@@ -381,7 +391,8 @@ def main():
     a.workloads = a.workloads or "default,comm,compute,input,straggler,shm"
     a.replicas = a.replicas or "1,2,4,8,16"
     os.makedirs(a.out, exist_ok=True)
-    largest = a.replicas.split(",")[-1]
+    counts = a.replicas.split(",")
+    largest, fit_all = counts[-1], ",".join(counts[:-1])
     rows = []
     for name in a.workloads.split(","):
         d = os.path.join(a.out, name)
@@ -390,14 +401,10 @@ def main():
         if not os.path.exists(os.path.join(d, "diagnosis.json")):
             print(f"{name}: diagnose failed ({p.returncode}): {p.stderr[-400:]}", file=sys.stderr)
             continue
-        # The largest N once more: the run-to-run spread the errors are judged against, paced
-        # to the sweep's emulated device (calibrated apart, two runs emulate devices a few
-        # percent apart, which would widen the spread by the calibration's noise).
+        # The largest N once more, on the sweep's emulated device: the run-to-run spread the
+        # errors are judged against.
         again = os.path.join(a.out, name + "-again")
-        shutil.rmtree(again, ignore_errors=True)
-        if os.path.exists(os.path.join(d, "device.json")):
-            os.makedirs(again)
-            shutil.copy(os.path.join(d, "device.json"), os.path.join(again, "device.json"))
+        on_device(again, os.path.join(d, "device.json"))
         p2 = sh([STEPSCOPE, "diagnose"] + WORKLOADS[name] +
                 ["--replicas", largest, "--no-ablations", "--out", again])
         spread = None
@@ -406,7 +413,6 @@ def main():
             m2 = json.load(open(os.path.join(again, "runs", f"baseline-n{largest}", "run.json")))
             spread = abs(m2["samples_per_s"] / m1["samples_per_s"] - 1)
         print(f"\n== {name} ({time.time() - t:.0f} s){'' if spread is None else f', run-to-run spread at N={largest}: {100 * spread:.1f} %'}")
-        counts = a.replicas.split(",")
         for fit_on in (",".join(counts[:k]) for k in range(2, len(counts))):
             p = sh([STEPSCOPE, "predict", d, "--fit-on", fit_on, "--replicas", largest, "--json"])
             if p.returncode != 0:
@@ -430,7 +436,6 @@ def main():
               f"{100 * errs[len(errs) // 2]:.1f} %, worst {100 * errs[-1]:.1f} %")
     # The goal, per workload: fitted on every N but the largest, that N's runs (the baseline and
     # any confirming repeat) with median |error| within max(5 %, the spread) and worst within 10 %.
-    fit_all = ",".join(a.replicas.split(",")[:-1])
     print(f"\nthe goal at N = {largest} fitted on N = {fit_all}:")
     for name in a.workloads.split(","):
         top = [r for r in base if r["workload"] == name and r["fit_on"] == fit_all
@@ -438,12 +443,9 @@ def main():
         if not top:
             print(f"  {name:<10} no check")
             continue
-        errs = sorted(abs(r["error"]) for r in top)
-        bound = max(0.05, top[0]["spread"] or 0)
-        met = statistics.median(errs) <= bound and errs[-1] <= 0.10
-        print(f"  {name:<10} median |error| {100 * statistics.median(errs):.1f} % (goal <= "
-              f"{100 * bound:.1f} %), worst {100 * errs[-1]:.1f} % (goal <= 10 %): "
-              f"{'met' if met else 'not met'}")
+        median, bound, worst, met = goal([r["error"] for r in top], [top[0]["spread"]])
+        print(f"  {name:<10} median |error| {100 * median:.1f} % (goal <= {100 * bound:.1f} %), "
+              f"worst {100 * worst:.1f} % (goal <= 10 %): {'met' if met else 'not met'}")
 
 
 if __name__ == "__main__":
