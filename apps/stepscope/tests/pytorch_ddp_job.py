@@ -1,7 +1,9 @@
 """A small real PyTorch job with known faults, the ground truth for analyze.
 
 DistributedDataParallel over gloo with --world ranks on this host, a small MLP, one Chrome trace
-per rank (OUT/rank-R.pt.trace.json). Faults, each a known cause:
+per rank (OUT/rank-R.pt.trace.json), and beside it the witness OUT/rank-R.witness.tsv: the
+seconds each analysed step's extra compute took by the job's own clock (step, extra_s,
+products), which tells a rank the host slowed from one it did not. Faults, each a known cause:
   --fault none            no fault
   --fault straggler       rank --slow-rank does --slow-factor times the extra compute in its forward
   --fault two_stragglers  each RANK:FACTOR of --slow-ranks (default 1:6,3:4, for --world 4)
@@ -29,6 +31,7 @@ import itertools
 import os
 import random
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -48,6 +51,75 @@ while True:
     if share < 1.0:
         time.sleep((1.0 - share) * period)
 """
+
+
+# A rank the host slowed: its extra work's matrix products took at least this many times as long
+# as the other ranks' (medians over the analysed steps, by the job's own clock).
+HOST_SLOWED = 1.25
+
+
+def host_ratios(out):
+    """Per rank, the median seconds per matrix product of its extra work over the analysed steps
+    (OUT/rank-R.witness.tsv) divided by the median of the other ranks', or None without the
+    witness of two ranks or more. Every rank does the same products, so a ratio well above 1 is
+    a rank the host slowed (a co-tenant, or this host's two CPUs sharing one core's arithmetic),
+    whatever fault the job injected."""
+    per_rank = []
+    while os.path.exists(os.path.join(out, f"rank-{len(per_rank)}.witness.tsv")):
+        with open(os.path.join(out, f"rank-{len(per_rank)}.witness.tsv")) as f:
+            rows = [line.split("\t") for line in f.read().splitlines()[1:] if line]
+        per_rank.append(statistics.median(float(s) / int(n) for _, s, n in rows if int(n) > 0))
+    if len(per_rank) < 2:
+        return None
+    return [round(t / statistics.median(per_rank[:r] + per_rank[r + 1:]), 3)
+            for r, t in enumerate(per_rank)]
+
+
+def host_slowed(out):
+    """The ranks the host slowed (host_ratios at HOST_SLOWED or more); [] without a witness."""
+    return [r for r, x in enumerate(host_ratios(out) or []) if x >= HOST_SLOWED]
+
+
+# The ranks each straggler fault slows, as the ground-truth cases run it (--slow-rank 1,
+# --slow-ranks 1:F,3:F).
+STRAGGLER_RANKS = {"straggler": [1], "noisy": [1], "two_stragglers": [1, 3]}
+
+
+def right(fault, verdict, slowed=()):
+    """Whether analyze's `verdict` (diagnosis.json) names the injected `fault`:
+      none            binding neither stragglers nor input, no straggler ranks
+      straggler       binding stragglers, straggler ranks [1]
+      two_stragglers  binding stragglers, straggler ranks [1, 3]
+      imbalance       binding imbalance, no straggler ranks
+      input           binding input, or input as the throughput constraint; no straggler ranks
+      slow_link       binding communication, no straggler ranks
+      noisy           binding stragglers, straggler ranks [1] (the rank beside the co-tenant)
+    With `slowed`, the ranks the host slowed (host_slowed): a straggler the host made is a
+    straggler too, so naming those ranks beside the injected ones is right, and so is a binding
+    of stragglers (with no fault) or `inconclusive` between the injected cause and stragglers
+    (with one) when it names only such ranks."""
+    b, tc, ranks = verdict["binding"], verdict.get("throughput_constraint"), \
+        verdict["straggler_ranks"]
+    host_straggler = ranks != [] and set(ranks) <= set(slowed)
+    candidates = {c["binding"] for c in verdict.get("candidates", [])}
+
+    def named(binding, injected):
+        tied = b == "inconclusive" and host_straggler and {binding, "stragglers"} <= candidates
+        return ((b == binding or tied)
+                and set(injected) <= set(ranks) <= set(injected) | set(slowed))
+
+    if fault == "none":
+        return ((b not in ("stragglers", "input") or (b == "stragglers" and host_straggler))
+                and set(ranks) <= set(slowed))
+    if fault in STRAGGLER_RANKS:
+        return named("stragglers", STRAGGLER_RANKS[fault])
+    if fault == "imbalance":
+        return named("imbalance", [])
+    if fault == "input":
+        return (named("input", []) or (tc == "input" and set(ranks) <= set(slowed)))
+    if fault == "slow_link":
+        return named("communication", [])
+    raise ValueError(fault)
 
 
 def free_port():
@@ -127,9 +199,12 @@ def worker(rank, args, port):
             self.burn = torch.randn(args.burn_size, args.burn_size)
 
         def forward(self, x):
-            # Extra compute: matrix products whose result is discarded.
+            # Extra compute: matrix products whose result is discarded, timed by the job's own
+            # clock (the witness below).
+            t0 = time.perf_counter()
             for _ in range(self.extra_work):
                 torch.mm(self.burn, self.burn)
+            self.extra_s = time.perf_counter() - t0
             return self.body(x)
 
     factor = 1
@@ -179,6 +254,11 @@ def worker(rank, args, port):
     multipliers = (imbalance_multipliers(args, rank, args.steps)
                    if args.fault == "imbalance" else None)
 
+    # The witness: how long each analysed step's extra work took on this rank by the job's own
+    # clock, apart from the profiler and from analyze. Work per matrix product is the same on
+    # every rank, so a rank whose products take longer was slowed by the host (bench/ reads it).
+    witness = []
+
     def train_step(step, x, y):
         if multipliers is not None:
             m = (multipliers[step - first] if step >= first
@@ -188,6 +268,8 @@ def worker(rank, args, port):
         loss = loss_fn(model(x), y)
         loss.backward()
         opt.step()
+        if first <= step <= last:
+            witness.append((step, mlp.extra_s, mlp.extra_work))
 
     path = os.path.join(args.out, f"rank-{rank}.pt.trace.json")
     try:
@@ -209,6 +291,11 @@ def worker(rank, args, port):
                 for step, (x, y) in itertools.islice(enumerate(loader), last + 1):
                     train_step(step, x, y)
             prof.export_chrome_trace(path)
+        # Not *.json: analyze reads every .json file in the folder as a trace.
+        with open(os.path.join(args.out, f"rank-{rank}.witness.tsv"), "w") as f:
+            f.write("step\textra_s\tproducts\n")
+            for step, seconds, products in witness:
+                f.write(f"{step}\t{seconds:.6f}\t{products}\n")
         dist.barrier()
     finally:
         if hog is not None:
