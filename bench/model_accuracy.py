@@ -305,15 +305,18 @@ def tcp(a):
                 print(f"{rate} -> {other} Mbit/s: predict --link {link} failed: {err}",
                       file=sys.stderr)
                 continue
+            judged = w["model"].get("measured_link")
+            if judged is not None:
+                s["link_binds"] = judged["link_binds"]
             p = next(p for p in w["predictions"] if p["replicas"] == largest)
             e = p["samples_per_s"]
             row("link_what_if", other, f"N={a.replicas}, {rate} Mbit/s, --link {link}",
                 e["value"], e.get("low"), e.get("high"), {"fit_rate_mbit": rate, "link": link})
-    # A rate whose own fit delivers more than its nominal rate (predict's MeasuredLinkCaveat,
-    # the same 5 % margin) was not set by its link: the host's network stack was. Checks from or
+    # A rate whose own fit delivers more than its nominal rate (predict's model.measured_link,
+    # link_binds false) was not set by its link: the host's network stack was. Checks from or
     # to it are reported apart: they test the host, not the model of a link.
-    for rate, s in sweeps.items():
-        s["link_binds"] = s.get("fitted_gbps") is None or s["fitted_gbps"] <= 1.05 * rate / 8000
+    for s in sweeps.values():
+        s.setdefault("link_binds", True)
     for r in rows:
         r["link_binds"] = all(sweeps[x]["link_binds"] for x in (r["rate_mbit"], r["fit_rate_mbit"]))
     with open(os.path.join(a.out, "tcp.jsonl"), "w") as f:

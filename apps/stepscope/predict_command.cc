@@ -416,6 +416,7 @@ int RunPredict(const PredictFlags& f) {
       return kPredictFailed;
     }
     scenario->link = *scaled;
+    fitted->measured_link = model::JudgeMeasuredLink(*fitted, *f.measured_link);
     if (std::optional<std::string> caveat = model::MeasuredLinkCaveat(*fitted, *f.measured_link)) {
       fitted->notes.push_back(*caveat);
     }

@@ -32,13 +32,23 @@ Result<AlphaBeta> ScaleMeasuredLink(const StepModel& m, double measured_gbps, do
   return ab;
 }
 
-std::optional<std::string> MeasuredLinkCaveat(const StepModel& m, double measured_gbps) {
+std::optional<MeasuredLink> JudgeMeasuredLink(const StepModel& m, double measured_gbps) {
   auto it = m.collectives.find(m.reference.dtype);
   if (it == m.collectives.end() || !(measured_gbps > 0)) return std::nullopt;
   const double spb = it->second.seconds_per_byte.value;
   if (!(spb > 0)) return std::nullopt;
-  const double delivered = 1e-9 / spb;
-  if (delivered <= kFasterThanTheLink * measured_gbps) return std::nullopt;
+  MeasuredLink link;
+  link.nominal_gbps = measured_gbps;
+  link.delivered_gbps = 1e-9 / spb;
+  link.link_binds = link.delivered_gbps <= kFasterThanTheLink * measured_gbps;
+  return link;
+}
+
+std::optional<std::string> MeasuredLinkCaveat(const StepModel& m, double measured_gbps) {
+  const std::optional<MeasuredLink> link = JudgeMeasuredLink(m, measured_gbps);
+  if (!link || link->link_binds) return std::nullopt;
+  auto it = m.collectives.find(m.reference.dtype);
+  const double delivered = link->delivered_gbps;
   return "the all-reduce cost fitted on these runs delivers " + Fixed(delivered, 3) +
          " GB/s, more than the " + Fixed(measured_gbps, 3) +
          " GB/s link they were measured on (--measured-link), with " +

@@ -29,4 +29,8 @@ Result<AlphaBeta> ScaleMeasuredLink(const StepModel& m, double measured_gbps, do
 inline constexpr double kFasterThanTheLink = 1.05;
 std::optional<std::string> MeasuredLinkCaveat(const StepModel& m, double measured_gbps);
 
+// The measured link against the reference precision's fitted cost (link_binds false past
+// kFasterThanTheLink); nothing without a fitted all-reduce cost or a positive rate.
+std::optional<MeasuredLink> JudgeMeasuredLink(const StepModel& m, double measured_gbps);
+
 }  // namespace stepscope::model

@@ -59,5 +59,21 @@ TEST(MeasuredLinkCaveat, AFitFasterThanItsLinkIsFlagged) {
   EXPECT_FALSE(MeasuredLinkCaveat(none, 0.5).has_value());
 }
 
+TEST(JudgeMeasuredLink, SaysWhatTheFitDeliversAndWhetherTheLinkBinds) {
+  const testing::Truth t;
+  const StepModel m = testing::FitSynthetic(t);  // delivers 1 GB/s
+  std::optional<MeasuredLink> slower = JudgeMeasuredLink(m, 1.25);
+  ASSERT_TRUE(slower.has_value());
+  EXPECT_DOUBLE_EQ(slower->nominal_gbps, 1.25);
+  EXPECT_NEAR(slower->delivered_gbps, 1.0, 0.01);
+  EXPECT_TRUE(slower->link_binds);
+  EXPECT_TRUE(JudgeMeasuredLink(m, 0.97)->link_binds);  // within the margin
+  EXPECT_FALSE(JudgeMeasuredLink(m, 0.9)->link_binds);  // 11 % faster than its link
+  EXPECT_FALSE(JudgeMeasuredLink(m, 0).has_value());    // no rate
+  StepModel none = m;
+  none.collectives.clear();
+  EXPECT_FALSE(JudgeMeasuredLink(none, 1).has_value());  // nothing fitted
+}
+
 }  // namespace
 }  // namespace stepscope::model

@@ -97,6 +97,16 @@ nlohmann::json ToJson(const StepModel& m) {
                               "was ready, against the share of the gradient's bytes ready by "
                               "then"},
       {"notes", m.notes}};
+  if (m.measured_link) {
+    j["measured_link"] = {{"nominal_gbps", m.measured_link->nominal_gbps},
+                          {"delivered_gbps", m.measured_link->delivered_gbps},
+                          {"link_binds", m.measured_link->link_binds},
+                          {"how",
+                           "the link the runs were measured on (--measured-link) against the "
+                           "all-reduce cost fitted on them; link_binds false: the fit delivers "
+                           "more than its nominal rate, so the link did not set the "
+                           "reductions' time"}};
+  }
   if (m.length_buckets) {
     const LengthBuckets& l = *m.length_buckets;
     j["length_buckets"] = {

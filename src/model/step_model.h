@@ -84,6 +84,15 @@ struct LengthBuckets {
   std::vector<double> noise{1.0};
 };
 
+// The link the runs were measured on, against the all-reduce cost fitted on them.
+struct MeasuredLink {
+  double nominal_gbps = 0;    // as given (--measured-link)
+  double delivered_gbps = 0;  // 1 / the fitted seconds per byte, in GB/s
+  // false: the fit delivers more than the nominal rate (link_scaling.h kFasterThanTheLink), so
+  // the link did not set the reductions' time.
+  bool link_binds = true;
+};
+
 struct StepModel {
   Config reference;  // the baselines' configuration (replicas: the largest fitted)
   std::vector<int> fitted_replicas;
@@ -146,6 +155,10 @@ struct StepModel {
   // holds a replica. A scenario may override both.
   std::optional<HostLayout> hosts;
   std::optional<double> device_memory_gb;
+
+  // Set by a link what-if relative to the measured link (link_scaling.h): that link's nominal
+  // rate, what the fitted all-reduce cost delivers, and whether the link set it.
+  std::optional<MeasuredLink> measured_link;
 
   std::vector<std::string> notes;  // what the data could not identify, in words
 };

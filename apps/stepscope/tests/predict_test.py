@@ -141,7 +141,8 @@ class Predict(SweepTest):
             self.assertIn("100", f.read())
 
     def test_what_ifs_move_the_prediction(self):
-        base = self.json_of(["--replicas", "4"])["predictions"][0]
+        plain = self.json_of(["--replicas", "4"])
+        base, base_model = plain["predictions"][0], plain["model"]
         fast = self.json_of(["--replicas", "4", "--link", "100,1"])["predictions"][0]
         self.assertGreater(fast["samples_per_s"]["value"], 1.5 * base["samples_per_s"]["value"])
         self.assertLess(fast["components"]["exposed_comm_s"],
@@ -157,8 +158,13 @@ class Predict(SweepTest):
         caveat = "GB/s link they were measured on"
         slow = self.json_of(["--replicas", "4", "--measured-link", "0.005", "--link", "0.01"])
         self.assertTrue(any(caveat in n for n in slow["model"]["notes"]), slow["model"]["notes"])
+        self.assertFalse(slow["model"]["measured_link"]["link_binds"], slow["model"])
+        self.assertGreater(slow["model"]["measured_link"]["delivered_gbps"], 0.005)
         roomy = self.json_of(["--replicas", "4", "--measured-link", "0.04", "--link", "0.08"])
         self.assertFalse(any(caveat in n for n in roomy["model"]["notes"]), roomy["model"]["notes"])
+        self.assertTrue(roomy["model"]["measured_link"]["link_binds"], roomy["model"])
+        self.assertEqual(roomy["model"]["measured_link"]["nominal_gbps"], 0.04)
+        self.assertNotIn("measured_link", base_model)
         quicker = self.json_of(["--replicas", "4", "--compute-scale", "2"])["predictions"][0]
         self.assertAlmostEqual(quicker["components"]["compute_s"],
                                base["components"]["compute_s"] / 2, places=9)
