@@ -105,7 +105,7 @@ def analyze(name, traces, stepscope, rec, results=None):
                losses={x["binding"]: round(x["devices"], 3) for x in v.get("losses", [])})
     ratios = host_ratios(traces)
     if ratios is not None:
-        slowed = host_slowed(traces)
+        slowed = host_slowed(ratios)
         rec.update(host_ratios=ratios, host_slowed=slowed,
                    hit_given_host=right(fault, v, slowed))
     if results is not None and not rec["hit"]:

@@ -293,7 +293,8 @@ class PyTorchDdp(TempDirTest):
                        capture_output=True)
         analyze([out, "--out", out])
         d = read_json(os.path.join(out, "diagnosis.json"))
-        d.update(host_slowed=host_slowed(out), host_ratios=host_ratios(out))
+        ratios = host_ratios(out)
+        d.update(host_slowed=host_slowed(ratios), host_ratios=ratios)
         return d
 
     def named(self, fault, *extra):

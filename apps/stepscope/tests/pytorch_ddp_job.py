@@ -65,8 +65,11 @@ def host_ratios(out):
     a rank the host slowed (a co-tenant, or this host's two CPUs sharing one core's arithmetic),
     whatever fault the job injected."""
     per_rank = []
-    while os.path.exists(os.path.join(out, f"rank-{len(per_rank)}.witness.tsv")):
-        with open(os.path.join(out, f"rank-{len(per_rank)}.witness.tsv")) as f:
+    while True:
+        path = os.path.join(out, f"rank-{len(per_rank)}.witness.tsv")
+        if not os.path.exists(path):
+            break
+        with open(path) as f:
             rows = [line.split("\t") for line in f.read().splitlines()[1:] if line]
         per_rank.append(statistics.median(float(s) / int(n) for _, s, n in rows if int(n) > 0))
     if len(per_rank) < 2:
@@ -75,9 +78,10 @@ def host_ratios(out):
             for r, t in enumerate(per_rank)]
 
 
-def host_slowed(out):
-    """The ranks the host slowed (host_ratios at HOST_SLOWED or more); [] without a witness."""
-    return [r for r, x in enumerate(host_ratios(out) or []) if x >= HOST_SLOWED]
+def host_slowed(ratios):
+    """The ranks the host slowed: those whose host_ratios are HOST_SLOWED or more; [] without a
+    witness (ratios None)."""
+    return [r for r, x in enumerate(ratios or []) if x >= HOST_SLOWED]
 
 
 # The ranks each straggler fault slows, as the ground-truth cases run it (--slow-rank 1,
