@@ -147,8 +147,11 @@ def levers(a):
             m = lp.get("measured_gain_samples_per_s")
             err = None if m is None or m == 0 else g["value"] / m - 1
             within = err is not None and abs(err) <= 0.10
+            # Variable-length text: the gain for the lengths the two runs drew.
+            drawn = lp.get("expected_gain_as_drawn_samples_per_s")
+            drawn_err = None if drawn is None or not m else drawn["value"] / m - 1
             n = lp["replicas"]
-            own = os.path.join(d, "runs", f"levers-{lp['lever']}-n{n}")
+            own = os.path.join(d, "runs", f"lever_{lp['lever']}-n{n}")
             # What the emulation did not honour in the two runs the measured gain comes from
             # (the lever's own run, or all levers together where it is the only one).
             missed = unhonoured(os.path.join(d, "runs", f"baseline-n{n}")) + unhonoured(
@@ -156,12 +159,17 @@ def levers(a):
             rows.append({"workload": name, "seed": a.seed, "lever": lp["lever"],
                          "predicted": g["value"],
                          "low": g["low"], "high": g["high"], "measured": m, "error": err,
-                         "within_10pct": within, "unhonoured": missed})
+                         "within_10pct": within, "unhonoured": missed,
+                         "as_drawn": None if drawn is None else drawn["value"],
+                         "as_drawn_error": drawn_err})
+            as_drawn_text = ("" if drawn_err is None else
+                             f"  (as drawn {drawn['value']:+.1f}: {100 * drawn_err:+.1f} %)")
             print(f"  {lp['lever']:<26} predicted {g['value']:+8.1f} [{g['low']:+.1f}, "
                   f"{g['high']:+.1f}]  measured "
                   f"{'(no run)' if m is None else f'{m:+8.1f}'}"
                   f"{'' if err is None else f'  error {100 * err:+6.1f} %'}"
                   f"{'  within 10 %' if within else ''}"
+                  f"{as_drawn_text}"
                   f"{f'  (the host did not honour {missed} paced segment(s) or link(s))' if missed else ''}")
     with open(os.path.join(a.out, "levers.jsonl"), "w") as f:
         for r in rows:

@@ -5,25 +5,66 @@
 #include "core/text_format.h"
 #include "decide/lever_pruning.h"
 #include "model/simulate.h"
+#include "plan/variant.h"
 
 namespace stepscope::app {
 namespace {
 
-// The measured samples/s of a lever's own run at `replicas`: its single-lever run, or the
-// all-levers curve when it was the only lever applied.
-std::optional<double> MeasuredAlone(const decide::Diagnosis& d, Lever lever, int replicas) {
+// The difference of two predictions of one model: the same constants at the same end of their
+// intervals move both, so the band pairs low with low and high with high.
+Estimate Difference(const Estimate& a, const Estimate& b) {
+  const double gain = a.value - b.value;
+  return {gain, std::min({gain, a.low - b.low, a.high - b.high}),
+          std::max({gain, a.low - b.low, a.high - b.high})};
+}
+
+// A lever's own run at some replica count: its name and measured samples/s.
+struct LeverRun {
+  std::string name;
+  double samples_per_s = 0;
+};
+
+// A lever's own run at `replicas`: its single-lever run, or the all-levers run when it was the
+// only lever applied.
+std::optional<LeverRun> MeasuredAlone(const decide::Diagnosis& d, Lever lever, int replicas) {
   if (!d.after) return std::nullopt;
   const std::vector<decide::AppliedLever>& applied = d.after->levers_applied;
   for (const decide::AppliedLever& a : applied) {
     if (a.lever != lever) continue;
-    if (a.alone_replicas == replicas && a.alone_samples_per_s > 0) return a.alone_samples_per_s;
+    if (a.alone_replicas == replicas && a.alone_samples_per_s > 0) {
+      return LeverRun{plan::RunName({plan::Variant::OneLever(lever), replicas}),
+                      a.alone_samples_per_s};
+    }
     if (applied.size() == 1) {
       for (const decide::DiagnosisPoint& p : d.after->points) {
-        if (p.scaling.replicas == replicas) return p.scaling.samples_per_s;
+        if (p.scaling.replicas == replicas) {
+          return LeverRun{
+              plan::RunName({plan::Variant::Of(plan::VariantKind::kAllLevers), replicas}),
+              p.scaling.samples_per_s};
+        }
       }
     }
   }
   return std::nullopt;
+}
+
+// The lever's gain as its run and the baseline drew their lengths (Scenario::as_drawn), when
+// the model has both runs' positions.
+std::optional<Estimate> GainAsDrawn(const model::StepModel& model,
+                                    const decide::LeverOption& option, int replicas,
+                                    const std::string& lever_run) {
+  const std::string baseline =
+      plan::RunName({plan::Variant::Of(plan::VariantKind::kBaseline), replicas});
+  if (model.drawn.count(baseline) == 0 || model.drawn.count(lever_run) == 0) return std::nullopt;
+  model::Scenario from;
+  from.replicas = replicas;
+  from.as_drawn = baseline;
+  model::Scenario with = decide::WithLevers(from, {option});
+  with.as_drawn = lever_run;
+  Result<model::Prediction> before = model::Predict(model, from);
+  Result<model::Prediction> after = model::Predict(model, with);
+  if (!before.ok() || !after.ok()) return std::nullopt;
+  return Difference(after->samples_per_s, before->samples_per_s);
 }
 
 }  // namespace
@@ -54,13 +95,7 @@ std::vector<LeverPrediction> PredictLeversFrom(const model::StepModel& model,
     p.replicas = replicas;
     p.predicted_samples_per_s = after->samples_per_s;
     p.predicted_efficiency = after->efficiency.value;
-    // The difference of two predictions of one model: the same constants at the same end of
-    // their intervals move both, so the band pairs low with low and high with high.
-    const Estimate& b = before->samples_per_s;
-    const Estimate& a = after->samples_per_s;
-    const double gain = a.value - b.value;
-    p.predicted_gain_samples_per_s = {gain, std::min({gain, a.low - b.low, a.high - b.high}),
-                                      std::max({gain, a.low - b.low, a.high - b.high})};
+    p.predicted_gain_samples_per_s = Difference(after->samples_per_s, before->samples_per_s);
     p.memory_note = after->memory_note;
     p.wire_note = after->wire_note;
     p.bucket_note = after->bucket_note;
@@ -78,9 +113,14 @@ std::vector<LeverPrediction> PredictLevers(const model::StepModel& model,
   const int n = largest.scaling.replicas;
   std::vector<LeverPrediction> out = PredictLeversFrom(model, {}, n, levers, warnings);
   for (LeverPrediction& p : out) {
-    p.measured_samples_per_s = MeasuredAlone(d, p.lever, n);
-    if (p.measured_samples_per_s) {
-      p.measured_gain_samples_per_s = *p.measured_samples_per_s - largest.scaling.samples_per_s;
+    const std::optional<LeverRun> run = MeasuredAlone(d, p.lever, n);
+    if (!run) continue;
+    p.measured_samples_per_s = run->samples_per_s;
+    p.measured_gain_samples_per_s = run->samples_per_s - largest.scaling.samples_per_s;
+    for (const decide::LeverOption& option : levers) {
+      if (option.lever == p.lever) {
+        p.predicted_gain_as_drawn = GainAsDrawn(model, option, n, run->name);
+      }
     }
   }
   return out;
@@ -152,6 +192,9 @@ nlohmann::json ToJson(const std::vector<LeverPrediction>& predictions) {
          p.measured_samples_per_s ? nlohmann::json(*p.measured_samples_per_s) : nullptr},
         {"measured_gain_samples_per_s",
          p.measured_gain_samples_per_s ? nlohmann::json(*p.measured_gain_samples_per_s) : nullptr}};
+    if (p.predicted_gain_as_drawn) {
+      j["expected_gain_as_drawn_samples_per_s"] = stepscope::ToJson(*p.predicted_gain_as_drawn);
+    }
     if (!p.memory_note.empty()) j["memory_note"] = p.memory_note;
     if (!p.wire_note.empty()) j["wire_note"] = p.wire_note;
     if (!p.bucket_note.empty()) j["bucket_note"] = p.bucket_note;
@@ -172,6 +215,13 @@ std::string LeverPredictionsText(const std::vector<LeverPrediction>& predictions
                        p.measured_gain_samples_per_s
                            ? fmt::format("{:+9.1f}", *p.measured_gain_samples_per_s)
                            : std::string("(no run of this lever)"));
+    if (p.predicted_gain_as_drawn) {
+      const Estimate& a = *p.predicted_gain_as_drawn;
+      out += fmt::format(
+          "  {:<26} as drawn  {:+9.1f} [{:+.1f}, {:+.1f}]  (the lengths its run "
+          "and the baseline drew)\n",
+          "", a.value, a.low, a.high);
+    }
     if (!p.memory_note.empty()) out += "  " + std::string(26, ' ') + " " + p.memory_note + "\n";
   }
   return out;

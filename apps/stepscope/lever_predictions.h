@@ -28,6 +28,9 @@ struct LeverPrediction {
   std::string bucket_note;  // set when the lever's smaller buckets split the measured ones
   // The lever's own run at `replicas` (alone, or the only lever applied) and the baseline there.
   std::optional<double> measured_samples_per_s, measured_gain_samples_per_s;
+  // Variable-length text: the gain re-simulated for the lengths the lever's run and the
+  // baseline drew (model::Scenario::as_drawn), which one short run's draw does not move.
+  std::optional<Estimate> predicted_gain_as_drawn;
 };
 
 // The model's prediction for each lever of `levers` made on top of `base` at `replicas`, against

@@ -269,6 +269,10 @@ void PrintText(const model::StepModel& m, const std::vector<model::Prediction>& 
                 Fixed(c.measured_samples_per_s, 1).c_str(), 100 * c.error,
                 c.within_band ? "" : "  (outside the band)");
     if (c.partly_fitted) std::printf("  %-34s (partly fitted: its reductions or overlap)\n", "");
+    if (c.as_drawn) {
+      std::printf("  %-34s as drawn  %-26s error %+6.1f %% (the lengths this run drew)\n", "",
+                  EstimateText(c.as_drawn->predicted, 1).c_str(), 100 * c.as_drawn->error);
+    }
   }
   std::printf("  median |error| %.1f %%, worst %.1f %%\n", 100 * model::MedianAbsoluteError(checks),
               100 * model::WorstAbsoluteError(checks));

@@ -18,6 +18,14 @@ Result<ModelCheck> CheckRun(const StepModel& model, const RunObservation& run) {
   c.measured_samples_per_s = run.samples_per_s;
   c.error = run.samples_per_s > 0 ? p->samples_per_s.value / run.samples_per_s - 1 : 0;
   c.within_band = p->samples_per_s.Contains(run.samples_per_s);
+  if (model.drawn.count(run.name) != 0 && run.samples_per_s > 0) {
+    Scenario drawn = ScenarioOf(run);
+    drawn.as_drawn = run.name;
+    if (Result<Prediction> d = Predict(model, drawn); d.ok()) {
+      c.as_drawn =
+          ModelCheck::AsDrawn{d->samples_per_s, d->samples_per_s.value / run.samples_per_s - 1};
+    }
+  }
   c.partly_fitted =
       std::find(model.cost_runs.begin(), model.cost_runs.end(), run.name) != model.cost_runs.end();
   return c;

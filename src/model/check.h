@@ -2,6 +2,7 @@
 // samples/s for a run's own configuration.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,13 @@ struct ModelCheck {
   // known (diagnose, on a resumed sweep with a new count).
   bool predicted_before = false;
   std::vector<int> predicted_from;
+  // A variable-length run predicted for the lengths it drew (Scenario::as_drawn): its draw
+  // taken out of the error.
+  struct AsDrawn {
+    Estimate predicted;
+    double error = 0;  // predicted / measured - 1
+  };
+  std::optional<AsDrawn> as_drawn;
 };
 
 Result<ModelCheck> CheckRun(const StepModel& model, const RunObservation& run);

@@ -69,6 +69,58 @@ std::vector<double> Concat(const std::vector<const RunObservation*>& runs,
   return out;
 }
 
+// The typical rank's positions in each steady step (the median over ranks, as the compute
+// constants take it); empty when a steady record lacks them.
+std::vector<double> TypicalPositions(const RunObservation& run,
+                                     const std::map<int, double>& exclude) {
+  for (const StepRecord& r : run.records) {
+    if (!r.warmup && !r.tokens) return {};
+  }
+  return TypicalPerStep(
+      run.records, [](const StepRecord& r) { return static_cast<double>(r.tokens.value_or(0)); },
+      exclude);
+}
+
+// Each rank's positions in each steady step, steps in order; empty when a steady record lacks
+// them.
+DrawnPositions DrawnPositionsOf(const RunObservation& run) {
+  std::map<int64_t, std::map<int, double>> by_step;
+  for (const StepRecord& r : run.records) {
+    if (r.warmup) continue;
+    if (!r.tokens) return {};
+    by_step[r.step][r.rank] = static_cast<double>(*r.tokens);
+  }
+  DrawnPositions out;
+  for (const auto& [step, ranks] : by_step) {
+    std::vector<double>& positions = out.emplace_back();
+    for (const auto& [rank, p] : ranks) positions.push_back(p);
+  }
+  return out;
+}
+
+// Variable-length text whose records carry tokens: the positions the pooled compute stands for
+// (every baseline's typical rank, pooled as the constants are), token_share moved to them, and
+// every run's drawn positions. Left unset when a baseline lacks tokens.
+void AddPositions(const std::vector<RunObservation>& runs,
+                  const std::vector<const RunObservation*>& baselines, double share_at,
+                  const std::map<int, double>& slow, StepModel* m) {
+  std::vector<double> pooled;
+  for (const RunObservation* run : baselines) {
+    const std::vector<double> p = TypicalPositions(*run, slow);
+    if (p.empty()) return;
+    pooled.insert(pooled.end(), p.begin(), p.end());
+  }
+  const double positions = Mean(pooled);
+  if (!(positions > 0) || !(share_at > 0)) return;
+  LengthBuckets& l = *m->length_buckets;
+  l.token_share = TokenShareAt(l.token_share, share_at, positions);
+  l.positions = positions;
+  for (const RunObservation& run : runs) {
+    DrawnPositions drawn = DrawnPositionsOf(run);
+    if (!drawn.empty()) m->drawn[run.name] = std::move(drawn);
+  }
+}
+
 // Compute of one phase at b and (when measured) 2b as c0 + c1 b.
 void FitPhase(const std::string& phase, const Estimate& at_b, const std::optional<Estimate>& at_2b,
               int b, Constant* c0, Constant* c1) {
@@ -313,10 +365,12 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   }
   if (m.compute_jitter.empty()) m.compute_jitter.push_back(1.0);
   m.length_buckets = baselines.back()->length_buckets;
+  double share_at = 0;  // the positions token_share holds at, once fitted
   if (m.length_buckets) {
     if (const std::optional<TokenCost> t = FitTokenCost(baselines.back()->records)) {
       m.length_buckets->token_share = t->token_share;
       m.length_buckets->noise = t->noise;
+      share_at = t->positions;
     }
   }
   if (m.length_buckets && m.length_buckets->applied && !m.length_buckets->spread.empty()) {
@@ -336,10 +390,22 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
     std::map<int, double> means;
     std::vector<double> steps;
     for (auto& [rank, rs] : largest) {
-      std::vector<double> c;
-      for (const StepRecord* r : rs)
+      std::vector<double> c, positions;
+      for (const StepRecord* r : rs) {
         c.push_back(r->forward + r->backward + r->optimizer), steps.push_back(r->step_time());
+        if (r->tokens) positions.push_back(static_cast<double>(*r->tokens));
+      }
       means[rank] = Mean(c);
+      // Variable-length text: a rank that drew longer examples over a few steps is not a slow
+      // device. Its forward and backward count at the typical positions (the line fitted on
+      // them), so that only a rank slower for its positions persists.
+      if (share_at > 0 && positions.size() == rs.size()) {
+        double fb = 0, optimizer = 0;
+        for (const StepRecord* r : rs) fb += r->forward + r->backward, optimizer += r->optimizer;
+        const double n = static_cast<double>(rs.size());
+        const double work = WorkAt(m.length_buckets->token_share, share_at, Mean(positions));
+        if (work > 0) means[rank] = fb / n / work + optimizer / n;
+      }
     }
     const double step = Mean(steps);
     for (auto& [rank, mean] : means) {
@@ -403,10 +469,21 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
         run.records, [](const StepRecord& r) { return r.forward + r.backward + r.optimizer; },
         slow));
   };
-  const double pooled_compute = forward_b.value + backward_b.value + m.optimizer.estimate.value;
+  if (m.length_buckets) AddPositions(runs, baselines, share_at, slow, &m);
+  // A variable-length baseline's compute carries the lengths it drew: its ratio is to the pooled
+  // compute at its own positions, so that it keeps the host's speed at its N, not its draw.
+  const auto pooled_compute = [&](const RunObservation& run) {
+    double work = 1;
+    if (m.length_buckets && m.length_buckets->positions > 0) {
+      const LengthBuckets& l = *m.length_buckets;
+      work = WorkAt(l.token_share, l.positions, Mean(TypicalPositions(run, slow)));
+    }
+    return (forward_b.value + backward_b.value) * work + m.optimizer.estimate.value;
+  };
   double lo = 1, hi = 1;
   for (const RunObservation* run : baselines) {
-    const double ratio = pooled_compute > 0 ? compute_mean(*run) / pooled_compute : 1.0;
+    const double expected = pooled_compute(*run);
+    const double ratio = expected > 0 ? compute_mean(*run) / expected : 1.0;
     m.compute_ratio[run->config.replicas] = ratio;
     lo = std::min(lo, ratio), hi = std::max(hi, ratio);
   }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include "model/check.h"
@@ -87,6 +88,85 @@ TEST(FitStepModel, BucketedRunsWaitOnTheBucketedSpreadNotOnWhatAllRanksShare) {
   // A bucketed run is checked as the bucketed scenario.
   EXPECT_TRUE(ScenarioOf(runs.back()).balance_lengths);
   EXPECT_FALSE(ScenarioOf(runs.front()).balance_lengths);
+}
+
+// Variable-length baselines at 1, 2 and 4 replicas whose positions vary from step to step;
+// `extra` adds to some ranks' positions (n, rank).
+std::vector<RunObservation> VariableLengthSweep(Truth t, std::function<int(int, int)> extra) {
+  t.positions = [extra](int n, int r, int s) { return 80 + 10 * (s % 5) + extra(n, r); };
+  std::vector<RunObservation> runs = Sweep(t, {1, 2, 4}, false);
+  for (RunObservation& r : runs) r.length_buckets = LengthBuckets{false, 0.5, {0.9, 1.0, 1.1}};
+  return runs;
+}
+
+TEST(FitStepModel, ARankThatDrewLongerExamplesIsNotASlowDevice) {
+  // At 4 replicas rank 2 drew 30 more positions every step; at 2, both ranks drew 20 more.
+  std::vector<RunObservation> runs = VariableLengthSweep(
+      Truth{}, [](int n, int r) { return (n == 4 && r == 2 ? 30 : 0) + (n == 2 ? 20 : 0); });
+  std::vector<RunObservation> untokened = runs;
+  for (RunObservation& run : untokened) {
+    for (StepRecord& r : run.records) r.tokens.reset();
+  }
+  // Read without the positions: rank 2 is a straggler, and 2 replicas compute slower.
+  Result<StepModel> blind = FitStepModel(untokened);
+  ASSERT_TRUE(blind.ok()) << blind.status().message();
+  EXPECT_EQ(blind->stragglers.count(2), 1u);
+  EXPECT_GT(blind->compute_ratio.at(2), 1.05);
+  EXPECT_TRUE(blind->drawn.empty());
+  // With them: the work its positions explain is the draw, not the device; every N computes
+  // at the same speed per position; each run's draw is kept for predicting it as drawn.
+  Result<StepModel> m = FitStepModel(runs);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_TRUE(m->stragglers.empty());
+  for (const auto& [n, ratio] : m->compute_ratio) EXPECT_NEAR(ratio, 1.0, 1e-9) << n;
+  ASSERT_TRUE(m->length_buckets.has_value());
+  EXPECT_NEAR(m->length_buckets->token_share, 1.0, 1e-9);  // all of it scales
+  // The typical rank's positions, pooled over the baselines' steady steps (steps 2 to 11:
+  // 80 + 10 (s % 5) averages 100; the 2-replica run 20 more, each a third of the steps).
+  EXPECT_NEAR(m->length_buckets->positions, 100 + 20.0 / 3, 1e-9);
+  ASSERT_EQ(m->drawn.count("baseline-n4"), 1u);
+  const DrawnPositions& d = m->drawn.at("baseline-n4");
+  ASSERT_EQ(d.size(), 10u);                                         // the steady steps
+  EXPECT_EQ(d.front(), (std::vector<double>{100, 100, 130, 100}));  // step 2
+}
+
+TEST(FitStepModel, ASlowDeviceStaysAStragglerForItsPositions) {
+  Truth t;
+  t.stragglers = {{3, 1.4}};  // at every N that has a rank 3
+  Result<StepModel> m = FitStepModel(VariableLengthSweep(t, [](int, int) { return 0; }));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->stragglers.count(3), 1u);
+  EXPECT_NEAR(m->stragglers.at(3), 1.4, 0.05);
+  EXPECT_EQ(m->stragglers.size(), 1u);
+}
+
+TEST(CheckRun, AVariableLengthRunIsAlsoPredictedForTheLengthsItDrew) {
+  Truth t;
+  t.positions = [](int, int, int s) { return 80 + 10 * (s % 5); };
+  std::vector<RunObservation> runs = VariableLengthSweep(t, [](int, int) { return 0; });
+  // A run at 4 replicas that drew 40 % more positions on every rank: the model expects the
+  // sampler's lengths and is off by its draw; as drawn, it is not.
+  Truth heavy = t;
+  heavy.positions = [](int, int, int s) { return 140 + 14 * (s % 5); };
+  RunObservation other = SyntheticRun(heavy, "other-n4", RunRole::kOther, 4, 8);
+  other.length_buckets = runs.back().length_buckets;
+  runs.push_back(other);
+  Result<StepModel> m = FitStepModel(runs);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  Result<ModelCheck> c = CheckRun(*m, other);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_GT(c->error, 0.15);
+  ASSERT_TRUE(c->as_drawn.has_value());
+  EXPECT_LT(std::fabs(c->as_drawn->error), 0.01) << c->as_drawn->error;
+  EXPECT_NEAR(c->as_drawn->predicted.value / other.samples_per_s - 1, c->as_drawn->error, 1e-12);
+  // A fixed-length run has no draw to take out.
+  const std::vector<RunObservation> fixed = Sweep(Truth{}, {1, 2, 4});
+  Result<StepModel> plain = FitStepModel(fixed);
+  ASSERT_TRUE(plain.ok());
+  RunObservation fixed_other = SyntheticRun(Truth{}, "other-n4", RunRole::kOther, 4, 8);
+  Result<ModelCheck> fixed_check = CheckRun(*plain, fixed_other);
+  ASSERT_TRUE(fixed_check.ok());
+  EXPECT_FALSE(fixed_check->as_drawn.has_value());
 }
 
 TEST(FitStepModel, RecoversComputeCommunicationAndOverhead) {

@@ -114,10 +114,12 @@ nlohmann::json ToJson(const StepModel& m) {
         {"work_ratio", l.work_ratio},
         {"spread_max_of_4", ExpectedMaximum(l.spread, 4)},
         {"token_share", l.token_share},
+        {"positions", l.positions},
         {"noise", l.noise},
         {"unit",
          "a rank's forward and backward work bucketed over as drawn; the expected "
-         "slowest of 4 bucketed ranks over the mean one"},
+         "slowest of 4 bucketed ranks over the mean one; positions per rank and step "
+         "(token_share holds there)"},
         {"how",
          "the job's own sampler (run.json lengths): the largest baseline's steady "
          "batches drawn again bucketed, for the work; 256 bucketed steps of 32 ranks, "
@@ -190,6 +192,13 @@ nlohmann::json ToJson(const ModelCheck& c) {
                       {"error", c.error},
                       {"within_band", c.within_band},
                       {"partly_fitted", c.partly_fitted}};
+  if (c.as_drawn) {
+    j["as_drawn"] = {{"predicted_samples_per_s", stepscope::ToJson(c.as_drawn->predicted)},
+                     {"error", c.as_drawn->error},
+                     {"how",
+                      "predicted for the positions each rank drew in each step of the run (its "
+                      "records' tokens), not the sampler's expectation"}};
+  }
   if (c.predicted_before) {
     j["predicted_before"] = true;
     j["predicted_from"] = c.predicted_from;

@@ -38,4 +38,33 @@ double ExpectedMaximum(const std::vector<double>& samples, long long draws) {
   return expected;
 }
 
+double ExpectedMaximumScaled(const std::vector<double>& sorted, const std::vector<double>& scales) {
+  if (sorted.empty() || scales.empty()) return 0.0;
+  const double count = static_cast<double>(sorted.size());
+  // F(y): the share of the sample at or below y.
+  const auto share_at_most = [&](double y) {
+    return static_cast<double>(std::upper_bound(sorted.begin(), sorted.end(), y) - sorted.begin()) /
+           count;
+  };
+  // Every value the maximum can take, ascending; P(max <= x) steps up at each.
+  std::vector<double> values;
+  values.reserve(sorted.size() * scales.size());
+  for (double scale : scales) {
+    for (double e : sorted) values.push_back(scale * e);
+  }
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  double expected = 0.0, below = 0.0;  // below: P(max < x)
+  for (double x : values) {
+    double at = 1.0;  // P(max <= x)
+    for (double scale : scales) {
+      // x / scale can land a rounding step below the sample value it came from.
+      at *= share_at_most(x / scale * (1 + 1e-12));
+    }
+    expected += x * (at - below);
+    below = at;
+  }
+  return expected;
+}
+
 }  // namespace stepscope::model

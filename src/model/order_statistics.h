@@ -13,4 +13,10 @@ namespace stepscope::model {
 // counts; the terms below a probability of 1e-17 are folded into one.
 double ExpectedMaximum(const std::vector<double>& samples, long long draws);
 
+// E[max over r of scales[r] * e_r], each e_r drawn independently from the empirical
+// distribution of `sorted` (ascending, equal weights): the slowest of ranks whose work differs
+// (scales) under the same noise. Exact: P(max <= x) = prod over r of F(x / scales[r]). 0 for an
+// empty sample or no scales; scales must be positive.
+double ExpectedMaximumScaled(const std::vector<double>& sorted, const std::vector<double>& scales);
+
 }  // namespace stepscope::model

@@ -48,5 +48,22 @@ TEST(ExpectedMaximum, EmptyAndConstantSamples) {
   EXPECT_DOUBLE_EQ(ExpectedMaximum({3.0}, 0), 3.0);  // fewer than one draw counts as one
 }
 
+TEST(ExpectedMaximumScaled, HandComputedFromTwoRanks) {
+  // Ranks of work 1 and 1.1, noise 0.9 or 1.1: (0.9, 0.99) 0.99, (0.9, 1.21) 1.21,
+  // (1.1, 0.99) 1.1, (1.1, 1.21) 1.21, each a quarter.
+  EXPECT_NEAR(ExpectedMaximumScaled({0.9, 1.1}, {1.0, 1.1}), 4.51 / 4, 1e-12);
+  // Work apart by more than the noise: the heavier rank is always the slowest.
+  EXPECT_NEAR(ExpectedMaximumScaled({0.9, 1.1}, {1.0, 2.0}), 2.0, 1e-12);
+}
+
+TEST(ExpectedMaximumScaled, EqualWorkIsTheExpectedMaximumScaled) {
+  const std::vector<double> noise{0.8, 0.95, 1.0, 1.05, 1.2};
+  EXPECT_NEAR(ExpectedMaximumScaled(noise, {1.5, 1.5, 1.5, 1.5}), 1.5 * ExpectedMaximum(noise, 4),
+              1e-12);
+  EXPECT_NEAR(ExpectedMaximumScaled(noise, {2.0}), 2.0, 1e-12);  // one rank: its mean work
+  EXPECT_EQ(ExpectedMaximumScaled({}, {1.0}), 0.0);
+  EXPECT_EQ(ExpectedMaximumScaled(noise, {}), 0.0);
+}
+
 }  // namespace
 }  // namespace stepscope::model

@@ -178,9 +178,17 @@ double BucketedWork(const LengthBuckets& l) {
   return 1 - l.token_share + l.token_share * l.work_ratio;
 }
 
-// SimulateStep with the expected maximum of N ranks' compute ratios given (it does not depend on
-// the side, so Predict computes it once for its six simulations).
-Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side, double jitter_max) {
+// How a scenario's ranks' forward and backward stand against the fitted compute: `work` on the
+// mean rank, and the expected slowest rank over it (the step waits for it).
+struct RankSpread {
+  double work = 1;
+  double slowest = 1;
+};
+
+// SimulateStep with the ranks' spread given (it does not depend on the side, so Predict
+// computes it once for its six simulations).
+Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side,
+                           const RankSpread& spread) {
   const Resolved r{s.replicas,
                    s.batch.value_or(m.reference.batch),
                    s.accum.value_or(m.reference.accum),
@@ -214,10 +222,7 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side, dou
   }
   const double scale = s.compute_scale / compute_ratio;
   const double b = r.batch;
-  // Length-bucketed batches compute less padding in forward and backward.
-  const double work = s.balance_lengths && m.length_buckets && !m.length_buckets->applied
-                          ? BucketedWork(*m.length_buckets)
-                          : 1.0;
+  const double work = spread.work;
   const Seconds forward = std::max(
       0.0,
       work * (Pick(m.forward_c0.estimate, side) + Pick(m.forward_c1.estimate, side) * b) / scale);
@@ -227,7 +232,7 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side, dou
   const Seconds optimizer = Pick(m.optimizer.estimate, side) / scale;
 
   // The rank the step waits for: the slowest of N jittering ranks, or a persistent straggler.
-  double critical = jitter_max;
+  double critical = spread.slowest;
   if (!s.without_stragglers) {
     for (const auto& [rank, factor] : m.stragglers) {
       if (rank < r.replicas) critical = std::max(critical, factor);
@@ -335,10 +340,55 @@ double JitterMax(const StepModel& m, const Scenario& s) {
       BucketedRatios(l.spread, l.noise, l.token_share * l.work_ratio / BucketedWork(l)), n);
 }
 
+// A run as it drew its lengths: each rank's work from its positions in each step, the slowest
+// of them under the host's noise around the positions, averaged over the run's steps.
+Result<RankSpread> DrawnSpread(const StepModel& m, const Scenario& s) {
+  const auto drawn = m.drawn.find(s.as_drawn);
+  if (drawn == m.drawn.end() || !m.length_buckets || !(m.length_buckets->positions > 0)) {
+    return Status::Error("run '" + s.as_drawn +
+                         "' has no positions per rank to predict it as drawn (variable-length "
+                         "runs whose records carry tokens have)");
+  }
+  const LengthBuckets& l = *m.length_buckets;
+  double work = 0, slowest = 0;
+  size_t rank_steps = 0;
+  for (const std::vector<double>& step : drawn->second) {
+    if (static_cast<int>(step.size()) != s.replicas) {
+      return Status::Error("run '" + s.as_drawn + "' drew lengths for " +
+                           std::to_string(step.size()) + " ranks in a step, not " +
+                           std::to_string(s.replicas));
+    }
+    std::vector<double> ranks;
+    for (double positions : step) {
+      ranks.push_back(WorkAt(l.token_share, l.positions, positions));
+      work += ranks.back(), ++rank_steps;
+    }
+    slowest += ExpectedMaximumScaled(l.noise, ranks);
+  }
+  if (rank_steps == 0 || !(work > 0)) {
+    return Status::Error("run '" + s.as_drawn + "' has no steady step with positions");
+  }
+  const double steps = static_cast<double>(drawn->second.size());
+  work /= static_cast<double>(rank_steps);
+  return RankSpread{work, slowest / steps / work};
+}
+
+// The scenario's ranks against the fitted compute: as a run drew them, or expected (length-
+// bucketed batches compute less padding in forward and backward).
+Result<RankSpread> SpreadOf(const StepModel& m, const Scenario& s) {
+  if (!s.as_drawn.empty()) return DrawnSpread(m, s);
+  const double work = s.balance_lengths && m.length_buckets && !m.length_buckets->applied
+                          ? BucketedWork(*m.length_buckets)
+                          : 1.0;
+  return RankSpread{work, JitterMax(m, s)};
+}
+
 }  // namespace
 
 Result<StepParts> SimulateStep(const StepModel& m, const Scenario& s, Side side) {
-  return Simulate(m, s, side, JitterMax(m, s));
+  Result<RankSpread> spread = SpreadOf(m, s);
+  if (!spread.ok()) return spread.status();
+  return Simulate(m, s, side, *spread);
 }
 
 Result<Prediction> Predict(const StepModel& m, const Scenario& asked) {
@@ -383,14 +433,17 @@ Result<Prediction> Predict(const StepModel& m, const Scenario& asked) {
   Scenario one = s;
   one.replicas = 1;
   one.ranks_per_host.reset();  // one replica runs alone on its host
-  const double jitter_n = JitterMax(m, s);
-  const double jitter_1 = JitterMax(m, one);
+  one.as_drawn.clear();        // a run's lengths were drawn for its own ranks
+  Result<RankSpread> spread_n = SpreadOf(m, s);
+  if (!spread_n.ok()) return spread_n.status();
+  Result<RankSpread> spread_1 = SpreadOf(m, one);
+  if (!spread_1.ok()) return spread_1.status();
   double step[3], per_s[3], eff[3];
   const Side sides[3] = {Side::kValue, Side::kLow, Side::kHigh};
   for (int i = 0; i < 3; ++i) {
-    Result<StepParts> at_n = Simulate(m, s, sides[i], jitter_n);
+    Result<StepParts> at_n = Simulate(m, s, sides[i], *spread_n);
     if (!at_n.ok()) return at_n.status();
-    Result<StepParts> at_1 = Simulate(m, one, sides[i], jitter_1);
+    Result<StepParts> at_1 = Simulate(m, one, sides[i], *spread_1);
     if (!at_1.ok()) return at_1.status();
     (i == 0 ? out.parts : i == 1 ? out.parts_fast : out.parts_slow) = *at_n;
     const double samples = static_cast<double>(batch) * accum;

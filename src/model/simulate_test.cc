@@ -228,6 +228,49 @@ TEST(SimulateStep, LengthBucketsCutPaddingAndTheSpreadTheStepWaitsOn) {
   EXPECT_NEAR(Must(SimulateStep(m, bucketed)).compute, drawn.compute, 1e-12);
 }
 
+TEST(SimulateStep, ARunAsItDrewItsLengths) {
+  StepModel m = Fitted();
+  const double optimizer = m.optimizer.estimate.value;
+  Scenario s;
+  s.replicas = 2;
+  const StepParts expected = Must(SimulateStep(m, s));
+  const double fb = expected.compute - optimizer;
+  m.length_buckets = LengthBuckets{false, 0.5, {1.0}};
+  m.length_buckets->token_share = 1;
+  m.length_buckets->positions = 100;
+  m.length_buckets->noise = {0.9, 1.1};
+  // Two steps of two ranks: work 1 and 1.5, then 0.5 and 1 (mean 1). The slowest under the
+  // noise: 1.35 or 1.65 by the heavier rank's noise (1.5), then 0.9 or 1.1 (1.0); 1.25 on average.
+  m.drawn["run-a"] = {{100, 150}, {50, 100}};
+  Scenario drawn = s;
+  drawn.as_drawn = "run-a";
+  StepParts p = Must(SimulateStep(m, drawn));
+  EXPECT_NEAR(p.compute, fb + optimizer, 1e-12);
+  EXPECT_NEAR(p.straggler_wait, p.compute * 0.25, 1e-12);
+  // Twice the positions: twice forward and backward, the same spread.
+  m.drawn["run-b"] = {{200, 300}, {100, 200}};
+  drawn.as_drawn = "run-b";
+  p = Must(SimulateStep(m, drawn));
+  EXPECT_NEAR(p.compute, 2 * fb + optimizer, 1e-12);
+  EXPECT_NEAR(p.straggler_wait, p.compute * 0.25, 1e-12);
+  // Half of forward and backward scales: 1 - 0.5 + 0.5 x 2 = 1.5 times.
+  m.length_buckets->token_share = 0.5;
+  EXPECT_NEAR(Must(SimulateStep(m, drawn)).compute, 1.5 * fb + optimizer, 1e-12);
+  // Predict takes one replica's efficiency from the expected scenario, not the draw.
+  EXPECT_TRUE(Predict(m, drawn).ok());
+  // A run the model has no positions of, or positions for other ranks: errors naming the run.
+  drawn.as_drawn = "nope";
+  Result<StepParts> missing = SimulateStep(m, drawn);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("'nope'"), std::string::npos);
+  drawn.as_drawn = "run-a";
+  drawn.replicas = 4;
+  Result<StepParts> other = SimulateStep(m, drawn);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().message().find("2 ranks"), std::string::npos)
+      << other.status().message();
+}
+
 // A loader-bound step lasts one loader period per batch: accumulating K micro-batches asks the
 // loader for K batches per step, so accumulation cannot hide the loader (and more workers can).
 TEST(SimulateStep, AccumulationAsksTheLoaderForEveryMicroBatch) {

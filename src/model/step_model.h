@@ -82,7 +82,14 @@ struct LengthBuckets {
   // explain (sorted ratios, the host's noise), which bucketing keeps.
   double token_share = 1;
   std::vector<double> noise{1.0};
+  // The positions per rank and step the fitted compute stands for (the baselines' typical rank,
+  // pooled), at which token_share holds; 0 when the records carry no tokens.
+  double positions = 0;
 };
+
+// The positions each rank computed in each steady step of one run (records' tokens): [step]
+// [rank], steps in order.
+using DrawnPositions = std::vector<std::vector<double>>;
 
 // The link the runs were measured on, against the all-reduce cost fitted on them.
 struct MeasuredLink {
@@ -111,6 +118,9 @@ struct StepModel {
   // Variable-length text (run.json lengths): what length-bucketed batches change, by the job's
   // own sampler. Unset for fixed-length runs, traces and specs.
   std::optional<LengthBuckets> length_buckets;
+  // The positions every variable-length run drew, by run name (with length_buckets' positions
+  // set): a run predicted for the lengths it drew (Scenario::as_drawn).
+  std::map<std::string, DrawnPositions> drawn;
 
   // All-reduce cost per wire precision, and the fp32 gradient bytes each step reduces.
   std::map<std::string, AlphaBeta> collectives;
@@ -185,6 +195,11 @@ struct Scenario {
   // is drawn from the bucketed spread. Without the model's length_buckets (a trace, a spec) only
   // the rotating imbalance goes: the step waits on no spread, and padding is not known.
   bool balance_lengths = false;
+  // A run of the model's `drawn`: each rank's forward and backward from the positions it drew
+  // in each step of that run (around them the host's noise), not from the sampler's
+  // expectation; for checking a run, or a lever's gain, apart from the lengths one run of a few
+  // steps happened to draw. Empty: expected.
+  std::string as_drawn;
   std::optional<double> device_memory_gb;
 };
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -23,6 +24,11 @@ struct Truth {
   std::map<int, double> stragglers;  // rank -> compute factor
   double jitter = 0;                 // steps alternate compute x (1 - jitter), x (1 + jitter)
   int steps = 12, warmup = 2;
+  // Variable-length text: the positions rank r computes in step s of a run of n replicas
+  // (records' tokens); forward and backward scale with them over `reference_positions`. Unset:
+  // no tokens recorded.
+  std::function<int(int n, int r, int s)> positions;
+  double reference_positions = 100;
 };
 
 inline RunObservation SyntheticRun(const Truth& t, const std::string& name, RunRole role,
@@ -50,8 +56,13 @@ inline RunObservation SyntheticRun(const Truth& t, const std::string& name, RunR
       StepRecord& x = step[r];
       x.rank = r, x.step = s, x.warmup = s < t.warmup, x.samples = batch, x.start = clock;
       x.input_wait = t.input_wait;
-      x.forward = (t.forward_fixed + t.forward_per_sample * batch) * factor;
-      x.backward = (t.backward_fixed + t.backward_per_sample * batch) * factor;
+      double work = 1;
+      if (t.positions) {
+        x.tokens = t.positions(replicas, r, s);
+        work = static_cast<double>(*x.tokens) / t.reference_positions;
+      }
+      x.forward = (t.forward_fixed + t.forward_per_sample * batch) * factor * work;
+      x.backward = (t.backward_fixed + t.backward_per_sample * batch) * factor * work;
       x.optimizer = t.optimizer * factor;  // a slow rank is slow in all its compute
       x.compute = x.forward + x.backward + x.optimizer;
       x.backward_start = clock + x.input_wait + x.forward;

@@ -30,6 +30,7 @@ std::optional<TokenCost> FitTokenCost(const std::vector<StepRecord>& records, in
   if (!(a + c * mw > 0)) return std::nullopt;
   TokenCost out;
   out.token_share = c * mw / (a + c * mw);
+  out.positions = mw;
   std::vector<double> ratios;
   for (const auto& [w, x] : points) {
     const double line = a + c * w;
@@ -44,6 +45,15 @@ std::optional<TokenCost> FitTokenCost(const std::vector<StepRecord>& records, in
   std::sort(ratios.begin(), ratios.end());
   out.noise = EvenQuantiles(ratios, quantiles);
   return out;
+}
+
+double WorkAt(double share, double reference, double positions) {
+  return reference > 0 ? 1 - share + share * positions / reference : 1.0;
+}
+
+double TokenShareAt(double share, double at, double positions) {
+  const double work = WorkAt(share, at, positions);
+  return work > 0 && at > 0 ? share * positions / at / work : share;
 }
 
 std::vector<double> BucketedRatios(const std::vector<double>& spread,

@@ -17,6 +17,8 @@ struct TokenCost {
   double token_share = 1;
   // Each rank-step's forward and backward over what its positions predict: sorted quantiles.
   std::vector<double> noise{1.0};
+  // The records' mean positions, at which token_share holds.
+  double positions = 0;
 };
 
 // Least squares `forward + backward = a + c tokens` over the steady records that carry tokens
@@ -24,6 +26,14 @@ struct TokenCost {
 // evenly spaced quantiles of the ratios to the line, scaled to mean 1. nullopt with
 // fewer than 8 such records, tokens that do not vary, or a line that is not positive.
 std::optional<TokenCost> FitTokenCost(const std::vector<StepRecord>& records, int quantiles = 21);
+
+// The share that scales with positions at `positions`, from `share` at `at` (the fixed part
+// stays, the scaling part moves with the positions).
+double TokenShareAt(double share, double at, double positions);
+
+// Forward and backward at `positions` over those at `reference`, where `share` of them scales
+// with the positions (1 - share + share * positions / reference).
+double WorkAt(double share, double reference, double positions);
 
 // A bucketed rank's forward and backward over its step's mean rank, sorted: the ratios of
 // `spread` (positions over the step's mean) on the share `share` that scales with positions,

@@ -27,6 +27,7 @@ TEST(FitTokenCost, RecoversTheShareThatScalesWithPositions) {
   ASSERT_TRUE(t.has_value());
   // Mean tokens 100 + 37 x 4 = 248 (nine values, 40 records: close to it): c w / (a + c w).
   EXPECT_NEAR(t->token_share, 0.0248 / (0.002 + 0.0248), 0.01);
+  EXPECT_NEAR(t->positions, 100 + 37 * 3.75, 1e-9);  // i % 9 averages 3.75 over 40 records
   ASSERT_EQ(t->noise.size(), 21u);
   EXPECT_NEAR(t->noise.front(), 1.0, 1e-9);
   EXPECT_NEAR(t->noise.back(), 1.0, 1e-9);
@@ -47,6 +48,16 @@ TEST(FitTokenCost, NothingToFitWithoutVaryingTokens) {
   std::vector<StepRecord> none = Records(0.002, 0.0001, 1.0);
   for (StepRecord& r : none) r.tokens.reset();
   EXPECT_FALSE(FitTokenCost(none).has_value());
+}
+
+TEST(TokenShareAt, MovesTheScalingPartWithThePositions) {
+  // a = 1, c = 0.01: at 100 positions 1 + 1 (share 0.5); at 300, 1 + 3 (share 0.75).
+  EXPECT_NEAR(TokenShareAt(0.5, 100, 300), 0.75, 1e-12);
+  EXPECT_NEAR(TokenShareAt(0.75, 300, 100), 0.5, 1e-12);
+  EXPECT_NEAR(TokenShareAt(1.0, 100, 37), 1.0, 1e-12);  // all of it scales: still all
+  EXPECT_NEAR(WorkAt(0.5, 100, 300), 2.0, 1e-12);       // (1 + 3) / (1 + 1)
+  EXPECT_NEAR(WorkAt(1.0, 200, 150), 0.75, 1e-12);
+  EXPECT_EQ(WorkAt(0.5, 0, 300), 1.0);  // no reference: as measured
 }
 
 }  // namespace

@@ -209,9 +209,9 @@ TEST(HtmlReport, ModelSectionShowsTheBandTheHalfDeviceCountAndTheLeverCurve) {
   EXPECT_EQ(with_link["layer"][1]["encoding"]["color"]["scale"]["domain"].size(), 4u);
   curve.what_ifs.clear();
   curve.checks.push_back(
-      {"baseline-n4", 4, {300, 280, 320}, 310, 300.0 / 310 - 1, true, false, false, {}});
+      {"baseline-n4", 4, {300, 280, 320}, 310, 300.0 / 310 - 1, true, false, false, {}, {}});
   curve.checks.push_back(
-      {"baseline-n8", 8, {470, 440, 500}, 500, 470.0 / 500 - 1, false, false, true, {1, 2, 4}});
+      {"baseline-n8", 8, {470, 440, 500}, 500, 470.0 / 500 - 1, false, false, true, {1, 2, 4}, {}});
   options.model = curve;
   const std::string checked = RenderHtmlReport(diag, options);
   const size_t table = checked.find("id=\"model-checks\"");

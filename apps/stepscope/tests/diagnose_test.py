@@ -97,10 +97,22 @@ class GroundTruth(TempDirTest):
         # Variable-length batches: a different rank is slowest each step. Imbalance, never
         # communication or a straggler; length-bucketed batches (the lever) recover it.
         out = self.path("d")
-        diagnose(GPT + ["--variable-length", "--replicas", "1,4", "--no-ablations", "--out", out])
+        diagnose(GPT + ["--variable-length", "--replicas", "1,4", "--no-ablations",
+                        "--apply-levers", "--out", out])
         d = read_json(os.path.join(out, "diagnosis.json"))
         self.assertEqual(d["verdict"]["binding"], "imbalance", d["verdict"]["explanation"])
         self.assertEqual(d["verdict"]["straggler_ranks"], [])
+        # The model reads the rank that drew the longest examples over the run as the draw, not
+        # a slow device, and predicts the lever's run and its gain for the lengths drawn too.
+        self.assertEqual(d["model"]["stragglers"], [])
+        self.assertGreater(d["model"]["length_buckets"]["positions"], 0)
+        lever = {p["lever"]: p for p in d["lever_predictions"]}["balance_lengths"]
+        drawn = lever["expected_gain_as_drawn_samples_per_s"]
+        self.assertLessEqual(drawn["low"], drawn["value"])
+        self.assertLessEqual(drawn["value"], drawn["high"])
+        checks = {c["run"]: c for c in d["model_checks"]}
+        self.assertIn("as_drawn", checks["levers-n4"])
+        self.assertLess(abs(checks["levers-n4"]["as_drawn"]["error"]), 0.5)
         # Both runs emulate one device: the 4-replica run paces to the cost per unit of work
         # that the 1-replica run calibrated (DIR/device.json), so the efficiency is the
         # imbalance's and not two calibrations apart.
@@ -110,12 +122,12 @@ class GroundTruth(TempDirTest):
         self.assertEqual(devices[1]["calibration"], "shared")
         self.assertTrue(devices[1]["calibrated_by"].endswith("baseline-n1"), devices[1])
         self.assertEqual(devices[0]["cost_per_work_s"], devices[1]["cost_per_work_s"])
-        balanced = self.path("b")
-        diagnose(GPT + ["--variable-length", "--balance-lengths", "--replicas", "1,4",
-                        "--no-ablations", "--out", balanced])
-        b = read_json(os.path.join(balanced, "diagnosis.json"))
-        self.assertNotEqual(b["verdict"]["binding"], "imbalance", b["verdict"]["explanation"])
-        self.assertGreater(b["points"][-1]["efficiency"], d["points"][-1]["efficiency"])
+        # Length-bucketed batches (the lever, re-measured at 1 and 4) recover it.
+        after = d["after"]
+        self.assertEqual([a["lever"] for a in after["levers_applied"]], ["balance_lengths"])
+        self.assertNotEqual(after["verdict"]["binding"], "imbalance",
+                            after["verdict"]["explanation"])
+        self.assertGreater(after["points"][-1]["efficiency"], d["points"][-1]["efficiency"])
 
     def test_input(self):
         out = self.path("d")
