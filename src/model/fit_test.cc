@@ -372,6 +372,31 @@ TEST(FitStepModel, RanksThatOutnumberTheCoresStretchTheOverhead) {
   }
 }
 
+TEST(FitStepModel, WhatACrowdedHostAddsBeyondTheRecordedPartsFollowsTheCrowding) {
+  // The crowded runs' steps are 3 ms per rank per core beyond one longer than their records'
+  // parts say (the ranks waking one after another once a reduction ends): the model reproduces
+  // the fitted steps and predicts 16 ranks on the same host.
+  const auto hidden = [](int n, RunRole role, int batch) {
+    RunObservation run = CrowdedRun(n, role, batch, 2);
+    const double samples = static_cast<double>(n) * batch;
+    const double step = samples / run.samples_per_s + 0.003 * std::max(0.0, n / 2.0 - 1);
+    run.samples_per_s = samples / step;
+    return run;
+  };
+  std::vector<RunObservation> runs;
+  for (int n : {1, 2, 4, 8}) runs.push_back(hidden(n, RunRole::kBaseline, 8));
+  runs.push_back(CrowdedRun(8, RunRole::kDoubleBatch, 16, 2));
+  Result<StepModel> m = FitStepModel(runs);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_TRUE(m->crowding.has_value());
+  EXPECT_NEAR(m->crowding->overhead_b.estimate.value, 0.002 + 0.003, 1e-6);
+  for (int n : {4, 8, 16}) {
+    Result<ModelCheck> c = CheckRun(*m, hidden(n, RunRole::kBaseline, 8));
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    EXPECT_NEAR(c->error, 0.0, 1e-3) << n;
+  }
+}
+
 TEST(FitStepModel, WithoutTheDoubleBatchRunComputeIsProportionalAndSaidSo) {
   Result<StepModel> m = FitStepModel(Sweep(Truth{}, {1, 2}, false));
   ASSERT_TRUE(m.ok());
