@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "core/statistics.h"
+#include "core/text_format.h"
 #include "model/host_cpu.h"
 #include "model/host_crowding.h"
 #include "model/simulate.h"
@@ -328,6 +329,7 @@ std::vector<HostCpuPoint> HostCpuPoints(const std::vector<const RunObservation*>
 // a loader-bound one keeps its overhead (its step is the loader's period whatever else it does).
 void AddCrowdedResiduals(const std::vector<const RunObservation*>& baselines,
                          std::vector<CrowdingPoint>* points, StepModel* m) {
+  std::string residuals;
   for (size_t i = 0; i < baselines.size(); ++i) {
     const RunObservation& run = *baselines[i];
     if (LoaderBound(run) || run.samples_per_s <= 0) continue;
@@ -339,8 +341,21 @@ void AddCrowdedResiduals(const std::vector<const RunObservation*>& baselines,
                              run.config.accum / run.samples_per_s;
     // The overhead that makes the simulated step the measured one, at this run's crowding.
     (*points)[i].overhead = std::max(0.0, p->overhead + measured - p->step());
+    const double ms = 1000 * (measured - p->step());
+    if (std::fabs(ms) >= 0.05) {
+      residuals += (residuals.empty() ? "" : ", ") + std::string(ms > 0 ? "+" : "") + Fixed(ms, 1) +
+                   " ms at N=" + std::to_string(run.config.replicas);
+    }
   }
-  if (std::optional<HostCrowding> refitted = FitHostCrowding(*points)) m->crowding = refitted;
+  if (std::optional<HostCrowding> refitted = FitHostCrowding(*points)) {
+    m->crowding = refitted;
+    if (!residuals.empty()) {
+      m->notes.push_back(
+          "the crowding lines' overhead includes what the other parts did not "
+          "reproduce of each baseline's step (" +
+          residuals + "): on shared cores, the ranks waking one after another");
+    }
+  }
 }
 
 }  // namespace

@@ -390,6 +390,10 @@ TEST(FitStepModel, WhatACrowdedHostAddsBeyondTheRecordedPartsFollowsTheCrowding)
   ASSERT_TRUE(m.ok()) << m.status().message();
   ASSERT_TRUE(m->crowding.has_value());
   EXPECT_NEAR(m->crowding->overhead_b.estimate.value, 0.002 + 0.003, 1e-6);
+  // Said, per baseline: 3 ms per rank per core beyond one (8 ranks on 2 cores: 9 ms).
+  bool said = false;
+  for (const std::string& note : m->notes) said |= note.find("+9.0 ms at N=8") != std::string::npos;
+  EXPECT_TRUE(said);
   for (int n : {4, 8, 16}) {
     Result<ModelCheck> c = CheckRun(*m, hidden(n, RunRole::kBaseline, 8));
     ASSERT_TRUE(c.ok()) << c.status().message();
