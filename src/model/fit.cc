@@ -320,8 +320,8 @@ std::vector<HostCpuPoint> HostCpuPoints(const std::vector<const RunObservation*>
   return points;
 }
 
-// Crowded hosts: what the fitted parts do not reproduce of each baseline's step goes into its
-// overhead, and the crowding lines are fitted again. Ranks that share cores wake one after
+// Crowded hosts: what the fitted parts do not reproduce of each crowded baseline's step goes
+// into its overhead, and the crowding lines are fitted again. Ranks that share cores wake one after
 // another once a reduction ends, so the last of them leaves it well after the rank the
 // reduction's cost is timed on (on this 2-core host, 11 ms of a 161 ms step at 8 ranks): a
 // cost of crowding, which the lines then carry (held at the largest run's crowding beyond the
@@ -332,6 +332,9 @@ void AddCrowdedResiduals(const std::vector<const RunObservation*>& baselines,
   std::string residuals;
   for (size_t i = 0; i < baselines.size(); ++i) {
     const RunObservation& run = *baselines[i];
+    // A rank of its own per core: nothing of the crowding's to add (a residual there is the
+    // other parts', which a line in the crowding would carry to every N).
+    if (Crowding(run.ranks_per_host, run.cores_per_host) <= 0) continue;
     if (LoaderBound(run) || run.samples_per_s <= 0) continue;
     Scenario s = ScenarioOf(run);
     if (m->drawn.count(run.name) != 0) s.as_drawn = run.name;
