@@ -432,22 +432,22 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
     std::map<int, double> means;
     std::vector<double> steps;
     for (auto& [rank, rs] : largest) {
-      std::vector<double> c, positions;
+      double fb = 0, optimizer = 0;
+      std::vector<double> positions;
       for (const StepRecord* r : rs) {
-        c.push_back(r->forward + r->backward + r->optimizer), steps.push_back(r->step_time());
+        fb += r->forward + r->backward, optimizer += r->optimizer;
+        steps.push_back(r->step_time());
         if (r->tokens) positions.push_back(static_cast<double>(*r->tokens));
       }
-      means[rank] = Mean(c);
+      const double n = static_cast<double>(rs.size());
       // Variable-length text: a rank that drew longer examples over a few steps is not a slow
       // device. Its forward and backward count at the typical positions (the line fitted on
       // them), so that only a rank slower for its positions persists.
+      double work = 1;
       if (share_at > 0 && positions.size() == rs.size()) {
-        double fb = 0, optimizer = 0;
-        for (const StepRecord* r : rs) fb += r->forward + r->backward, optimizer += r->optimizer;
-        const double n = static_cast<double>(rs.size());
-        const double work = WorkAt(m.length_buckets->token_share, share_at, Mean(positions));
-        if (work > 0) means[rank] = fb / n / work + optimizer / n;
+        work = WorkAt(m.length_buckets->token_share, share_at, Mean(positions));
       }
+      means[rank] = (work > 0 ? fb / work : fb) / n + optimizer / n;
     }
     const double step = Mean(steps);
     for (auto& [rank, mean] : means) {
