@@ -361,7 +361,8 @@ class PyTorchDdp(TempDirTest):
         # The job's 26,122 fp32 parameters and the 8 MiB of padding on the wire.
         analyze(traces + ["--samples-per-step", "16", "--gradient-bytes",
                           str(4 * 26122 + 8 * (1 << 20)), "--out", out])
-        measured = read_json(os.path.join(out, "diagnosis.json"))["points"][0]["samples_per_s"]
+        point = read_json(os.path.join(out, "diagnosis.json"))["points"][0]
+        measured = point["samples_per_s"]
         d = json.loads(run(["predict", out, "--replicas", "2,8", "--json"]).stdout)
         self.assertEqual(d["model"]["fitted_replicas"], [2])
         at = {p["replicas"]: p for p in d["predictions"]}
@@ -369,8 +370,13 @@ class PyTorchDdp(TempDirTest):
         # growth beyond it: the same link, more to carry per device.
         self.assertLess(abs(at[2]["samples_per_s"]["value"] / measured - 1), 0.3,
                         (at[2], measured))
-        self.assertGreater(at[2]["components"]["exposed_comm_s"],
-                           at[2]["components"]["compute_s"], at[2])
+        # The padded link's exposed communication is reproduced, and is a large share of the
+        # step. Not compared with compute: the host can slow one of the two ranks by half
+        # (docs/analyze.md), and that rank's compute then rivals the wire.
+        exposed = at[2]["components"]["exposed_comm_s"]
+        self.assertLess(abs(exposed / point["components"]["exposed_comm"] - 1), 0.45,
+                        (at[2], point["components"]))
+        self.assertGreater(exposed, 0.25 * at[2]["step_s"]["value"], at[2])
         self.assertLess(at[8]["efficiency"]["value"], at[2]["efficiency"]["value"])
 
     def test_slow_loader_binds(self):
