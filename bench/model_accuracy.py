@@ -3,9 +3,12 @@
 a diagnose sweep at N = 1..16 (emulated where N exceeds the cores), then the model fitted on
 N <= 2, N <= 4 and N <= 8 and checked against every baseline and lever run it did not fit. Also
 the run-to-run spread of the largest N, measured by running it twice (the goal is judged against
-max(5 %, spread)). Prints the error of every check and the median and worst per fit.
+max(5 %, spread)). Prints the error of every check and the median and worst per fit; a
+variable-length workload's checks (`lengths`) also as drawn (the run's own lengths). --reuse
+keeps the sweeps and repeats already in --out: the model again on the same measurements.
 
-  bench/model_accuracy.py [--workloads default,comm,compute,input,straggler] [--out DIR]
+  bench/model_accuracy.py [--workloads default,comm,compute,input,straggler,shm,lengths]
+                          [--out DIR] [--reuse]
   bench/model_accuracy.py --levers [--workloads comm,input,compute,imbalance,imbalance-b16,
                           imbalance-b32] [--replicas 1,2,4] [--seed S]
   bench/model_accuracy.py --tcp [--rates 200,800] [--burst-kb 64] [--replicas 1,2,4]
@@ -70,6 +73,12 @@ WORKLOADS = {
     # real communication: the shared-memory all-reduce, compute paced
     "shm": ["--model", "mlp", "--hidden", "2048,2048", "--batch", "8", "--steps", "12",
             "--warmup-steps", "3", "--emulate-device-speed", "0.1"],
+    # each example its own length, padded to the batch's longest: the held-out N predicted from
+    # the job's sampler and, as drawn, from the lengths its run drew (model_checks[].as_drawn)
+    "lengths": ["--model", "gpt", "--layers", "1", "--width", "64", "--heads", "2",
+                "--context", "64", "--batch", "8", "--steps", "24", "--warmup-steps", "6",
+                "--emulate-device-speed", "0.02", "--variable-length", "--emulate-link",
+                "0.5,20"],
 }
 
 
@@ -398,7 +407,8 @@ def main():
                     help="with --tcp: the tbf bucket of each link (KB): what passes at once "
                          "after an idle gap")
     ap.add_argument("--reuse", action="store_true",
-                    help="with --tcp: keep the sweeps already in --out (only the model again)")
+                    help="keep the sweeps (and their repeats) already in --out: only the model "
+                         "again")
     ap.add_argument("--steps", type=int, default=12,
                     help="with --tcp: steps per run (a quarter of them warm-up)")
     ap.add_argument("--seed", type=int, default=None,
@@ -425,20 +435,25 @@ def main():
     for name in a.workloads.split(","):
         d = os.path.join(a.out, name)
         t = time.time()
-        p = sh([STEPSCOPE, "diagnose"] + WORKLOADS[name] + ["--replicas", a.replicas, "--out", d])
-        if not os.path.exists(os.path.join(d, "diagnosis.json")):
-            print(f"{name}: diagnose failed ({p.returncode}): {p.stderr[-400:]}", file=sys.stderr)
-            continue
-        # The largest N once more, on the sweep's emulated device: the run-to-run spread the
-        # errors are judged against.
         again = os.path.join(a.out, name + "-again")
-        on_device(again, os.path.join(d, "device.json"))
-        p2 = sh([STEPSCOPE, "diagnose"] + WORKLOADS[name] +
-                ["--replicas", largest, "--no-ablations", "--out", again])
+        top_run = os.path.join("runs", f"baseline-n{largest}", "run.json")
+        kept = a.reuse and all(os.path.exists(os.path.join(x, top_run)) for x in (d, again))
+        if not kept:
+            p = sh([STEPSCOPE, "diagnose"] + WORKLOADS[name] +
+                   ["--replicas", a.replicas, "--out", d])
+            if not os.path.exists(os.path.join(d, "diagnosis.json")):
+                print(f"{name}: diagnose failed ({p.returncode}): {p.stderr[-400:]}",
+                      file=sys.stderr)
+                continue
+            # The largest N once more, on the sweep's emulated device: the run-to-run spread
+            # the errors are judged against.
+            on_device(again, os.path.join(d, "device.json"))
+            sh([STEPSCOPE, "diagnose"] + WORKLOADS[name] +
+               ["--replicas", largest, "--no-ablations", "--out", again])
         spread = None
-        if os.path.exists(os.path.join(again, "runs", f"baseline-n{largest}", "run.json")):
-            m1 = json.load(open(os.path.join(d, "runs", f"baseline-n{largest}", "run.json")))
-            m2 = json.load(open(os.path.join(again, "runs", f"baseline-n{largest}", "run.json")))
+        if os.path.exists(os.path.join(again, top_run)):
+            m1 = json.load(open(os.path.join(d, top_run)))
+            m2 = json.load(open(os.path.join(again, top_run)))
             spread = abs(m2["samples_per_s"] / m1["samples_per_s"] - 1)
         print(f"\n== {name} ({time.time() - t:.0f} s){'' if spread is None else f', run-to-run spread at N={largest}: {100 * spread:.1f} %'}")
         for fit_on in (",".join(counts[:k]) for k in range(2, len(counts))):
@@ -450,9 +465,12 @@ def main():
             print(f"  fit on N = {fit_on}: median |error| {100 * j['checks_median_abs_error']:.1f} %,"
                   f" worst {100 * j['checks_worst_abs_error']:.1f} %")
             for c in j["model_checks"]:
+                drawn = c.get("as_drawn")
+                drawn_text = "" if drawn is None else f"  as drawn {100 * drawn['error']:+6.1f} %"
                 print(f"    {c['run']:<36} predicted {c['predicted_samples_per_s']['value']:9.1f}"
                       f"  measured {c['measured_samples_per_s']:9.1f}  error {100 * c['error']:+6.1f} %"
-                      f"{'  (cost fitted)' if c.get('partly_fitted') else ''}")
+                      f"{'  (cost fitted)' if c.get('partly_fitted') else ''}"
+                      f"{drawn_text}")
                 rows.append({"workload": name, "fit_on": fit_on, **c, "spread": spread})
     with open(os.path.join(a.out, "checks.jsonl"), "w") as f:
         for r in rows:

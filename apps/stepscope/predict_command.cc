@@ -425,6 +425,8 @@ int RunPredict(const PredictFlags& f) {
       fitted->notes.push_back(*caveat);
     }
   }
+  // A held-out variable-length run is also checked as drawn: its lengths, not its timing.
+  model::KeepDrawnPositions(*runs, &*fitted);
   return PrintPredictions(f, *fitted, *replicas, *scenario, model::CheckRuns(*fitted, *runs),
                           f.dir);
 }

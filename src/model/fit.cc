@@ -116,10 +116,7 @@ void AddPositions(const std::vector<RunObservation>& runs,
   LengthBuckets& l = *m->length_buckets;
   l.token_share = TokenShareAt(l.token_share, share_at, positions);
   l.positions = positions;
-  for (const RunObservation& run : runs) {
-    DrawnPositions drawn = DrawnPositionsOf(run);
-    if (!drawn.empty()) m->drawn[run.name] = std::move(drawn);
-  }
+  KeepDrawnPositions(runs, m);
 }
 
 // Compute of one phase at b and (when measured) 2b as c0 + c1 b.
@@ -694,6 +691,15 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   }
   if (m.crowding) AddCrowdedResiduals(baselines, &crowding, &m);
   return m;
+}
+
+void KeepDrawnPositions(const std::vector<RunObservation>& runs, StepModel* m) {
+  if (!m->length_buckets || !(m->length_buckets->positions > 0)) return;
+  for (const RunObservation& run : runs) {
+    if (m->drawn.count(run.name) != 0) continue;
+    DrawnPositions drawn = DrawnPositionsOf(run);
+    if (!drawn.empty()) m->drawn[run.name] = std::move(drawn);
+  }
 }
 
 Scenario ScenarioOf(const RunObservation& run) {

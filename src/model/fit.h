@@ -58,6 +58,12 @@ struct FitOptions {
 Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs,
                                const FitOptions& options = {});
 
+// Keeps the lengths each variable-length run of `runs` drew (its positions per rank and steady
+// step) in `m->drawn`, for predicting it as drawn (Scenario::as_drawn). Only where the model
+// fitted what a position costs (`length_buckets->positions`); runs already kept stay. The
+// lengths are a run's input, not its timing, so a run held out of the fit may be added.
+void KeepDrawnPositions(const std::vector<RunObservation>& runs, StepModel* m);
+
 // The scenario that reproduces a run's own configuration with the model (for checks).
 Scenario ScenarioOf(const RunObservation& run);
 

@@ -169,6 +169,36 @@ TEST(CheckRun, AVariableLengthRunIsAlsoPredictedForTheLengthsItDrew) {
   EXPECT_FALSE(fixed_check->as_drawn.has_value());
 }
 
+TEST(CheckRun, AHeldOutVariableLengthRunIsPredictedAsDrawnOnceItsLengthsAreKept) {
+  // The 4-replica baseline, left out of the fit, drew 40 more positions on every rank.
+  std::vector<RunObservation> runs =
+      VariableLengthSweep(Truth{}, [](int n, int) { return n == 4 ? 40 : 0; });
+  const RunObservation held_out = runs.back();
+  runs.pop_back();
+  Result<StepModel> m = FitStepModel(runs);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->drawn.count(held_out.name), 0u);
+  Result<ModelCheck> blind = CheckRun(*m, held_out);
+  ASSERT_TRUE(blind.ok()) << blind.status().message();
+  EXPECT_FALSE(blind->as_drawn.has_value());
+  // Its lengths (not its timing) kept: checked as drawn too; the fitted runs' draws untouched.
+  const DrawnPositions fitted_draw = m->drawn.at(runs.front().name);
+  KeepDrawnPositions({held_out, runs.front()}, &*m);
+  ASSERT_EQ(m->drawn.count(held_out.name), 1u);
+  EXPECT_EQ(m->drawn.at(runs.front().name), fitted_draw);
+  Result<ModelCheck> c = CheckRun(*m, held_out);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_TRUE(c->as_drawn.has_value());
+  EXPECT_EQ(c->error, blind->error);  // the expected prediction does not change: off by the draw
+  EXPECT_GT(c->error, 0.10);          // predicted faster than the longer draw ran
+  EXPECT_LT(std::fabs(c->as_drawn->error), 0.02) << c->as_drawn->error;
+  // A model that did not fit a position's cost keeps no draw.
+  Result<StepModel> plain = FitStepModel(Sweep(Truth{}, {1, 2, 4}));
+  ASSERT_TRUE(plain.ok());
+  KeepDrawnPositions({held_out}, &*plain);
+  EXPECT_TRUE(plain->drawn.empty());
+}
+
 TEST(FitStepModel, RecoversComputeCommunicationAndOverhead) {
   const Truth t;
   Result<StepModel> m = FitStepModel(Sweep(t, {1, 2, 4, 8}));
