@@ -73,6 +73,11 @@ WORKLOADS = {
     # real communication: the shared-memory all-reduce, compute paced
     "shm": ["--model", "mlp", "--hidden", "2048,2048", "--batch", "8", "--steps", "12",
             "--warmup-steps", "3", "--emulate-device-speed", "0.1"],
+    # the same on a device a 16-rank sweep can hold: at 10 % of a core, 16 paced ranks need 1.6
+    # of the host's 2 cores before their reductions, and the 16-rank point measures that
+    # crowding as much as the all-reduce; at 4 % they need 0.64
+    "shm-light": ["--model", "mlp", "--hidden", "2048,2048", "--batch", "4", "--steps", "12",
+                  "--warmup-steps", "3", "--emulate-device-speed", "0.04"],
     # each example its own length, padded to the batch's longest: the held-out N predicted from
     # the job's sampler and, as drawn, from the lengths its run drew (model_checks[].as_drawn)
     "lengths": ["--model", "gpt", "--layers", "1", "--width", "64", "--heads", "2",
