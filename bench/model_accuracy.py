@@ -7,7 +7,8 @@ max(5 %, spread)). Prints the error of every check and the median and worst per 
 variable-length workload's checks (`lengths`) also as drawn (the run's own lengths). --reuse
 keeps the sweeps and repeats already in --out: the model again on the same measurements.
 
-  bench/model_accuracy.py [--workloads default,comm,compute,input,straggler,shm,lengths]
+  bench/model_accuracy.py [--workloads default,comm,compute,input,straggler,shm,shm-light,
+                          lengths]
                           [--out DIR] [--reuse]
   bench/model_accuracy.py --levers [--workloads comm,input,compute,imbalance,imbalance-b16,
                           imbalance-b32] [--replicas 1,2,4] [--seed S]
@@ -431,7 +432,7 @@ def main():
         os.makedirs(a.out, exist_ok=True)
         levers(a)
         return
-    a.workloads = a.workloads or "default,comm,compute,input,straggler,shm"
+    a.workloads = a.workloads or "default,comm,compute,input,straggler,shm,shm-light,lengths"
     a.replicas = a.replicas or "1,2,4,8,16"
     os.makedirs(a.out, exist_ok=True)
     counts = a.replicas.split(",")
