@@ -8,8 +8,7 @@ variable-length workload's checks (`lengths`) also as drawn (the run's own lengt
 keeps the sweeps and repeats already in --out: the model again on the same measurements.
 
   bench/model_accuracy.py [--workloads default,comm,compute,input,straggler,shm,shm-light,
-                          lengths]
-                          [--out DIR] [--reuse]
+                          lengths] [--out DIR] [--reuse]
   bench/model_accuracy.py --levers [--workloads comm,input,compute,imbalance,imbalance-b16,
                           imbalance-b32] [--replicas 1,2,4] [--seed S]
   bench/model_accuracy.py --tcp [--rates 200,800] [--burst-kb 64] [--replicas 1,2,4]
