@@ -113,6 +113,15 @@ class GroundTruth(TempDirTest):
         checks = {c["run"]: c for c in d["model_checks"]}
         self.assertIn("as_drawn", checks["levers-n4"])
         self.assertLess(abs(checks["levers-n4"]["as_drawn"]["error"]), 0.5)
+        # Fitted on one replica, the 4-replica baseline it never saw is checked as drawn too:
+        # its lengths are its input, not its timing.
+        held = json.loads(subprocess.run(
+            [STEPSCOPE, "predict", out, "--fit-on", "1", "--replicas", "4", "--json"],
+            capture_output=True, text=True, check=True, timeout=60).stdout)
+        self.assertEqual(held["model"]["fitted_replicas"], [1])
+        checks = {c["run"]: c for c in held["model_checks"]}
+        self.assertIn("as_drawn", checks["baseline-n4"], checks["baseline-n4"])
+        self.assertLess(abs(checks["baseline-n4"]["as_drawn"]["error"]), 0.5)
         # Both runs emulate one device: the 4-replica run paces to the cost per unit of work
         # that the 1-replica run calibrated (DIR/device.json), so the efficiency is the
         # imbalance's and not two calibrations apart.
