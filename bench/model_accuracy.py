@@ -441,8 +441,7 @@ def main():
         d = os.path.join(a.out, name)
         t = time.time()
         again = os.path.join(a.out, name + "-again")
-        top_run = os.path.join("runs", f"baseline-n{largest}", "run.json")
-        kept = a.reuse and all(os.path.exists(os.path.join(x, top_run)) for x in (d, again))
+        kept = a.reuse and all(baseline(x, largest) is not None for x in (d, again))
         if not kept:
             p = sh([STEPSCOPE, "diagnose"] + WORKLOADS[name] +
                    ["--replicas", a.replicas, "--out", d])
@@ -455,11 +454,9 @@ def main():
             on_device(again, os.path.join(d, "device.json"))
             sh([STEPSCOPE, "diagnose"] + WORKLOADS[name] +
                ["--replicas", largest, "--no-ablations", "--out", again])
-        spread = None
-        if os.path.exists(os.path.join(again, top_run)):
-            m1 = json.load(open(os.path.join(d, top_run)))
-            m2 = json.load(open(os.path.join(again, top_run)))
-            spread = abs(m2["samples_per_s"] / m1["samples_per_s"] - 1)
+        m1, m2 = baseline(d, largest), baseline(again, largest)
+        spread = None if m1 is None or m2 is None else abs(
+            m2["samples_per_s"] / m1["samples_per_s"] - 1)
         print(f"\n== {name} ({time.time() - t:.0f} s){'' if spread is None else f', run-to-run spread at N={largest}: {100 * spread:.1f} %'}")
         for fit_on in (",".join(counts[:k]) for k in range(2, len(counts))):
             p = sh([STEPSCOPE, "predict", d, "--fit-on", fit_on, "--replicas", largest, "--json"])

@@ -8,7 +8,7 @@ import subprocess
 import time
 import unittest
 
-from harness import STEPSCOPE, TempDirTest, read_json, read_jsonl, skip_without_namespaces
+from harness import STEPSCOPE, TempDirTest, read_json, read_jsonl, run, skip_without_namespaces
 
 # A small fast workload: runs of a few seconds each.
 MLP = ["--model", "mlp", "--hidden", "64,64", "--batch", "32", "--steps", "10",
@@ -115,9 +115,8 @@ class GroundTruth(TempDirTest):
         self.assertLess(abs(checks["levers-n4"]["as_drawn"]["error"]), 0.5)
         # Fitted on one replica, the 4-replica baseline it never saw is checked as drawn too:
         # its lengths are its input, not its timing.
-        held = json.loads(subprocess.run(
-            [STEPSCOPE, "predict", out, "--fit-on", "1", "--replicas", "4", "--json"],
-            capture_output=True, text=True, check=True, timeout=60).stdout)
+        held = json.loads(run(["predict", out, "--fit-on", "1", "--replicas", "4", "--json"],
+                              timeout=60).stdout)
         self.assertEqual(held["model"]["fitted_replicas"], [1])
         checks = {c["run"]: c for c in held["model_checks"]}
         self.assertIn("as_drawn", checks["baseline-n4"], checks["baseline-n4"])
