@@ -392,13 +392,7 @@ int RunPredict(const PredictFlags& f) {
   if (!f.fit_on.empty()) {
     Result<std::vector<int>> on = model::ParseReplicaList(f.fit_on);
     if (!on.ok()) return bad(on.status());
-    for (const model::RunObservation& r : *runs) {
-      // The double-batch run gives compute's slope (its step time does not enter the fit);
-      // other runs at the fitted N give the all-reduce cost of their precision and buckets.
-      const bool kept = r.role == model::RunRole::kDoubleBatch ||
-                        std::find(on->begin(), on->end(), r.config.replicas) != on->end();
-      if (kept) fit_set.push_back(r);
-    }
+    fit_set = model::RunsAt(*runs, *on);
   } else {
     fit_set = *runs;
   }
@@ -427,6 +421,9 @@ int RunPredict(const PredictFlags& f) {
   }
   // A held-out variable-length run is also checked as drawn: its lengths, not its timing.
   model::KeepDrawnPositions(*runs, &*fitted);
+  if (std::optional<std::string> caveat = model::UnfittedCrowdingCaveat(*fitted, *runs)) {
+    fitted->notes.push_back(*caveat);
+  }
   return PrintPredictions(f, *fitted, *replicas, *scenario, model::CheckRuns(*fitted, *runs),
                           f.dir);
 }

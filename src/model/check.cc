@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "core/statistics.h"
+#include "model/host_crowding.h"
 #include "model/simulate.h"
 
 namespace stepscope::model {
@@ -43,6 +45,29 @@ std::vector<ModelCheck> CheckRuns(const StepModel& model, const std::vector<RunO
     if (c.ok()) out.push_back(*c);
   }
   return out;
+}
+
+std::optional<std::string> UnfittedCrowdingCaveat(const StepModel& model,
+                                                  const std::vector<RunObservation>& runs) {
+  if (model.crowding) return std::nullopt;
+  std::set<int> counts;
+  int cores = 0;
+  for (const RunObservation& run : runs) {
+    if (Crowding(run.ranks_per_host, run.cores_per_host) > 0) {
+      counts.insert(run.config.replicas);
+      cores = run.cores_per_host;
+    }
+  }
+  if (counts.empty()) return std::nullopt;
+  std::string list;
+  for (int n : counts) {
+    if (!list.empty()) list += ",";
+    list += std::to_string(n);
+  }
+  return "the runs at N=" + list + " had more ranks on a host than its " + std::to_string(cores) +
+         " cores, but the fitted baselines give no line of how sharing cores stretches a step, "
+         "so those runs are predicted as if each rank had a core of its own (fit on baselines "
+         "with and without shared cores to include it)";
 }
 
 double MedianAbsoluteError(const std::vector<ModelCheck>& checks) {

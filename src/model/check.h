@@ -43,6 +43,12 @@ Result<ModelCheck> CheckRun(const StepModel& model, const RunObservation& run);
 // cannot simulate are skipped.
 std::vector<ModelCheck> CheckRuns(const StepModel& model, const std::vector<RunObservation>& runs);
 
+// Where runs of `runs` had more ranks on a host than its cores but the model fitted no crowding
+// (no fitted baseline was crowded): a note saying those runs are predicted as if each rank had
+// a core of its own. nullopt otherwise.
+std::optional<std::string> UnfittedCrowdingCaveat(const StepModel& model,
+                                                  const std::vector<RunObservation>& runs);
+
 // Median and largest absolute error over `checks` (0 for none).
 double MedianAbsoluteError(const std::vector<ModelCheck>& checks);
 double WorstAbsoluteError(const std::vector<ModelCheck>& checks);

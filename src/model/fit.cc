@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <set>
 
 #include "core/statistics.h"
 #include "core/text_format.h"
@@ -552,6 +553,17 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
     Result<AlphaBeta> ab = FitAlphaBeta(ref->second);
     if (!ab.ok()) return ab.status();
     m.collectives[m.reference.dtype] = *ab;
+    std::set<int> counts;
+    for (const CollectiveSample& c : ref->second) counts.insert(c.replicas);
+    if (ab->alpha_assumed && counts.size() == 1) {
+      m.notes.push_back(
+          "the reductions were measured at one replica count (N=" +
+          std::to_string(*counts.begin()) +
+          ") only, where their latency cannot be told from their bandwidth: latency taken as 0, "
+          "so the predicted reduction grows with N by the bandwidth term alone (optimistic where "
+          "each added replica adds a step to the reduction); a baseline at another N identifies "
+          "it");
+    }
   }
   for (const auto& [dtype, samples] : by_dtype) {
     if (dtype == m.reference.dtype) continue;
@@ -691,6 +703,17 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   }
   if (m.crowding) AddCrowdedResiduals(baselines, &crowding, &m);
   return m;
+}
+
+std::vector<RunObservation> RunsAt(const std::vector<RunObservation>& runs,
+                                   const std::vector<int>& replicas) {
+  std::vector<RunObservation> out;
+  for (const RunObservation& run : runs) {
+    if (std::find(replicas.begin(), replicas.end(), run.config.replicas) != replicas.end()) {
+      out.push_back(run);
+    }
+  }
+  return out;
 }
 
 void KeepDrawnPositions(const std::vector<RunObservation>& runs, StepModel* m) {

@@ -58,6 +58,13 @@ struct FitOptions {
 Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs,
                                const FitOptions& options = {});
 
+// The runs of `runs` at the replica counts `replicas`, and none other: what a model checked on
+// the other counts is fitted on (`predict --fit-on`). A double-batch run at another count is left
+// out too: its reductions would bring that count's all-reduce cost into the fit, and its compute
+// pairs only with the baseline at its own count.
+std::vector<RunObservation> RunsAt(const std::vector<RunObservation>& runs,
+                                   const std::vector<int>& replicas);
+
 // Keeps the lengths each variable-length run of `runs` drew (its positions per rank and steady
 // step) in `m->drawn`, for predicting it as drawn (Scenario::as_drawn). Only where the model
 // fitted what a position costs (`length_buckets->positions`); runs already kept stay. The

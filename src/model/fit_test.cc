@@ -199,6 +199,72 @@ TEST(CheckRun, AHeldOutVariableLengthRunIsPredictedAsDrawnOnceItsLengthsAreKept)
   EXPECT_TRUE(plain->drawn.empty());
 }
 
+TEST(RunsAt, AHeldOutCountReachesNoPartOfTheFit) {
+  // Baselines at 1, 2 and 4 and a double-batch run at each; the 4-replica runs' reductions cost
+  // ten times the latency of the others (a crowded host, say).
+  Truth t, slow = t;
+  slow.alpha = 10 * t.alpha;
+  std::vector<RunObservation> runs;
+  for (int n : {1, 2, 4}) {
+    const Truth& at = n == 4 ? slow : t;
+    runs.push_back(SyntheticRun(at, "baseline-n" + std::to_string(n), RunRole::kBaseline, n, 8));
+    runs.push_back(
+        SyntheticRun(at, "double_batch-n" + std::to_string(n), RunRole::kDoubleBatch, n, 16));
+  }
+  const std::vector<RunObservation> fit_set = RunsAt(runs, {1, 2});
+  std::vector<std::string> names;
+  for (const RunObservation& run : fit_set) names.push_back(run.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"baseline-n1", "double_batch-n1", "baseline-n2",
+                                             "double_batch-n2"}));
+  Result<StepModel> held_out = FitStepModel(fit_set);
+  ASSERT_TRUE(held_out.ok()) << held_out.status().message();
+  EXPECT_EQ(held_out->fitted_replicas, (std::vector<int>{1, 2}));
+  // The reductions are those of N = 2 alone: the fit reproduces their cost exactly.
+  const AlphaBeta& ab = held_out->collectives.at("fp32");
+  EXPECT_EQ(ab.samples, 2);
+  const Seconds at_2 = AllreduceSeconds(ab, 2, t.gradient_bytes);
+  EXPECT_NEAR(at_2, 2 * t.alpha + t.gradient_bytes * t.seconds_per_byte, 1e-9);
+  // With the double-batch run at 4 (what --fit-on 1,2 kept before), its reductions moved it.
+  std::vector<RunObservation> leaky = fit_set;
+  leaky.push_back(runs.back());
+  Result<StepModel> leaked = FitStepModel(leaky);
+  ASSERT_TRUE(leaked.ok()) << leaked.status().message();
+  EXPECT_EQ(leaked->collectives.at("fp32").samples, 3);
+  EXPECT_GT(AllreduceSeconds(leaked->collectives.at("fp32"), 4, t.gradient_bytes),
+            1.5 * AllreduceSeconds(ab, 4, t.gradient_bytes));
+}
+
+TEST(CheckRun, ARunThatSharedCoresIsSaidToBeBeyondAFitWithoutCrowding) {
+  // Baselines at 1 and 2 replicas on a 2-core host, a held-out one at 4: no fitted baseline
+  // shared a core, so the model has no crowding to apply to the one that did.
+  std::vector<RunObservation> runs;
+  for (int n : {1, 2, 4}) {
+    runs.push_back(
+        SyntheticRun(Truth{}, "baseline-n" + std::to_string(n), RunRole::kBaseline, n, 8));
+    runs.back().ranks_per_host = n, runs.back().cores_per_host = 2;
+  }
+  Result<StepModel> two = FitStepModel(RunsAt(runs, {1, 2}));
+  ASSERT_TRUE(two.ok()) << two.status().message();
+  EXPECT_FALSE(two->crowding.has_value());
+  const std::optional<std::string> caveat = UnfittedCrowdingCaveat(*two, runs);
+  ASSERT_TRUE(caveat.has_value());
+  EXPECT_NE(caveat->find("N=4 had more ranks on a host than its 2 cores"), std::string::npos)
+      << *caveat;
+  // Nothing to say where no run shared cores, or where the model fitted the crowding.
+  EXPECT_FALSE(UnfittedCrowdingCaveat(*two, RunsAt(runs, {1, 2})).has_value());
+  Result<StepModel> all = FitStepModel(runs);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  ASSERT_TRUE(all->crowding.has_value());
+  EXPECT_FALSE(UnfittedCrowdingCaveat(*all, runs).has_value());
+  // One replica count that reduced: its latency is not identified, and the notes say so.
+  const auto said = [](const StepModel& m, const std::string& what) {
+    return std::any_of(m.notes.begin(), m.notes.end(),
+                       [&](const std::string& n) { return n.find(what) != std::string::npos; });
+  };
+  EXPECT_TRUE(said(*two, "measured at one replica count (N=2) only"));
+  EXPECT_FALSE(said(*all, "measured at one replica count"));
+}
+
 TEST(FitStepModel, RecoversComputeCommunicationAndOverhead) {
   const Truth t;
   Result<StepModel> m = FitStepModel(Sweep(t, {1, 2, 4, 8}));
