@@ -43,9 +43,9 @@ Result<ModelCheck> CheckRun(const StepModel& model, const RunObservation& run);
 // cannot simulate are skipped.
 std::vector<ModelCheck> CheckRuns(const StepModel& model, const std::vector<RunObservation>& runs);
 
-// Where runs of `runs` had more ranks on a host than its cores but the model fitted no crowding
-// (no fitted baseline was crowded): a note saying those runs are predicted as if each rank had
-// a core of its own. nullopt otherwise.
+// Where runs of `runs` had more ranks on a host than its cores but the model has no crowding
+// line (its baselines did not show how sharing cores stretches a step): a note saying those runs
+// are predicted as if each rank had a core of its own. nullopt otherwise.
 std::optional<std::string> UnfittedCrowdingCaveat(const StepModel& model,
                                                   const std::vector<RunObservation>& runs);
 
