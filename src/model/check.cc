@@ -1,5 +1,7 @@
 #include "model/check.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -59,15 +61,11 @@ std::optional<std::string> UnfittedCrowdingCaveat(const StepModel& model,
     }
   }
   if (counts.empty()) return std::nullopt;
-  std::string list;
-  for (int n : counts) {
-    if (!list.empty()) list += ",";
-    list += std::to_string(n);
-  }
-  return "the runs at N=" + list + " had more ranks on a host than its " + std::to_string(cores) +
-         " cores, but the fitted baselines give no line of how sharing cores stretches a step, "
-         "so those runs are predicted as if each rank had a core of its own (fit on baselines "
-         "with and without shared cores to include it)";
+  return fmt::format(
+      "the runs at N={} had more ranks on a host than its {} cores, but the fitted baselines give "
+      "no line of how sharing cores stretches a step, so those runs are predicted as if each "
+      "rank had a core of its own (fit on baselines with and without shared cores to include it)",
+      fmt::join(counts, ","), cores);
 }
 
 double MedianAbsoluteError(const std::vector<ModelCheck>& checks) {
