@@ -7,30 +7,28 @@ both alike (on a shared host the better pairing). The process's CPU time per ste
 the same way: on a loaded host it varies less than the wall-clock time (other processes' work
 does not count into it), though contention for caches and memory still does.
 
-One process, a DDP model over gloo (world size 1: the helper's hook, timing and records all run;
-the all-reduce of one rank is cheap), an MLP of --width at --batch.
+A DDP model over gloo, an MLP of --width at --batch. One process by default (world size 1: the
+helper's hook, timing and records all run; the all-reduce of one rank is cheap, and the helper
+samples no gradient norms where there is nothing to reduce across); --world W runs W processes
+on this host, each the same loop, so that the norms sampled every 4th step and a real
+all-reduce count too (rank 0 times and prints).
 
 Usage: /usr/bin/python3 bench/torch_helper_overhead.py [--rounds 10] [--steps 60] [--width 512]
-                                                        [--batch 64] [--block K]
+                                                        [--batch 64] [--block K] [--world 1]
 """
 import argparse
-import atexit
 import os
-import shutil
-import socket
 import statistics
 import sys
-import tempfile
 import time
 
-import torch
-import torch.distributed as dist
 from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # One job and one alternating round for both benches: the parts bench's "plain" and "helper".
 from torch_helper_parts import WARMUP, build as build_variant  # noqa: E402
 from torch_helper_parts import one_round as variants_round  # noqa: E402
+from torch_helper_parts import add_world_argument, run_ranks  # noqa: E402
 
 
 def build(args, helper, run_dir):
@@ -57,29 +55,8 @@ def one_round(args, helper, run_dir):
     return (time.perf_counter() - t0) / args.steps, (time.process_time() - c0) / args.steps
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rounds", type=int, default=10)
-    p.add_argument("--steps", type=int, default=60)
-    p.add_argument("--width", type=int, default=512)
-    p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--block", type=int, default=0,
-                   help="0: each round runs one loop, then the other; K: both loops built in "
-                        "each round, alternating every K steps")
-    args = p.parse_args()
-    if args.rounds < 10:
-        p.error("--rounds: at least 10 (the median of paired rounds)")
-    torch.set_num_threads(1)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0,
-                            world_size=1)
+def rounds(args, tmp, printing):
     ratios, cpu_ratios, without = [], [], []
-    tmp = tempfile.mkdtemp(prefix="stepscope-overhead-")
-    # Removed last: the helper writes each round's run.json at exit (atexit runs in reverse).
-    atexit.register(shutil.rmtree, tmp, True)
     for r in range(args.rounds):
         if args.block > 0:
             t = blocks_round(args, os.path.join(tmp, f"round-{r}"))
@@ -91,19 +68,40 @@ def main():
         ratios.append(t[True][0] / t[False][0])
         cpu_ratios.append(t[True][1] / t[False][1])
         without.append(t[False][0])
-        print(f"round {r + 1:2d}: without {t[False][0] * 1e3:7.3f} ms/step, with "
-              f"{t[True][0] * 1e3:7.3f} ms/step, ratio {ratios[-1]:.4f} "
-              f"(CPU time {t[False][1] * 1e3:7.3f} / {t[True][1] * 1e3:7.3f} ms, "
-              f"{cpu_ratios[-1]:.4f})")
+        if printing:
+            print(f"round {r + 1:2d}: without {t[False][0] * 1e3:7.3f} ms/step, with "
+                  f"{t[True][0] * 1e3:7.3f} ms/step, ratio {ratios[-1]:.4f} "
+                  f"(CPU time {t[False][1] * 1e3:7.3f} / {t[True][1] * 1e3:7.3f} ms, "
+                  f"{cpu_ratios[-1]:.4f})", flush=True)
+    if not printing:
+        return
     for name, rs in (("CPU-time", cpu_ratios), ("wall-clock", ratios)):
         q = statistics.quantiles(rs, n=4)
         median = statistics.median(rs)
-        print(f"{name} median ratio with/without over {args.rounds} rounds: {median:.4f} "
-              f"(quartiles {q[0]:.4f} to {q[2]:.4f}; overhead {100 * (median - 1):+.2f} % of "
-              f"the {statistics.median(without) * 1e3:.2f} ms step; goal under 2 %): "
-              f"{'MET' if median < 1.02 else 'NOT MET'}")
+        print(f"{name} median ratio with/without over {args.rounds} rounds, {args.world} "
+              f"process(es): {median:.4f} (quartiles {q[0]:.4f} to {q[2]:.4f}; overhead "
+              f"{100 * (median - 1):+.2f} % of the {statistics.median(without) * 1e3:.2f} ms "
+              f"step; goal under 2 %): {'MET' if median < 1.02 else 'NOT MET'}")
     print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f}")
-    dist.destroy_process_group()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rounds", type=int, default=10)
+    p.add_argument("--steps", type=int, default=60)
+    p.add_argument("--width", type=int, default=512)
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--block", type=int, default=0,
+                   help="0: each round runs one loop, then the other; K: both loops built in "
+                        "each round, alternating every K steps")
+    add_world_argument(p)
+    args = p.parse_args()
+    if args.rounds < 10:
+        p.error("--rounds: at least 10 (the median of paired rounds)")
+    if args.world < 1:
+        p.error("--world: at least 1")
+    run_ranks(rounds, args, "stepscope-overhead-")
 
 
 if __name__ == "__main__":

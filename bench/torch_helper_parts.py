@@ -9,14 +9,22 @@ Variants:
   helper             stepscope_torch.wrap as is
   no_comm_hook       the helper, but DDP keeps its built-in reduction (no timed hook)
   no_model_hooks     the helper without its forward hooks and backward marks
+  no_norms           the helper without its gradient-norm samples (STEPSCOPE_GRAD_NORM_EVERY=0;
+                     it samples none at --world 1 anyway)
   torch_python_hook  no helper; PyTorch's own Python all-reduce hook (divide, all-reduce, then)
   builtin_hook       no helper; DDP's C++ built-in all-reduce communication hook
 
+--world W runs W processes (gloo on this host, one compute thread each), each the same loop on
+the same data: the helper's gradient-norm sampling (every 4th step, only where there are
+replicas to reduce across) and a real all-reduce are then in the cost; rank 0 times and prints.
+
 Usage: /usr/bin/python3 bench/torch_helper_parts.py [--rounds 16] [--steps 100] [--width 512]
-                                                     [--batch 64] [--block 5] [VARIANT ...]
+                                                     [--batch 64] [--block 5] [--world 1]
+                                                     [VARIANT ...]
 """
 import argparse
 import atexit
+import gc
 import os
 import shutil
 import socket
@@ -27,6 +35,7 @@ import time
 
 import torch
 import torch.distributed as dist
+import torch.multiprocessing
 from torch import nn
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel
@@ -37,7 +46,8 @@ import stepscope_torch  # noqa: E402
 from stepscope_torch import session as helper_session  # noqa: E402
 
 WARMUP = 5
-VARIANTS = ("helper", "no_comm_hook", "no_model_hooks", "torch_python_hook", "builtin_hook")
+VARIANTS = ("helper", "no_comm_hook", "no_model_hooks", "no_norms", "torch_python_hook",
+            "builtin_hook")
 
 
 def apply(variant, model, optimizer, loader, run_dir):
@@ -55,10 +65,13 @@ def apply(variant, model, optimizer, loader, run_dir):
     if variant == "no_model_hooks":
         helper_session._Session._install_model_hooks = lambda self, m: None
     os.environ["STEPSCOPE_RUN_DIR"] = run_dir
+    if variant == "no_norms":
+        os.environ["STEPSCOPE_GRAD_NORM_EVERY"] = "0"
     try:
         return stepscope_torch.wrap(model, optimizer, loader)
     finally:
         del os.environ["STEPSCOPE_RUN_DIR"]
+        os.environ.pop("STEPSCOPE_GRAD_NORM_EVERY", None)
         helper_session._Session._install_model_hooks = saved
 
 
@@ -108,28 +121,45 @@ def one_round(args, variants, run_dir):
     return {v: (spent[v][0] / args.steps, spent[v][1] / args.steps) for v in variants}
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rounds", type=int, default=16)
-    p.add_argument("--steps", type=int, default=100)
-    p.add_argument("--width", type=int, default=512)
-    p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--block", type=int, default=5)
-    p.add_argument("variants", nargs="*", help=", ".join(VARIANTS) + " (default: all)")
-    args = p.parse_args()
-    args.variants = args.variants or list(VARIANTS)
-    for v in args.variants:
-        if v not in VARIANTS:
-            p.error(f"unknown variant {v!r}; one of {', '.join(VARIANTS)}")
-    torch.set_num_threads(1)
+def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0,
-                            world_size=1)
-    tmp = tempfile.mkdtemp(prefix="stepscope-parts-")
+        return s.getsockname()[1]
+
+
+def _rank_main(rank, world, port, body, args, tmp):
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                            world_size=world)
+    body(args, tmp, rank == 0)
+    # The rounds' DDP models (held in reference cycles by the helper's hooks) go before their
+    # process group does: a reducer outliving its group aborts the process at exit.
+    gc.collect()
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def run_ranks(body, args, prefix):
+    """Runs `body(args, tmp, printing)` in each of --world processes of one gloo group (in this
+    process when --world is 1), over a temporary run directory removed at the end."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    # Removed last: the helper writes each round's run.json at exit (atexit runs in reverse).
     atexit.register(shutil.rmtree, tmp, True)
+    port = free_port()
+    if args.world == 1:
+        _rank_main(0, 1, port, body, args, tmp)
+    else:
+        torch.multiprocessing.spawn(_rank_main, args=(args.world, port, body, args, tmp),
+                                    nprocs=args.world)
+
+
+def add_world_argument(p):
+    p.add_argument("--world", type=int, default=1,
+                   help="processes in the gloo group (1: one, whose all-reduce is trivial and "
+                        "whose helper samples no gradient norms)")
+
+
+def parts(args, tmp, printing):
     wall = {v: [] for v in args.variants}
     cpu = {v: [] for v in args.variants}
     plain = []
@@ -139,16 +169,37 @@ def main():
         for v in args.variants:
             wall[v].append(t[v][0] / t["plain"][0])
             cpu[v].append(t[v][1] / t["plain"][1])
+    if not printing:
+        return
     print(f"plain: {statistics.median(p[0] for p in plain) * 1e3:.3f} ms/step wall, "
           f"{statistics.median(p[1] for p in plain) * 1e3:.3f} ms/step CPU (medians over "
-          f"{args.rounds} rounds); load average (1 min) at the end "
+          f"{args.rounds} rounds, {args.world} process(es)); load average (1 min) at the end "
           f"{os.getloadavg()[0]:.1f}")
     for name, ratios in (("CPU time", cpu), ("wall clock", wall)):
         for v in args.variants:
             q = statistics.quantiles(ratios[v], n=4)
             print(f"  {name:10s} {v:18s} median ratio {statistics.median(ratios[v]):.4f} "
                   f"(quartiles {q[0]:.4f} to {q[2]:.4f})")
-    dist.destroy_process_group()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rounds", type=int, default=16)
+    p.add_argument("--steps", type=int, default=100)
+    p.add_argument("--width", type=int, default=512)
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--block", type=int, default=5)
+    add_world_argument(p)
+    p.add_argument("variants", nargs="*", help=", ".join(VARIANTS) + " (default: all)")
+    args = p.parse_args()
+    args.variants = args.variants or list(VARIANTS)
+    for v in args.variants:
+        if v not in VARIANTS:
+            p.error(f"unknown variant {v!r}; one of {', '.join(VARIANTS)}")
+    if args.world < 1:
+        p.error("--world: at least 1")
+    run_ranks(parts, args, "stepscope-parts-")
 
 
 if __name__ == "__main__":
