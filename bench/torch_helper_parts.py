@@ -12,6 +12,8 @@ Variants:
   no_norms           the helper without its gradient-norm samples (STEPSCOPE_GRAD_NORM_EVERY=0;
                      it samples none at --world 1 anyway)
   torch_python_hook  no helper; PyTorch's own Python all-reduce hook (divide, all-reduce, then)
+  python_sync_hook   no helper; a Python hook that reduces at once and returns a completed
+                     future (nothing runs on the backend's thread; no overlap either)
   builtin_hook       no helper; DDP's C++ built-in all-reduce communication hook
 
 --world W runs W processes (gloo on this host, one compute thread each), each the same loop on
@@ -47,7 +49,17 @@ from stepscope_torch import session as helper_session  # noqa: E402
 
 WARMUP = 5
 VARIANTS = ("helper", "no_comm_hook", "no_model_hooks", "no_norms", "torch_python_hook",
-            "builtin_hook")
+            "python_sync_hook", "builtin_hook")
+
+
+def python_sync_hook(state, bucket):
+    """Divides, all-reduces before returning, and hands DDP a future already complete."""
+    tensor = bucket.buffer()
+    tensor.div_(dist.get_world_size())
+    dist.all_reduce(tensor)
+    fut = torch.futures.Future()
+    fut.set_result(tensor)
+    return fut
 
 
 def apply(variant, model, optimizer, loader, run_dir):
@@ -55,6 +67,9 @@ def apply(variant, model, optimizer, loader, run_dir):
         return model, optimizer, loader
     if variant == "torch_python_hook":
         model.register_comm_hook(dist.group.WORLD, default_hooks.allreduce_hook)
+        return model, optimizer, loader
+    if variant == "python_sync_hook":
+        model.register_comm_hook(None, python_sync_hook)
         return model, optimizer, loader
     if variant == "builtin_hook":
         model._register_builtin_comm_hook(dist.BuiltinCommHookType.ALLREDUCE)
