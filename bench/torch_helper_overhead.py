@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # One job and one alternating round for both benches: the parts bench's "plain" and "helper".
 from torch_helper_parts import WARMUP, build as build_variant  # noqa: E402
 from torch_helper_parts import one_round as variants_round  # noqa: E402
-from torch_helper_parts import add_world_argument, run_ranks  # noqa: E402
+from torch_helper_parts import add_loop_arguments, run_ranks  # noqa: E402
 
 
 def build(args, helper, run_dir):
@@ -88,19 +88,12 @@ def rounds(args, tmp, printing):
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rounds", type=int, default=10)
-    p.add_argument("--steps", type=int, default=60)
-    p.add_argument("--width", type=int, default=512)
-    p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--block", type=int, default=0,
-                   help="0: each round runs one loop, then the other; K: both loops built in "
-                        "each round, alternating every K steps")
-    add_world_argument(p)
+    add_loop_arguments(p, rounds=10, steps=60, block=0,
+                       block_help="0: each round runs one loop, then the other; K: both loops "
+                                  "built in each round, alternating every K steps")
     args = p.parse_args()
     if args.rounds < 10:
         p.error("--rounds: at least 10 (the median of paired rounds)")
-    if args.world < 1:
-        p.error("--world: at least 1")
     run_ranks(rounds, args, "stepscope-overhead-")
 
 

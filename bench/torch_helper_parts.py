@@ -168,8 +168,21 @@ def run_ranks(body, args, prefix):
                                     nprocs=args.world)
 
 
-def add_world_argument(p):
-    p.add_argument("--world", type=int, default=1,
+def _at_least_one(text):
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError("at least 1")
+    return n
+
+
+def add_loop_arguments(p, rounds, steps, block, block_help=None):
+    """The loop's options both helper benches take, with each bench's defaults."""
+    p.add_argument("--rounds", type=int, default=rounds)
+    p.add_argument("--steps", type=int, default=steps)
+    p.add_argument("--width", type=int, default=512)
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--block", type=int, default=block, help=block_help)
+    p.add_argument("--world", type=_at_least_one, default=1,
                    help="processes in the gloo group (1: one, whose all-reduce is trivial and "
                         "whose helper samples no gradient norms)")
 
@@ -200,20 +213,13 @@ def parts(args, tmp, printing):
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rounds", type=int, default=16)
-    p.add_argument("--steps", type=int, default=100)
-    p.add_argument("--width", type=int, default=512)
-    p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--block", type=int, default=5)
-    add_world_argument(p)
+    add_loop_arguments(p, rounds=16, steps=100, block=5)
     p.add_argument("variants", nargs="*", help=", ".join(VARIANTS) + " (default: all)")
     args = p.parse_args()
     args.variants = args.variants or list(VARIANTS)
     for v in args.variants:
         if v not in VARIANTS:
             p.error(f"unknown variant {v!r}; one of {', '.join(VARIANTS)}")
-    if args.world < 1:
-        p.error("--world: at least 1")
     run_ranks(parts, args, "stepscope-parts-")
 
 
