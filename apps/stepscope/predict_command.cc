@@ -418,6 +418,10 @@ int RunPredict(const PredictFlags& f) {
     if (std::optional<std::string> caveat = model::MeasuredLinkCaveat(*fitted, *f.measured_link)) {
       fitted->notes.push_back(*caveat);
     }
+    if (std::optional<std::string> caveat =
+            model::FasterLinkCaveat(*fitted, *f.measured_link, target.gbps)) {
+      fitted->notes.push_back(*caveat);
+    }
   }
   // A held-out variable-length run is also checked as drawn: its lengths, not its timing.
   model::KeepDrawnPositions(*runs, &*fitted);

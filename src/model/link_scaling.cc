@@ -59,4 +59,21 @@ std::optional<std::string> MeasuredLinkCaveat(const StepModel& m, double measure
          "bandwidth and latency with --link alone";
 }
 
+std::optional<std::string> FasterLinkCaveat(const StepModel& m, double measured_gbps,
+                                            double target_gbps) {
+  const std::optional<MeasuredLink> link = JudgeMeasuredLink(m, measured_gbps);
+  if (!link || !link->link_binds || !(target_gbps > kFasterThanTheLink * measured_gbps)) {
+    return std::nullopt;
+  }
+  return "--link " + Fixed(target_gbps, 3) + " GB/s is " + Fixed(target_gbps / measured_gbps, 1) +
+         " times the " + Fixed(measured_gbps, 3) +
+         " GB/s link these runs were measured on, which set their reductions' time (the fit "
+         "delivers " +
+         Fixed(link->delivered_gbps, 3) +
+         " GB/s): the prediction assumes the host's transport (its network stack, NIC or PCIe) "
+         "keeps up with the faster link, which runs on the slower one cannot show. If it does "
+         "not, the reductions take longer and the prediction is optimistic; a run on the faster "
+         "link settles it";
+}
+
 }  // namespace stepscope::model

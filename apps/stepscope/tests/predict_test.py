@@ -162,6 +162,10 @@ class Predict(SweepTest):
         self.assertGreater(slow["model"]["measured_link"]["delivered_gbps"], 0.005)
         roomy = self.json_of(["--replicas", "4", "--measured-link", "0.04", "--link", "0.08"])
         self.assertFalse(any(caveat in n for n in roomy["model"]["notes"]), roomy["model"]["notes"])
+        # A link that bound, scaled to twice its rate: the transport is assumed to keep up.
+        faster = "keeps up with the faster link"
+        self.assertTrue(any(faster in n for n in roomy["model"]["notes"]), roomy["model"]["notes"])
+        self.assertFalse(any(faster in n for n in slow["model"]["notes"]), slow["model"]["notes"])
         self.assertTrue(roomy["model"]["measured_link"]["link_binds"], roomy["model"])
         self.assertEqual(roomy["model"]["measured_link"]["nominal_gbps"], 0.04)
         self.assertNotIn("measured_link", base_model)
