@@ -419,7 +419,7 @@ int RunPredict(const PredictFlags& f) {
       fitted->notes.push_back(*caveat);
     }
     if (std::optional<std::string> caveat =
-            model::FasterLinkCaveat(*fitted, *f.measured_link, target.gbps)) {
+            model::FasterLinkCaveat(fitted->measured_link, target.gbps)) {
       fitted->notes.push_back(*caveat);
     }
   }

@@ -59,12 +59,12 @@ std::optional<std::string> MeasuredLinkCaveat(const StepModel& m, double measure
          "bandwidth and latency with --link alone";
 }
 
-std::optional<std::string> FasterLinkCaveat(const StepModel& m, double measured_gbps,
+std::optional<std::string> FasterLinkCaveat(const std::optional<MeasuredLink>& link,
                                             double target_gbps) {
-  const std::optional<MeasuredLink> link = JudgeMeasuredLink(m, measured_gbps);
-  if (!link || !link->link_binds || !(target_gbps > kFasterThanTheLink * measured_gbps)) {
+  if (!link || !link->link_binds || !(target_gbps > kFasterThanTheLink * link->nominal_gbps)) {
     return std::nullopt;
   }
+  const double measured_gbps = link->nominal_gbps;
   return "--link " + Fixed(target_gbps, 3) + " GB/s is " + Fixed(target_gbps / measured_gbps, 1) +
          " times the " + Fixed(measured_gbps, 3) +
          " GB/s link these runs were measured on, which set their reductions' time (the fit "

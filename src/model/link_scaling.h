@@ -29,11 +29,12 @@ Result<AlphaBeta> ScaleMeasuredLink(const StepModel& m, double measured_gbps, do
 inline constexpr double kFasterThanTheLink = 1.05;
 std::optional<std::string> MeasuredLinkCaveat(const StepModel& m, double measured_gbps);
 
-// A note when the scaled-to link is faster (past kFasterThanTheLink) than a measured link that
-// bound: the prediction assumes the host's transport (network stack, NIC, PCIe) keeps up with
-// the faster rate, which runs on the slower link cannot show. Nothing for a slower or equal
-// target, or where the measured link did not bind (MeasuredLinkCaveat speaks there).
-std::optional<std::string> FasterLinkCaveat(const StepModel& m, double measured_gbps,
+// A note when the scaled-to link is faster (past kFasterThanTheLink) than the measured link,
+// as JudgeMeasuredLink found it, where that link bound: the prediction assumes the host's
+// transport (network stack, NIC, PCIe) keeps up with the faster rate, which runs on the slower
+// link cannot show. Nothing for a slower or equal target, for no judged link, or where the
+// measured link did not bind (MeasuredLinkCaveat speaks there).
+std::optional<std::string> FasterLinkCaveat(const std::optional<MeasuredLink>& link,
                                             double target_gbps);
 
 // The measured link against the reference precision's fitted cost (link_binds false past

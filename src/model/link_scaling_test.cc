@@ -61,19 +61,20 @@ TEST(MeasuredLinkCaveat, AFitFasterThanItsLinkIsFlagged) {
 
 TEST(FasterLinkCaveat, AWhatIfBeyondABindingLinkSaysTheTransportMustKeepUp) {
   const testing::Truth t;
-  const StepModel m = testing::FitSynthetic(t);                   // delivers 1 GB/s
-  std::optional<std::string> c = FasterLinkCaveat(m, 1.25, 2.5);  // the link bound; twice it
+  const StepModel m = testing::FitSynthetic(t);  // delivers 1 GB/s
+  std::optional<std::string> c =
+      FasterLinkCaveat(JudgeMeasuredLink(m, 1.25), 2.5);  // the link bound; twice it
   ASSERT_TRUE(c.has_value());
   EXPECT_NE(c->find("--link 2.500 GB/s is 2.0 times the 1.250 GB/s link"), std::string::npos) << *c;
   EXPECT_NE(c->find("keeps up"), std::string::npos) << *c;
-  EXPECT_FALSE(FasterLinkCaveat(m, 1.25, 1.25).has_value());  // the same link
-  EXPECT_FALSE(FasterLinkCaveat(m, 1.25, 1.3).has_value());   // within the margin
-  EXPECT_FALSE(FasterLinkCaveat(m, 1.25, 0.5).has_value());   // a slower link
+  EXPECT_FALSE(FasterLinkCaveat(JudgeMeasuredLink(m, 1.25), 1.25).has_value());  // the same link
+  EXPECT_FALSE(FasterLinkCaveat(JudgeMeasuredLink(m, 1.25), 1.3).has_value());  // within the margin
+  EXPECT_FALSE(FasterLinkCaveat(JudgeMeasuredLink(m, 1.25), 0.5).has_value());  // a slower link
   // Where the measured link did not bind, MeasuredLinkCaveat speaks instead.
-  EXPECT_FALSE(FasterLinkCaveat(m, 0.5, 2.0).has_value());
+  EXPECT_FALSE(FasterLinkCaveat(JudgeMeasuredLink(m, 0.5), 2.0).has_value());
   StepModel none = m;
   none.collectives.clear();
-  EXPECT_FALSE(FasterLinkCaveat(none, 1.25, 2.5).has_value());  // nothing fitted
+  EXPECT_FALSE(FasterLinkCaveat(JudgeMeasuredLink(none, 1.25), 2.5).has_value());  // nothing fitted
 }
 
 TEST(JudgeMeasuredLink, SaysWhatTheFitDeliversAndWhetherTheLinkBinds) {
