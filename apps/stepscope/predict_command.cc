@@ -108,6 +108,7 @@ Result<std::vector<model::RunObservation>> ReadRuns(const std::string& dir) {
     o.synthetic_input = s->synthetic_input;
     o.gradient_bytes = s->gradient_bytes;
     o.ready_slice_bytes = s->ready_slice_bytes;
+    o.ready_slice_share = s->ready_slice_backward_share;
     o.parameters = s->parameters;
     o.activation_bytes_per_sample = s->activation_bytes_per_sample;
     o.optimizer_state_floats = s->optimizer == "adamw" ? 2 : 1;

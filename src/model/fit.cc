@@ -212,6 +212,40 @@ std::vector<ReadinessPoint> Readiness(const std::vector<const RunObservation*>& 
   return profile;
 }
 
+// Gradient readiness from the recorded slices: each slice's share of backward elapsed when it
+// was ready (per slice the median over the runs that recorded the same slices as the first),
+// against the share of the gradient's bytes ready by then. Empty when no run recorded them.
+std::vector<ReadinessPoint> SliceReadiness(const std::vector<const RunObservation*>& runs) {
+  const RunObservation* first = nullptr;
+  std::vector<std::vector<double>> per_slice;
+  for (const RunObservation* run : runs) {
+    if (run->ready_slice_share.empty() ||
+        run->ready_slice_share.size() != run->ready_slice_bytes.size()) {
+      continue;
+    }
+    if (first == nullptr) {
+      first = run;
+      per_slice.resize(run->ready_slice_share.size());
+    }
+    if (run->ready_slice_bytes != first->ready_slice_bytes) continue;
+    for (size_t i = 0; i < per_slice.size(); ++i) {
+      per_slice[i].push_back(run->ready_slice_share[i]);
+    }
+  }
+  if (first == nullptr) return {};
+  const std::vector<Bytes>& bytes = first->ready_slice_bytes;
+  const double total = static_cast<double>(std::accumulate(bytes.begin(), bytes.end(), Bytes{0}));
+  std::vector<ReadinessPoint> profile{{0, 0}};
+  double cumulative = 0;
+  for (size_t i = 0; i < per_slice.size(); ++i) {
+    cumulative += static_cast<double>(bytes[i]);
+    profile.push_back({std::max(profile.back().backward_share, Median(per_slice[i])),
+                       std::min(1.0, cumulative / total)});
+  }
+  if (profile.back().backward_share < 1.0) profile.push_back({1.0, 1.0});
+  return profile;
+}
+
 // The measured bucket layout: each bucket's median share of the step's bytes, in launch order,
 // over the steps with the most common bucket count; empty with no reducing steps.
 std::vector<double> BucketShares(const std::vector<const RunObservation*>& runs) {
@@ -585,9 +619,22 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   m.bucket_shares = BucketShares(reducing);
   m.slice_shares = SliceShares(baselines);
   m.readiness = Readiness(reducing, &buckets);
-  m.readiness_assumed = buckets <= 1;
-  if (m.readiness_assumed) {
+  m.readiness_how =
+      "per measured bucket, the median share of backward elapsed when it was ready, against the "
+      "share of the gradient's bytes ready by then";
+  if (std::vector<ReadinessPoint> sliced = SliceReadiness(baselines); !sliced.empty()) {
+    // The slices are finer than the buckets, and identify the profile where one bucket a step
+    // shows only the end of backward.
+    m.readiness = std::move(sliced);
+    m.readiness_how =
+        "per gradient slice (the layers or blocks backward reports ready; run.json "
+        "model.ready_slices_backward_share), the median share of backward elapsed when it was "
+        "ready, against the share of the gradient's bytes ready by then";
+  } else if (buckets <= 1) {
+    m.readiness_assumed = true;
     m.readiness = {{0, 0}, {1, 1}};
+    m.readiness_how =
+        "assumed: gradients ready uniformly over backward (one bucket per step measured)";
     m.notes.push_back(
         "gradient readiness within backward not identified (one bucket per "
         "step): assumed uniform over backward");
@@ -650,9 +697,11 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
         " cores take for its ranks' CPU work (ranks per host x CPU per rank per step / cores)");
   }
 
-  // How fast reductions progress beside backward: the rate that best reproduces the runs that
-  // overlapped several buckets (a grid over [0, 1]; the band: every rate within 10 % of the
-  // best fit's squared error, and at least one grid step).
+  // How fast reductions progress beside backward: the rate that best reproduces the exposed
+  // communication of the runs that overlapped several buckets (a grid over [0, 1]; the band:
+  // every rate within 10 % of the best fit's squared error, and at least one grid step). Their
+  // exposed communication, not their throughput: a run's compute moves with the host from run
+  // to run, and fitted on the throughput the rate would absorb that movement.
   // A run whose loader set the step (it waited for input) says nothing about the rate: its
   // step is one loader period whatever the reduction overlapped, and fitting on it would pick an
   // arbitrary rate that then inflates every step the loader no longer sets.
@@ -666,6 +715,11 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
     }
   }
   if (!overlapped.empty()) {
+    std::map<const RunObservation*, double> exposed;
+    for (const RunObservation* run : overlapped) {
+      exposed[run] =
+          Mean(TypicalPerStep(run->records, [](const StepRecord& r) { return r.exposed_comm; }));
+    }
     constexpr int kSteps = 20;
     std::vector<double> error(kSteps + 1, 0.0);
     for (int i = 0; i <= kSteps; ++i) {
@@ -674,9 +728,10 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
         // The point value only: no band, no efficiency (Predict's extra simulations).
         Result<StepParts> p = SimulateStep(m, ScenarioOf(*run));
         if (!p.ok() || p->step() <= 0) continue;
-        const double predicted = static_cast<double>(run->config.replicas) * run->config.batch *
-                                 run->config.accum / p->step();
-        error[i] += std::pow(predicted / run->samples_per_s - 1, 2);
+        // The typical rank's wait at the reduction: the replay's exposed part and the wait for
+        // the slowest rank's compute.
+        const double predicted = p->exposed_comm + p->straggler_wait;
+        error[i] += std::pow((predicted - exposed[run]) / p->step(), 2);
       }
     }
     const int best = static_cast<int>(std::min_element(error.begin(), error.end()) - error.begin());
@@ -691,8 +746,8 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
              Estimate{static_cast<double>(best) / kSteps, static_cast<double>(lo) / kSteps,
                       static_cast<double>(hi) / kSteps},
              "share of full speed",
-             "the rate that best reproduces the runs that overlapped several "
-             "buckets: " +
+             "the rate that best reproduces the exposed communication of the runs that "
+             "overlapped several buckets: " +
                  names);
     for (const RunObservation* run : overlapped) {
       if (std::find(m.cost_runs.begin(), m.cost_runs.end(), run->name) == m.cost_runs.end() &&

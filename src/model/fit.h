@@ -30,6 +30,9 @@ struct RunObservation {
   // The gradient's slices in the order backward made them ready (run.json
   // model.ready_slices_bytes); empty when not recorded.
   std::vector<Bytes> ready_slice_bytes;
+  // Each slice's median share of backward elapsed when it was ready (run.json
+  // model.ready_slices_backward_share), one per slice; empty when not recorded.
+  std::vector<double> ready_slice_share;
   int64_t parameters = 0;
   Bytes activation_bytes_per_sample = 0;
   int optimizer_state_floats = 2;  // per parameter: AdamW 2, SGD with momentum 1

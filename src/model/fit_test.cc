@@ -7,6 +7,7 @@
 #include <random>
 
 #include "model/check.h"
+#include "model/replay.h"
 #include "model/simulate.h"
 #include "model/synthetic_testing.h"
 
@@ -385,6 +386,79 @@ TEST(FitStepModel, RecoversTheGradientReadinessWithinBackward) {
   EXPECT_TRUE(found);
   EXPECT_NEAR(m->readiness.back().bytes_share, 1.0, 1e-9);
   EXPECT_NEAR(m->readiness.back().backward_share, 1.0, 1e-9);
+}
+
+TEST(FitStepModel, TheRecordedSlicesIdentifyTheReadinessThatOneBucketCannot) {
+  // One bucket per step shows only the end of backward; the slices show the rest: 60 % of the
+  // bytes ready 30 % into backward (the median of the baselines that recorded it).
+  std::vector<RunObservation> runs = Sweep(Truth{}, {1, 2, 4});
+  Result<StepModel> linear = FitStepModel(runs);
+  ASSERT_TRUE(linear.ok()) << linear.status().message();
+  EXPECT_TRUE(linear->readiness_assumed);
+  const double shares[3] = {0.3, 0.9, 0.3};
+  for (size_t i = 0; i < runs.size(); ++i) {
+    runs[i].ready_slice_bytes = {3 << 20, 2 << 20};
+    runs[i].ready_slice_share = {shares[i], 1.0};
+  }
+  Result<StepModel> m = FitStepModel(runs);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_FALSE(m->readiness_assumed);
+  EXPECT_NE(m->readiness_how.find("ready_slices_backward_share"), std::string::npos);
+  ASSERT_EQ(m->readiness.size(), 3u);
+  EXPECT_NEAR(m->readiness[1].backward_share, 0.3, 1e-9);
+  EXPECT_NEAR(m->readiness[1].bytes_share, 0.6, 1e-9);
+  EXPECT_NEAR(m->readiness[2].backward_share, 1.0, 1e-9);
+  EXPECT_NEAR(m->readiness[2].bytes_share, 1.0, 1e-9);
+  for (const std::string& note : m->notes) {
+    EXPECT_EQ(note.find("readiness within backward not identified"), std::string::npos) << note;
+  }
+  // A run whose slices differ from the first's does not enter the median.
+  runs[1].ready_slice_bytes = {1 << 20, 4 << 20};
+  runs[2].ready_slice_share = {0.5, 1.0};
+  m = FitStepModel(runs);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_NEAR(m->readiness[1].backward_share, 0.4, 1e-9);  // the median of 0.3 and 0.5
+}
+
+TEST(FitStepModel, TheOverlapRateComesFromTheExposedCommunicationNotTheThroughput) {
+  const Truth t;
+  std::vector<RunObservation> runs = Sweep(t, {1, 2, 4, 8});
+  // A run at 8 with two buckets a step, the first ready half-way through backward and reduced at
+  // half speed beside it; the host ran its compute 30 % slower than in the baselines.
+  Truth slower = t;
+  for (Seconds* x : {&slower.forward_fixed, &slower.forward_per_sample, &slower.backward_fixed,
+                     &slower.backward_per_sample, &slower.optimizer}) {
+    *x *= 1.3;
+  }
+  RunObservation levered =
+      SyntheticRun(slower, "lever_overlap_bucketing-n8", RunRole::kOther, 8, 8);
+  levered.config.bucket_mb = 2;  // two buckets of 2 MiB
+  AlphaBeta ab;
+  ab.alpha_s = Estimate::Exact(t.alpha);
+  ab.seconds_per_byte = Estimate::Exact(t.seconds_per_byte);
+  const Seconds cost = AllreduceSeconds(ab, 8, t.gradient_bytes / 2);
+  double steady = 0;
+  int steps = 0;
+  for (StepRecord& r : levered.records) {
+    const Seconds backward = r.backward;
+    const ReplayResult replay =
+        ReplayReductions({{0.5 * backward, cost}, {backward, cost}}, backward, true, 0.5);
+    const Seconds begin = *r.backward_start;
+    r.collectives = {
+        {0, t.gradient_bytes / 2, begin + 0.5 * backward, begin + 0.5 * backward,
+         begin + 0.5 * backward + cost, 0},
+        {1, t.gradient_bytes / 2, begin + backward, begin + backward, begin + backward + cost, 0}};
+    r.exposed_comm = replay.exposed;
+    r.end = r.start + r.input_wait + r.compute + r.exposed_comm + t.overhead;
+    if (!r.warmup && r.rank == 0) steady += r.end - r.start, ++steps;
+  }
+  levered.samples_per_s = 8.0 * 8 * steps / steady;
+  runs.push_back(levered);
+  Result<StepModel> m = FitStepModel(runs);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_FALSE(m->overlap_rate.assumed);
+  EXPECT_NEAR(m->overlap_rate.estimate.value, 0.5, 0.051) << m->overlap_rate.how;
+  EXPECT_NE(m->overlap_rate.how.find("exposed communication"), std::string::npos);
 }
 
 TEST(FitStepModel, ARunTheLoaderSetDoesNotFitTheOverlapRate) {

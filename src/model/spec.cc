@@ -259,6 +259,7 @@ Result<StepModel> ModelFromSpec(std::string_view text, const std::string& file) 
   m.gradient_bytes = static_cast<Bytes>(parameters * 4);  // the model counts fp32 bytes
   m.readiness = {{0, 0}, {1, 1}};
   m.readiness_assumed = true;
+  m.readiness_how = "assumed: gradients ready uniformly over backward (a spec gives no profile)";
   m.memory_fixed =
       static_cast<Bytes>(parameters * (2.0 * width + 4.0 * static_cast<double>(*state)));
   m.memory_per_sample = static_cast<Bytes>(*activations);

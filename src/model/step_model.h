@@ -129,6 +129,7 @@ struct StepModel {
   Bytes gradient_bytes = 0;
   std::vector<ReadinessPoint> readiness;  // from (0, 0) to (1, 1)
   bool readiness_assumed = false;         // true: linear (too few buckets measured)
+  std::string readiness_how;              // where the profile came from
   // The measured bucket layout at reference.bucket_mb: each bucket's share of the step's
   // gradient bytes, in launch order (a bucket holds whole layers, so it can be well over the
   // bucket size); empty when not measured (a spec, one replica only).

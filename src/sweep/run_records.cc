@@ -192,6 +192,21 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
         s.ready_slice_bytes.push_back(bytes);
       }
     }
+    if (const auto shares = model->find("ready_slices_backward_share"); shares != model->end()) {
+      const std::string bad =
+          path +
+          ": field 'model.ready_slices_backward_share' is not a list of shares of backward "
+          "(numbers from 0 to 1, one per entry of model.ready_slices_bytes); rerun the run with "
+          "this stepscope, or remove it";
+      if (!shares->is_array() || shares->size() != s.ready_slice_bytes.size()) {
+        return Status::Error(bad);
+      }
+      for (const nlohmann::json& v : *shares) {
+        double share = 0;
+        if (!JsonValueTo(v, &share) || !(share >= 0 && share <= 1)) return Status::Error(bad);
+        s.ready_slice_backward_share.push_back(share);
+      }
+    }
   }
   if (const auto hosts = j.find("hosts"); hosts != j.end()) {
     if (!hosts->is_object()) {

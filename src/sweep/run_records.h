@@ -51,6 +51,9 @@ struct RunSummary {
   // model.ready_slices_bytes: the gradient's slices in the order backward made them ready (the
   // granularity of the reducer's buckets); empty when not recorded (traces, older runs).
   std::vector<int64_t> ready_slice_bytes;
+  // model.ready_slices_backward_share: each slice's median share of backward elapsed when it was
+  // ready, one per slice; empty when not recorded.
+  std::vector<double> ready_slice_backward_share;
   // memory (docs/train-output.md): the model's buffers per replica (weights, gradients, optimizer
   // state, one micro-batch's activations) and the peak resident memory of the highest rank;
   // unset in run.json files written before memory was recorded.

@@ -125,6 +125,17 @@ TEST(RunSummary, ReadsTheReadySlicesAndNamesADamagedOne) {
               std::string::npos)
         << s.status().message();
   }
+  // When each slice was ready within backward: one share per slice, each from 0 to 1.
+  s = with_slices("[100, 300], \"ready_slices_backward_share\": [0.25, 1]");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->ready_slice_backward_share, (std::vector<double>{0.25, 1}));
+  for (const char* bad : {"[0.25]", "[0.25, 1.5]", "[-0.1, 1]", "[\"a\", 1]", "0.5"}) {
+    s = with_slices(std::string("[100, 300], \"ready_slices_backward_share\": ") + bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.status().message().find("r/run.json: field 'model.ready_slices_backward_share'"),
+              std::string::npos)
+        << s.status().message();
+  }
 }
 
 TEST(RunSummary, ReadsWhatBucketingWouldChangeAndNamesADamagedField) {

@@ -24,6 +24,7 @@
 #include "train/recorder.h"
 #include "train/reducer.h"
 #include "train/run_queue.h"
+#include "train/slice_readiness.h"
 #include "train/watchdog.h"
 
 namespace stepscope::train {
@@ -270,6 +271,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   // Each steady step's start and end on this rank's aligned clock; reduced to the latest over
   // the ranks for the job's step (docs/metrics.md "The job's step").
   std::vector<double> steady_starts, steady_ends;
+  SliceReadiness slice_readiness;  // rank 0's, written to run.json
   std::vector<double> recent_losses;
   double local_sq_sum = 0, global_sq_sum = 0;
   int64_t grad_sq_steps = 0;
@@ -364,12 +366,14 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
       nn::GradReadyFn ready;
       if (reducing) {
         rec.backward_start = bwd.begin;  // the backward pass whose buckets get reduced
+        slice_readiness.BeginBackward(bwd.begin);
         ready = [&](size_t offset, size_t count) {
           if (step == 0) {
             summary.ready_slice_bytes.push_back(static_cast<int64_t>(count * sizeof(float)));
           }
           // Pace the compute so far, so the bucket's arrival reflects the emulated device.
           pacer.End(work);
+          slice_readiness.SliceReady(comm.Now());
           reducer.OnGradReady(offset, count);
           pacer.Begin();
         };
@@ -377,6 +381,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
       model.Backward(1.0f / static_cast<float>(o.accum), ready);
       pacer.End(work);
       bwd.end = comm.Now();
+      if (reducing) slice_readiness.EndBackward(bwd.end, !rec.warmup);
       cpu_wait.End(run_queue);
       tl.backwards.push_back(bwd);
       loader.Recycle(std::move(batch));  // the workers reuse its buffers
@@ -507,6 +512,7 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   progress.Finish();
   watchdog.Publish(steps_run, comm::HeartbeatPhase::kAllreduce);  // the final reductions
   summary.buckets_per_step = reducer.buckets_per_step();
+  summary.ready_slice_backward_share = slice_readiness.MedianShares();
   summary.unhonoured_links = reducer.unhonoured_links();
   summary.paced_segments = pacer.segments();
   summary.unhonoured_segments = pacer.unhonoured();

@@ -60,6 +60,9 @@ struct RunSummary {
   // The gradient slices in the order backward made them ready (the model's ready reports, each
   // fp32 bytes): the granularity a reducer builds its buckets from (model/simulate.cc).
   std::vector<int64_t> ready_slice_bytes;
+  // Each slice's median share of a steady step's reducing backward elapsed when it was ready
+  // (train/slice_readiness.h); empty when no steady step reported its slices.
+  std::vector<double> ready_slice_backward_share;
   // Variable-length text: this rank's steady batches tallied as drawn and bucketed
   // (data/length_balancing.h); empty otherwise.
   data::LengthTally lengths;

@@ -62,6 +62,14 @@ class Outputs(TempDirTest):
         # The slices backward made ready, which tile the gradient.
         self.assertGreater(len(info["model"]["ready_slices_bytes"]), 1)
         self.assertEqual(sum(info["model"]["ready_slices_bytes"]), info["model"]["gradient_bytes"])
+        # When each was ready within backward: one share per slice, in order, the last near the
+        # end (nothing but the slices' own arithmetic after it) and the first well before it.
+        shares = info["model"]["ready_slices_backward_share"]
+        self.assertEqual(len(shares), len(info["model"]["ready_slices_bytes"]))
+        self.assertEqual(shares, sorted(shares))
+        self.assertTrue(all(0 <= x <= 1 for x in shares), shares)
+        self.assertGreater(shares[-1], 0.5, shares)
+        self.assertLess(shares[0], shares[-1], shares)
         # Memory per replica: the model's buffers at this micro-batch, and the measured peak of
         # the process that holds them (at least as large).
         mem = info["memory"]
