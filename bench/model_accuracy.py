@@ -10,14 +10,18 @@ keeps the sweeps and repeats already in --out: the model again on the same measu
   bench/model_accuracy.py [--workloads default,comm,compute,input,straggler,shm,shm-light,
                           lengths] [--out DIR] [--reuse]
   bench/model_accuracy.py --levers [--workloads comm,input,compute,imbalance,imbalance-b16,
-                          imbalance-b32] [--replicas 1,2,4] [--seed S]
+                          imbalance-b32] [--replicas 1,2,4] [--seed S] [--paired K]
   bench/model_accuracy.py --tcp [--rates 200,800] [--burst-kb 64] [--replicas 1,2,4]
                           [--steps 12] [--out DIR] [--reuse]
 
 With --levers: each workload's diagnose with --apply-levers (the ablations at the largest N
 only, longer runs so that a loader's prefetch buffer does not dominate the measured steps); for
 every recommended lever, the model's predicted gain (samples/s, at the largest N) against the
-gain its own run measured, and the relative error of the predicted gain.
+gain its own run measured, and the relative error of the predicted gain. With --paired K, each
+lever's gain is measured again over K paired rounds (the baseline and every lever's run once
+more in each round, the order turning from round to round, paced to the sweep's device): the
+host's speed moves between runs minutes apart by more than a small lever's gain, and within a
+round it cancels. Printed: the median paired gain, its quartiles and the error against it.
 
 With --tcp (root; skipped, with the reason, where network namespaces cannot be made): real TCP
 between emulated hosts (scripts/emulated-hosts.sh, one rank per host, each host's link shaped by
@@ -138,6 +142,43 @@ def unhonoured(run):
     return e.get("unhonoured_segments", 0) + e.get("unhonoured_links", 0)
 
 
+MPIRUN = os.path.join(ROOT, "scripts/mpirun-local.sh")
+
+
+def samples_per_s(d, run, replicas, out):
+    """One more run of `run` (its arguments as d/sweep.json has them), paced to d's device;
+    its samples/s, or None when it failed."""
+    args = next(r["args"] for r in json.load(open(os.path.join(d, "sweep.json")))["runs"]
+                if r["name"] == run)
+    device = os.path.join(d, "device.json")
+    pace = ["--emulate-device-file", device] if os.path.exists(device) else []
+    shutil.rmtree(out, ignore_errors=True)
+    sh([MPIRUN, str(replicas), STEPSCOPE] + args + pace + ["--out", out], timeout=600)
+    path = os.path.join(out, "run.json")
+    return json.load(open(path)).get("samples_per_s") if os.path.exists(path) else None
+
+
+def paired_gains(d, replicas, runs, rounds):
+    """Each lever's gain measured in `rounds` paired rounds: in each round the baseline at
+    `replicas` and every run of `runs` (lever -> run name) once more, in an order that turns
+    from round to round, and the lever's gain over that round's baseline. The host's speed,
+    which moves by more than a small lever's gain between runs minutes apart, cancels within a
+    round. Returns lever -> the gains, round by round."""
+    order = ["baseline"] + list(runs)
+    gains = {lever: [] for lever in runs}
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in range(rounds):
+            turn = order[k % len(order):] + order[:k % len(order)]
+            got = {}
+            for lever in turn:
+                run = f"baseline-n{replicas}" if lever == "baseline" else runs[lever]
+                got[lever] = samples_per_s(d, run, replicas, os.path.join(tmp, lever))
+            for lever in runs:
+                if got["baseline"] and got[lever]:
+                    gains[lever].append(got[lever] - got["baseline"])
+    return gains
+
+
 def levers(a):
     """Each lever's predicted gain against its measured one."""
     rows = []
@@ -156,6 +197,18 @@ def levers(a):
         base = j["points"][-1]["samples_per_s"]
         print(f"\n== {name} ({time.time() - t:.0f} s): binding {j['verdict']['binding']}, "
               f"baseline {base:.1f} samples/s at N={j['points'][-1]['replicas']}")
+        runs = {}
+        names = {r["name"] for r in json.load(open(os.path.join(d, "sweep.json")))["runs"]}
+        for lp in j.get("lever_predictions", []):
+            own = f"lever_{lp['lever']}-n{lp['replicas']}"
+            if own in names:
+                runs[lp["lever"]] = own
+        paired = {}
+        if a.paired and runs:
+            t = time.time()
+            paired = paired_gains(d, j["points"][-1]["replicas"], runs, a.paired)
+            print(f"  ({a.paired} paired rounds of the baseline and each lever's run: "
+                  f"{time.time() - t:.0f} s)")
         for lp in j.get("lever_predictions", []):
             g = lp["expected_gain_samples_per_s"]
             m = lp.get("measured_gain_samples_per_s")
@@ -170,7 +223,14 @@ def levers(a):
             # (the lever's own run, or all levers together where it is the only one).
             missed = unhonoured(os.path.join(d, "runs", f"baseline-n{n}")) + unhonoured(
                 own if os.path.isdir(own) else os.path.join(d, "runs", f"levers-n{n}"))
+            # The gain over paired rounds: the median, its quartiles, and the error against it.
+            pg = sorted(paired.get(lp["lever"], []))
+            pm = statistics.median(pg) if pg else None
+            pq = statistics.quantiles(pg, n=4) if len(pg) >= 2 else None
+            perr = None if not pm else g["value"] / pm - 1
             rows.append({"workload": name, "seed": a.seed, "lever": lp["lever"],
+                         "paired_gains": pg, "paired_median": pm, "paired_error": perr,
+                         "paired_within_10pct": perr is not None and abs(perr) <= 0.10,
                          "predicted": g["value"],
                          "low": g["low"], "high": g["high"], "measured": m, "error": err,
                          "within_10pct": within, "unhonoured": missed,
@@ -185,6 +245,11 @@ def levers(a):
                   f"{'  within 10 %' if within else ''}"
                   f"{as_drawn_text}"
                   f"{f'  (the host did not honour {missed} paced segment(s) or link(s))' if missed else ''}")
+            if pm is not None:
+                print(f"  {'':<26} paired over {len(pg)} rounds: measured {pm:+8.1f} "
+                      f"[{pq[0]:+.1f}, {pq[2]:+.1f}]"
+                      f"{'' if perr is None else f'  error {100 * perr:+6.1f} %'}"
+                      f"{'  within 10 %' if perr is not None and abs(perr) <= 0.10 else ''}")
     with open(os.path.join(a.out, "levers.jsonl"), "w") as f:
         for r in rows:
             f.write(json.dumps(r) + "\n")
@@ -418,6 +483,9 @@ def main():
                     help="with --tcp: steps per run (a quarter of them warm-up)")
     ap.add_argument("--seed", type=int, default=None,
                     help="with --levers: train's --seed (other data, other lengths)")
+    ap.add_argument("--paired", type=int, default=0, metavar="K",
+                    help="with --levers: measure each lever's gain again over K paired rounds "
+                         "of the baseline and the lever's run, on the sweep's device")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench/results/model"))
     a = ap.parse_args()
     if a.tcp:

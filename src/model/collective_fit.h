@@ -18,6 +18,9 @@ struct CollectiveSample {
   int replicas = 0;
   Bytes bytes = 0;
   Seconds seconds = 0;
+  // Of `seconds`, the time it ran beside backward (0: it started after backward ended), where
+  // it progressed at the overlap rate (model/fit.cc).
+  Seconds beside = 0;
 };
 
 struct AlphaBeta {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include "core/statistics.h"
@@ -152,29 +153,165 @@ void FitPhase(const std::string& phase, const Estimate& at_b, const std::optiona
 }
 
 // One sample per (run, bucket): the median over steps of the last-starting rank's duration.
+// A reduction that ran beside backward for less than this share of its duration did not
+// overlap it.
+constexpr double kBesideShare = 0.05;
+
 std::vector<CollectiveSample> CollectiveSamples(const RunObservation& run) {
-  std::map<int, std::map<int64_t, std::vector<const CollectiveRecord*>>> by_bucket;
+  // Per bucket and step, each rank's reduction and the end of that rank's reducing backward.
+  struct Seen {
+    const CollectiveRecord* c;
+    Seconds backward_end;
+  };
+  std::map<int, std::map<int64_t, std::vector<Seen>>> by_bucket;
   for (const StepRecord& r : run.records) {
     if (r.warmup) continue;
-    for (const CollectiveRecord& c : r.collectives) by_bucket[c.index][r.step].push_back(&c);
+    const Seconds backward_end =
+        r.backward_start ? *r.backward_start + PerMicroBatch(r, r.backward) : 0;
+    for (const CollectiveRecord& c : r.collectives) {
+      by_bucket[c.index][r.step].push_back({&c, backward_end});
+    }
   }
   std::vector<CollectiveSample> out;
   for (auto& [index, steps] : by_bucket) {
-    std::vector<double> costs;
+    std::vector<double> costs, besides;
     Bytes bytes = 0;
     for (auto& [step, cs] : steps) {
       if (static_cast<int>(cs.size()) != run.config.replicas) continue;  // a rank lacks it
       // The reduction as the last rank to start it sees it: the critical path's share.
-      const CollectiveRecord* last = cs.front();
-      for (const CollectiveRecord* c : cs) {
-        if (c->start > last->start) last = c;
-        bytes = c->bytes;
+      const Seen* last = &cs.front();
+      for (const Seen& c : cs) {
+        if (c.c->start > last->c->start) last = &c;
+        bytes = c.c->bytes;
       }
-      costs.push_back(std::max(0.0, last->end - last->start));
+      costs.push_back(std::max(0.0, last->c->end - last->c->start));
+      besides.push_back(
+          run.config.overlap && last->backward_end > 0
+              ? std::max(0.0, std::min(last->c->end, last->backward_end) - last->c->start)
+              : 0.0);
     }
-    if (!costs.empty()) out.push_back({run.config.replicas, bytes, Median(costs)});
+    if (costs.empty()) continue;
+    CollectiveSample sample{run.config.replicas, bytes, Median(costs), Median(besides)};
+    // A reduction whose start and backward's end are a few clock reads apart did not overlap.
+    if (sample.beside < kBesideShare * sample.seconds) sample.beside = 0;
+    out.push_back(sample);
   }
   return out;
+}
+
+// All-reduce cost per wire precision into m->collectives, from every run given that reduced at
+// N >= 2 (its reductions' cost does not depend on what else the run changed), each reduction
+// that overlapped backward corrected for the overlap rate (CollectiveSamples). Notes what the
+// samples cannot identify into `notes`.
+Status FitCollectives(const std::vector<RunObservation>& runs, double overlap_rate, StepModel* m,
+                      std::vector<std::string>* notes) {
+  std::map<std::string, std::vector<CollectiveSample>> by_dtype;
+  for (const RunObservation& run : runs) {
+    if (!run.reduce || run.config.replicas < 2) continue;
+    for (CollectiveSample c : CollectiveSamples(run)) {
+      // Beside backward it progressed at the overlap rate: its cost alone is its duration less
+      // what that slowed it by.
+      c.seconds = std::max(0.0, c.seconds - (1 - overlap_rate) * c.beside);
+      by_dtype[run.config.dtype].push_back(c);
+    }
+  }
+  m->collectives.clear();
+  if (auto ref = by_dtype.find(m->reference.dtype); ref != by_dtype.end()) {
+    Result<AlphaBeta> ab = FitAlphaBeta(ref->second);
+    if (!ab.ok()) return ab.status();
+    m->collectives[m->reference.dtype] = *ab;
+    std::set<int> counts;
+    for (const CollectiveSample& c : ref->second) counts.insert(c.replicas);
+    if (ab->alpha_assumed && counts.size() == 1) {
+      notes->push_back(
+          "the reductions were measured at one replica count (N=" +
+          std::to_string(*counts.begin()) +
+          ") only, where their latency cannot be told from their bandwidth: latency taken as 0, "
+          "so the predicted reduction grows with N by the bandwidth term alone (optimistic where "
+          "each added replica adds a step to the reduction); a baseline at another N identifies "
+          "it");
+    }
+  }
+  for (const auto& [dtype, samples] : by_dtype) {
+    if (dtype == m->reference.dtype) continue;
+    Result<AlphaBeta> ab = FitAlphaBeta(samples);
+    if (!ab.ok()) return ab.status();
+    const auto ref = m->collectives.find(m->reference.dtype);
+    if (ab->alpha_assumed && ref != m->collectives.end() && !ref->second.alpha_assumed) {
+      ab = FitBandwidthGivenLatency(samples, ref->second.alpha_s, ref->second.fixed_s);
+      if (!ab.ok()) return ab.status();
+    }
+    m->collectives[dtype] = *ab;
+  }
+  return Status::Ok();
+}
+
+// The rate that best reproduces the exposed communication of `overlapped` under `m` (a grid
+// over [0, 1]; the band: every rate within 10 % of the best fit's squared error, and at least
+// one grid step).
+Estimate OverlapRateFromExposed(StepModel m, const std::vector<const RunObservation*>& overlapped) {
+  std::map<const RunObservation*, double> exposed;
+  for (const RunObservation* run : overlapped) {
+    exposed[run] =
+        Mean(TypicalPerStep(run->records, [](const StepRecord& r) { return r.exposed_comm; }));
+  }
+  constexpr int kSteps = 20;
+  std::vector<double> error(kSteps + 1, 0.0);
+  for (int i = 0; i <= kSteps; ++i) {
+    m.overlap_rate.estimate = Estimate::Exact(static_cast<double>(i) / kSteps);
+    for (const RunObservation* run : overlapped) {
+      // The point value only: no band, no efficiency (Predict's extra simulations).
+      Result<StepParts> p = SimulateStep(m, ScenarioOf(*run));
+      if (!p.ok() || p->step() <= 0) continue;
+      // The typical rank's wait at the reduction: the replay's exposed part and the wait for
+      // the slowest rank's compute.
+      const double predicted = p->exposed_comm + p->straggler_wait;
+      error[i] += std::pow((predicted - exposed[run]) / p->step(), 2);
+    }
+  }
+  const int best = static_cast<int>(std::min_element(error.begin(), error.end()) - error.begin());
+  int lo = best, hi = best;
+  while (lo > 0 && error[lo - 1] <= 1.1 * error[best]) --lo;
+  while (hi < kSteps && error[hi + 1] <= 1.1 * error[best]) ++hi;
+  lo = std::max(0, std::min(lo, best - 1)), hi = std::min(kSteps, std::max(hi, best + 1));
+  return {static_cast<double>(best) / kSteps, static_cast<double>(lo) / kSteps,
+          static_cast<double>(hi) / kSteps};
+}
+
+// The rate from the reductions' durations: each reduction that ran beside backward took its
+// cost alone (fitted on the reductions that did not overlap, per wire precision) plus what the
+// rate slowed it by, so rate = 1 - (duration - cost) / time beside. The median over those
+// reductions, the band their quartiles (at least 0.05 either side). Nothing when the
+// reductions that did not overlap do not identify both latency and bandwidth of a precision
+// that overlapped.
+std::optional<Estimate> OverlapRateFromDurations(const std::vector<RunObservation>& runs) {
+  std::map<std::string, std::vector<CollectiveSample>> alone, beside;
+  for (const RunObservation& run : runs) {
+    if (!run.reduce || run.config.replicas < 2) continue;
+    for (const CollectiveSample& c : CollectiveSamples(run)) {
+      (c.beside > 0 ? beside : alone)[run.config.dtype].push_back(c);
+    }
+  }
+  std::vector<double> rates;
+  for (const auto& [dtype, samples] : beside) {
+    const auto a = alone.find(dtype);
+    if (a == alone.end()) continue;
+    std::set<std::pair<int, Bytes>> points;
+    for (const CollectiveSample& c : a->second) points.insert({c.replicas, c.bytes});
+    if (points.size() < 2) continue;  // one point: no latency apart from bandwidth
+    Result<AlphaBeta> ab = FitAlphaBeta(a->second);
+    if (!ab.ok() || ab->alpha_assumed || ab->beta_assumed) continue;
+    for (const CollectiveSample& c : samples) {
+      const Seconds cost = AllreduceSeconds(*ab, c.replicas, c.bytes);
+      rates.push_back(std::clamp(1 - (c.seconds - cost) / c.beside, 0.0, 1.0));
+    }
+  }
+  if (rates.empty()) return std::nullopt;
+  std::sort(rates.begin(), rates.end());
+  const double q1 = rates[(rates.size() - 1) / 4], q3 = rates[(3 * (rates.size() - 1) + 3) / 4];
+  const double mid = Median(rates);
+  return Estimate{mid, std::max(0.0, std::min(q1, mid - 0.05)),
+                  std::min(1.0, std::max(q3, mid + 0.05))};
 }
 
 // Gradient readiness: for each bucket, the median share of backward elapsed when it was ready,
@@ -571,45 +708,17 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   // All-reduce cost per wire precision, from every run given that reduced at N >= 2 (its
   // reductions' cost does not depend on what else the run changed); the gradient's size and
   // its readiness from the baselines.
-  std::map<std::string, std::vector<CollectiveSample>> by_dtype;
   for (const RunObservation& run : runs) {
-    if (!run.reduce || run.config.replicas < 2) continue;
-    const std::vector<CollectiveSample> s = CollectiveSamples(run);
-    by_dtype[run.config.dtype].insert(by_dtype[run.config.dtype].end(), s.begin(), s.end());
-    if (run.role == RunRole::kOther) m.cost_runs.push_back(run.name);
+    if (run.reduce && run.config.replicas >= 2 && run.role == RunRole::kOther) {
+      m.cost_runs.push_back(run.name);
+    }
   }
   std::vector<const RunObservation*> reducing;
   for (const RunObservation* run : baselines) {
     m.gradient_bytes = std::max(m.gradient_bytes, run->gradient_bytes);
     if (run->reduce && run->config.replicas >= 2) reducing.push_back(run);
   }
-  if (auto ref = by_dtype.find(m.reference.dtype); ref != by_dtype.end()) {
-    Result<AlphaBeta> ab = FitAlphaBeta(ref->second);
-    if (!ab.ok()) return ab.status();
-    m.collectives[m.reference.dtype] = *ab;
-    std::set<int> counts;
-    for (const CollectiveSample& c : ref->second) counts.insert(c.replicas);
-    if (ab->alpha_assumed && counts.size() == 1) {
-      m.notes.push_back(
-          "the reductions were measured at one replica count (N=" +
-          std::to_string(*counts.begin()) +
-          ") only, where their latency cannot be told from their bandwidth: latency taken as 0, "
-          "so the predicted reduction grows with N by the bandwidth term alone (optimistic where "
-          "each added replica adds a step to the reduction); a baseline at another N identifies "
-          "it");
-    }
-  }
-  for (const auto& [dtype, samples] : by_dtype) {
-    if (dtype == m.reference.dtype) continue;
-    Result<AlphaBeta> ab = FitAlphaBeta(samples);
-    if (!ab.ok()) return ab.status();
-    const auto ref = m.collectives.find(m.reference.dtype);
-    if (ab->alpha_assumed && ref != m.collectives.end() && !ref->second.alpha_assumed) {
-      ab = FitBandwidthGivenLatency(samples, ref->second.alpha_s, ref->second.fixed_s);
-      if (!ab.ok()) return ab.status();
-    }
-    m.collectives[dtype] = *ab;
-  }
+  if (Status s = FitCollectives(runs, 1.0, &m, &m.notes); !s.ok()) return s;
   if (m.collectives.empty()) {
     m.notes.push_back(
         "no run at 2 replicas or more reduced gradients: the all-reduce cost is "
@@ -715,40 +824,29 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
     }
   }
   if (!overlapped.empty()) {
-    std::map<const RunObservation*, double> exposed;
-    for (const RunObservation* run : overlapped) {
-      exposed[run] =
-          Mean(TypicalPerStep(run->records, [](const StepRecord& r) { return r.exposed_comm; }));
-    }
-    constexpr int kSteps = 20;
-    std::vector<double> error(kSteps + 1, 0.0);
-    for (int i = 0; i <= kSteps; ++i) {
-      m.overlap_rate.estimate = Estimate::Exact(static_cast<double>(i) / kSteps);
-      for (const RunObservation* run : overlapped) {
-        // The point value only: no band, no efficiency (Predict's extra simulations).
-        Result<StepParts> p = SimulateStep(m, ScenarioOf(*run));
-        if (!p.ok() || p->step() <= 0) continue;
-        // The typical rank's wait at the reduction: the replay's exposed part and the wait for
-        // the slowest rank's compute.
-        const double predicted = p->exposed_comm + p->straggler_wait;
-        error[i] += std::pow((predicted - exposed[run]) / p->step(), 2);
-      }
-    }
-    const int best = static_cast<int>(std::min_element(error.begin(), error.end()) - error.begin());
-    int lo = best, hi = best;
-    while (lo > 0 && error[lo - 1] <= 1.1 * error[best]) --lo;
-    while (hi < kSteps && error[hi + 1] <= 1.1 * error[best]) ++hi;
-    lo = std::max(0, std::min(lo, best - 1)), hi = std::min(kSteps, std::max(hi, best + 1));
     std::string names;
     for (const RunObservation* run : overlapped) names += (names.empty() ? "" : ", ") + run->name;
-    m.overlap_rate =
-        Make("overlap_rate",
-             Estimate{static_cast<double>(best) / kSteps, static_cast<double>(lo) / kSteps,
-                      static_cast<double>(hi) / kSteps},
-             "share of full speed",
-             "the rate that best reproduces the exposed communication of the runs that "
-             "overlapped several buckets: " +
-                 names);
+    if (const std::optional<Estimate> rate = OverlapRateFromDurations(runs)) {
+      // The reductions' cost alone: each overlapped one's duration less what the rate slowed it.
+      std::vector<std::string> notes;  // the first fit's notes are m's already
+      if (Status st = FitCollectives(runs, rate->value, &m, &notes); !st.ok()) return st;
+      m.overlap_rate = Make(
+          "overlap_rate", *rate, "share of full speed",
+          "from the reductions that ran beside backward (in " + names +
+              "): each one's duration against its cost alone, fitted on the reductions that did "
+              "not overlap, as 1 - (duration - cost) / time beside backward; the median, the "
+              "quartiles as the band. The reductions' cost is then fitted on every reduction, "
+              "each overlapped one less what the rate slowed it by");
+    } else {
+      m.overlap_rate =
+          Make("overlap_rate", OverlapRateFromExposed(m, overlapped), "share of full speed",
+               "the rate that best reproduces the exposed communication of the runs "
+               "that overlapped several buckets: " +
+                   names +
+                   " (the reductions that did not overlap backward do not identify "
+                   "their cost alone, which would give the rate from their "
+                   "durations)");
+    }
     for (const RunObservation* run : overlapped) {
       if (std::find(m.cost_runs.begin(), m.cost_runs.end(), run->name) == m.cost_runs.end() &&
           run->role == RunRole::kOther) {

@@ -420,8 +420,9 @@ TEST(FitStepModel, TheRecordedSlicesIdentifyTheReadinessThatOneBucketCannot) {
   EXPECT_NEAR(m->readiness[1].backward_share, 0.4, 1e-9);  // the median of 0.3 and 0.5
 }
 
-TEST(FitStepModel, TheOverlapRateComesFromTheExposedCommunicationNotTheThroughput) {
-  const Truth t;
+TEST(FitStepModel, TheOverlapRateComesFromTheReductionsBesideBackwardNotTheThroughput) {
+  Truth t;
+  t.gradient_bytes = 16 << 20;  // reductions longer than backward's second half
   std::vector<RunObservation> runs = Sweep(t, {1, 2, 4, 8});
   // A run at 8 with two buckets a step, the first ready half-way through backward and reduced at
   // half speed beside it; the host ran its compute 30 % slower than in the baselines.
@@ -432,7 +433,7 @@ TEST(FitStepModel, TheOverlapRateComesFromTheExposedCommunicationNotTheThroughpu
   }
   RunObservation levered =
       SyntheticRun(slower, "lever_overlap_bucketing-n8", RunRole::kOther, 8, 8);
-  levered.config.bucket_mb = 2;  // two buckets of 2 MiB
+  levered.config.bucket_mb = 8;  // two buckets of 8 MiB
   AlphaBeta ab;
   ab.alpha_s = Estimate::Exact(t.alpha);
   ab.seconds_per_byte = Estimate::Exact(t.seconds_per_byte);
@@ -444,11 +445,15 @@ TEST(FitStepModel, TheOverlapRateComesFromTheExposedCommunicationNotTheThroughpu
     const ReplayResult replay =
         ReplayReductions({{0.5 * backward, cost}, {backward, cost}}, backward, true, 0.5);
     const Seconds begin = *r.backward_start;
+    // The first bucket does a quarter of backward's length of its work beside it, the rest
+    // after; the second follows it on the channel.
+    ASSERT_GT(cost, 0.25 * backward);
+    const Seconds first_end = begin + backward + cost - 0.25 * backward;
     r.collectives = {
-        {0, t.gradient_bytes / 2, begin + 0.5 * backward, begin + 0.5 * backward,
-         begin + 0.5 * backward + cost, 0},
-        {1, t.gradient_bytes / 2, begin + backward, begin + backward, begin + backward + cost, 0}};
+        {0, t.gradient_bytes / 2, begin + 0.5 * backward, begin + 0.5 * backward, first_end, 0},
+        {1, t.gradient_bytes / 2, begin + backward, first_end, first_end + cost, 0}};
     r.exposed_comm = replay.exposed;
+    ASSERT_NEAR(first_end + cost - (begin + backward), replay.exposed, 1e-12);
     r.end = r.start + r.input_wait + r.compute + r.exposed_comm + t.overhead;
     if (!r.warmup && r.rank == 0) steady += r.end - r.start, ++steps;
   }
@@ -458,7 +463,30 @@ TEST(FitStepModel, TheOverlapRateComesFromTheExposedCommunicationNotTheThroughpu
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_FALSE(m->overlap_rate.assumed);
   EXPECT_NEAR(m->overlap_rate.estimate.value, 0.5, 0.051) << m->overlap_rate.how;
-  EXPECT_NE(m->overlap_rate.how.find("exposed communication"), std::string::npos);
+  EXPECT_NE(m->overlap_rate.how.find("ran beside backward"), std::string::npos);
+  // The reductions' cost alone: the first bucket's longer duration beside backward is the rate's,
+  // not the link's.
+  ASSERT_EQ(m->collectives.count("fp32"), 1u);
+  EXPECT_NEAR(m->collectives.at("fp32").seconds_per_byte.value, t.seconds_per_byte,
+              0.01 * t.seconds_per_byte);
+  EXPECT_NEAR(m->collectives.at("fp32").alpha_s.value, t.alpha, 0.05 * t.alpha);
+
+  // Where the reductions that did not overlap cannot give a cost alone (one of them, at one
+  // replica count and size: no latency apart from bandwidth), the rate is the one whose replay
+  // gives the exposed time.
+  std::vector<RunObservation> one_size;
+  for (const RunObservation& run : runs) {
+    if (run.config.replicas != 8) continue;
+    one_size.push_back(run);
+    if (run.role != RunRole::kOther) one_size.back().reduce = false;
+  }
+  m = FitStepModel(one_size);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_FALSE(m->overlap_rate.assumed);
+  EXPECT_NE(m->overlap_rate.how.find("exposed communication"), std::string::npos)
+      << m->overlap_rate.how;
+  EXPECT_GE(m->overlap_rate.estimate.value, 0.0);
+  EXPECT_LE(m->overlap_rate.estimate.value, 1.0);
 }
 
 TEST(FitStepModel, ARunTheLoaderSetDoesNotFitTheOverlapRate) {
