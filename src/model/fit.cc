@@ -152,11 +152,12 @@ void FitPhase(const std::string& phase, const Estimate& at_b, const std::optiona
   *c0 = Make(phase + "_fixed", e0, unit0, how);
 }
 
-// One sample per (run, bucket): the median over steps of the last-starting rank's duration.
 // A reduction that ran beside backward for less than this share of its duration did not
 // overlap it.
 constexpr double kBesideShare = 0.05;
 
+// One sample per (run, bucket): the median over steps of the last-starting rank's duration, and
+// of the time it ran beside that rank's reducing backward.
 std::vector<CollectiveSample> CollectiveSamples(const RunObservation& run) {
   // Per bucket and step, each rank's reduction and the end of that rank's reducing backward.
   struct Seen {
@@ -284,15 +285,22 @@ Estimate OverlapRateFromExposed(StepModel m, const std::vector<const RunObservat
 // reductions, the band their quartiles (at least 0.05 either side). Nothing when the
 // reductions that did not overlap do not identify both latency and bandwidth of a precision
 // that overlapped.
-std::optional<Estimate> OverlapRateFromDurations(const std::vector<RunObservation>& runs) {
+struct RateFromDurations {
+  Estimate rate;
+  std::set<std::string> runs;  // the runs whose reductions gave it
+};
+std::optional<RateFromDurations> OverlapRateFromDurations(const std::vector<RunObservation>& runs) {
   std::map<std::string, std::vector<CollectiveSample>> alone, beside;
+  std::map<std::string, std::set<std::string>> beside_runs;
   for (const RunObservation& run : runs) {
     if (!run.reduce || run.config.replicas < 2) continue;
     for (const CollectiveSample& c : CollectiveSamples(run)) {
       (c.beside > 0 ? beside : alone)[run.config.dtype].push_back(c);
+      if (c.beside > 0) beside_runs[run.config.dtype].insert(run.name);
     }
   }
   std::vector<double> rates;
+  std::set<std::string> used;
   for (const auto& [dtype, samples] : beside) {
     const auto a = alone.find(dtype);
     if (a == alone.end()) continue;
@@ -305,13 +313,16 @@ std::optional<Estimate> OverlapRateFromDurations(const std::vector<RunObservatio
       const Seconds cost = AllreduceSeconds(*ab, c.replicas, c.bytes);
       rates.push_back(std::clamp(1 - (c.seconds - cost) / c.beside, 0.0, 1.0));
     }
+    used.insert(beside_runs[dtype].begin(), beside_runs[dtype].end());
   }
   if (rates.empty()) return std::nullopt;
   std::sort(rates.begin(), rates.end());
-  const double q1 = rates[(rates.size() - 1) / 4], q3 = rates[(3 * (rates.size() - 1) + 3) / 4];
+  const size_t quarter = (rates.size() - 1) / 4;
+  const double q1 = rates[quarter], q3 = rates[rates.size() - 1 - quarter];
   const double mid = Median(rates);
-  return Estimate{mid, std::max(0.0, std::min(q1, mid - 0.05)),
-                  std::min(1.0, std::max(q3, mid + 0.05))};
+  return RateFromDurations{Estimate{mid, std::max(0.0, std::min(q1, mid - 0.05)),
+                                    std::min(1.0, std::max(q3, mid + 0.05))},
+                           used};
 }
 
 // Gradient readiness: for each bucket, the median share of backward elapsed when it was ready,
@@ -826,13 +837,15 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   if (!overlapped.empty()) {
     std::string names;
     for (const RunObservation* run : overlapped) names += (names.empty() ? "" : ", ") + run->name;
-    if (const std::optional<Estimate> rate = OverlapRateFromDurations(runs)) {
+    if (const std::optional<RateFromDurations> rate = OverlapRateFromDurations(runs)) {
       // The reductions' cost alone: each overlapped one's duration less what the rate slowed it.
       std::vector<std::string> notes;  // the first fit's notes are m's already
-      if (Status st = FitCollectives(runs, rate->value, &m, &notes); !st.ok()) return st;
+      if (Status st = FitCollectives(runs, rate->rate.value, &m, &notes); !st.ok()) return st;
+      std::string from;
+      for (const std::string& run : rate->runs) from += (from.empty() ? "" : ", ") + run;
       m.overlap_rate = Make(
-          "overlap_rate", *rate, "share of full speed",
-          "from the reductions that ran beside backward (in " + names +
+          "overlap_rate", rate->rate, "share of full speed",
+          "from the reductions that ran beside backward (in " + from +
               "): each one's duration against its cost alone, fitted on the reductions that did "
               "not overlap, as 1 - (duration - cost) / time beside backward; the median, the "
               "quartiles as the band. The reductions' cost is then fitted on every reduction, "
