@@ -247,7 +247,7 @@ def levers(a):
                   f"{f'  (the host did not honour {missed} paced segment(s) or link(s))' if missed else ''}")
             if pm is not None:
                 print(f"  {'':<26} paired over {len(pg)} rounds: measured {pm:+8.1f} "
-                      f"[{pq[0]:+.1f}, {pq[2]:+.1f}]"
+                      f"{'' if pq is None else f'[{pq[0]:+.1f}, {pq[2]:+.1f}]'}"
                       f"{'' if perr is None else f'  error {100 * perr:+6.1f} %'}"
                       f"{'  within 10 %' if perr is not None and abs(perr) <= 0.10 else ''}")
     with open(os.path.join(a.out, "levers.jsonl"), "w") as f:
