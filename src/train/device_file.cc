@@ -54,9 +54,9 @@ Result<json> ReadDevices(const std::string& path) {
 }  // namespace
 
 std::string ComputeShape(const TrainOptions& o, const std::string& model_description) {
-  return fmt::format("{}; optimizer {}; batch {}; accum {}; bucket {} MiB{}", model_description,
+  return fmt::format("{}; optimizer {}; batch {}; accum {}{}", model_description,
                      o.optimizer.kind == nn::OptimizerKind::kAdamW ? "adamw" : "sgd", o.batch,
-                     o.accum, o.reducer.bucket_mb, o.variable_length ? "; variable length" : "");
+                     o.accum, o.variable_length ? "; variable length" : "");
 }
 
 Result<std::optional<DeviceCalibration>> FindDevice(const std::string& path,

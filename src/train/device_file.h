@@ -21,9 +21,10 @@
 namespace stepscope::train {
 
 // The compute a device is calibrated on: what fixes the segments of a step and the meaning of a
-// unit of work (the model, the per-rank micro-batch and accumulation, the bucket cap that splits
-// backward, variable-length batches). Runs that differ only in replicas, reduction, wire
-// precision, loader or injected faults share a device.
+// unit of work (the model, whose layers split backward where it reports their gradients ready;
+// the per-rank micro-batch and accumulation; variable-length batches). Runs that differ only in
+// replicas, reduction, bucket size, overlap, wire precision, loader or injected faults share a
+// device: a lever that changes the buckets is measured on the device of its baseline.
 std::string ComputeShape(const TrainOptions& o, const std::string& model_description);
 
 struct DeviceCalibration {

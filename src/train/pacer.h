@@ -3,12 +3,12 @@
 // Real compute still happens; pacing only adds sleep.
 //
 // A step's compute runs as the same sequence of segments every step (forward, backward between
-// gradient buckets, optimizer). Each step is paced by its own work: the target of segment k is
-// slowdown x its work (e.g. the tokens of a variable-length batch; 1 for fixed-shape batches) x
-// the median CPU time per unit of work of segment k over its last kHistory steps. An emulated
-// device computes at a steady speed per unit of work, so the host's cache and scheduler jitter,
-// which pacing would otherwise multiply by the slowdown, is not passed on, while a step with
-// more work (a longer sequence) takes longer, as it would on the device.
+// the layers' gradient-ready reports, optimizer). Each step is paced by its own work: the target of
+// segment k is slowdown x its work (e.g. the tokens of a variable-length batch; 1 for fixed-shape
+// batches) x the median CPU time per unit of work of segment k over its last kHistory steps. An
+// emulated device computes at a steady speed per unit of work, so the host's cache and scheduler
+// jitter, which pacing would otherwise multiply by the slowdown, is not passed on, while a step
+// with more work (a longer sequence) takes longer, as it would on the device.
 //
 // Emulated devices are identical: once calibrated (Calibrate, at the end of the warm-up, with
 // the least cost per unit of work any rank measured in any recent step for each segment), every
