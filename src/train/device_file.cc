@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <system_error>
 
@@ -13,6 +14,13 @@ namespace {
 
 using nlohmann::json;
 constexpr const char* kSchema = "stepscope.device/1";
+
+// A shape as files written before the bucket size left it hold it, without its "; bucket N MiB"
+// part; the shape itself when it has none.
+std::string WithoutBucket(const std::string& shape) {
+  static const std::regex kBucket("; bucket [0-9.e+-]+ MiB");
+  return std::regex_replace(shape, kBucket, "");
+}
 
 // The file's devices, or an empty list when it does not exist.
 Result<json> ReadDevices(const std::string& path) {
@@ -63,15 +71,24 @@ Result<std::optional<DeviceCalibration>> FindDevice(const std::string& path,
                                                     const std::string& shape) {
   Result<json> devices = ReadDevices(path);
   if (!devices.ok()) return devices.status();
+  // Files written while the shape held the bucket size ("...; accum 1; bucket 25 MiB"): their
+  // first device of the same shape but for it, which a resumed sweep's baselines paced to.
+  const json* legacy = nullptr;
   for (const json& d : devices.value()) {
-    if (d["shape"] != shape) continue;
-    DeviceCalibration c;
-    c.shape = shape;
-    c.cost_per_work = d["cost_per_work_s"].get<std::vector<Seconds>>();
-    c.calibrated_by = d.value("calibrated_by", "");
-    return std::optional<DeviceCalibration>(std::move(c));
+    const std::string recorded = d["shape"].get<std::string>();
+    if (recorded != shape) {
+      if (legacy == nullptr && WithoutBucket(recorded) == shape) legacy = &d;
+      continue;
+    }
+    legacy = &d;
+    break;
   }
-  return std::optional<DeviceCalibration>();
+  if (legacy == nullptr) return std::optional<DeviceCalibration>();
+  DeviceCalibration c;
+  c.shape = shape;
+  c.cost_per_work = (*legacy)["cost_per_work_s"].get<std::vector<Seconds>>();
+  c.calibrated_by = legacy->value("calibrated_by", "");
+  return std::optional<DeviceCalibration>(std::move(c));
 }
 
 Status RecordDevice(const std::string& path, const DeviceCalibration& c) {

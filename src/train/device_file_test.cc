@@ -79,5 +79,23 @@ TEST(DeviceFile, BadFileNamesFileAndField) {
   EXPECT_NE(garbled.status().message().find("delete it"), std::string::npos);
 }
 
+TEST(DeviceFile, AFileWrittenWhenTheShapeHeldTheBucketSizeStillGivesItsDevice) {
+  // A resumed sweep whose file holds the bucket size: its baselines paced to the 25 MiB device,
+  // recorded first.
+  const std::string path = FreshPath("legacy");
+  const std::string shape = "mlp 784-64-10; optimizer sgd; batch 4; accum 1";
+  ASSERT_TRUE(RecordDevice(path, {shape + "; bucket 25 MiB", {1e-3}, "runs/baseline-n1"}).ok());
+  ASSERT_TRUE(RecordDevice(path, {shape + "; bucket 1.78 MiB", {2e-3}, "runs/lever-n4"}).ok());
+  auto found = FindDevice(path, shape);
+  ASSERT_TRUE(found.ok()) << found.status().message();
+  ASSERT_TRUE(found.value().has_value());
+  EXPECT_EQ(found.value()->cost_per_work, (std::vector<Seconds>{1e-3}));
+  EXPECT_EQ(found.value()->calibrated_by, "runs/baseline-n1");
+  EXPECT_FALSE(FindDevice(path, shape + "; variable length").value().has_value());
+  // A device recorded under the shape itself comes first.
+  ASSERT_TRUE(RecordDevice(path, {shape, {3e-3}, "runs/x"}).ok());
+  EXPECT_EQ(FindDevice(path, shape).value()->cost_per_work, (std::vector<Seconds>{3e-3}));
+}
+
 }  // namespace
 }  // namespace stepscope::train
