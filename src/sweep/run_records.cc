@@ -198,7 +198,9 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
           ": field 'model.ready_slices_backward_share' is not a list of shares of backward "
           "(numbers from 0 to 1, one per entry of model.ready_slices_bytes); rerun the run with "
           "this stepscope, or remove it";
-      if (!shares->is_array() || shares->size() != s.ready_slice_bytes.size()) {
+      // Empty: no steady step reduced (a run that ended in its warm-up).
+      if (!shares->is_array() ||
+          (!shares->empty() && shares->size() != s.ready_slice_bytes.size())) {
         return Status::Error(bad);
       }
       for (const nlohmann::json& v : *shares) {

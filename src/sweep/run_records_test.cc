@@ -129,6 +129,9 @@ TEST(RunSummary, ReadsTheReadySlicesAndNamesADamagedOne) {
   s = with_slices("[100, 300], \"ready_slices_backward_share\": [0.25, 1]");
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->ready_slice_backward_share, (std::vector<double>{0.25, 1}));
+  s = with_slices("[100, 300], \"ready_slices_backward_share\": []");  // no steady step reduced
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_TRUE(s->ready_slice_backward_share.empty());
   for (const char* bad : {"[0.25]", "[0.25, 1.5]", "[-0.1, 1]", "[\"a\", 1]", "0.5"}) {
     s = with_slices(std::string("[100, 300], \"ready_slices_backward_share\": ") + bad);
     ASSERT_FALSE(s.ok()) << bad;
