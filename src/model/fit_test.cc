@@ -395,10 +395,9 @@ TEST(FitStepModel, TheRecordedSlicesIdentifyTheReadinessThatOneBucketCannot) {
   Result<StepModel> linear = FitStepModel(runs);
   ASSERT_TRUE(linear.ok()) << linear.status().message();
   EXPECT_TRUE(linear->readiness_assumed);
-  const double shares[3] = {0.3, 0.9, 0.3};
-  for (size_t i = 0; i < runs.size(); ++i) {
+  for (size_t i = 0; i < runs.size(); ++i) {  // the baselines at 1, 2, 4 and the double batch
     runs[i].ready_slice_bytes = {3 << 20, 2 << 20};
-    runs[i].ready_slice_share = {shares[i], 1.0};
+    runs[i].ready_slice_share = {i == 1 ? 0.9 : 0.3, 1.0};
   }
   Result<StepModel> m = FitStepModel(runs);
   ASSERT_TRUE(m.ok()) << m.status().message();
@@ -417,7 +416,8 @@ TEST(FitStepModel, TheRecordedSlicesIdentifyTheReadinessThatOneBucketCannot) {
   runs[2].ready_slice_share = {0.5, 1.0};
   m = FitStepModel(runs);
   ASSERT_TRUE(m.ok()) << m.status().message();
-  EXPECT_NEAR(m->readiness[1].backward_share, 0.4, 1e-9);  // the median of 0.3 and 0.5
+  // The median of the baselines' 0.3 and 0.5 (the double-batch run is not a baseline).
+  EXPECT_NEAR(m->readiness[1].backward_share, 0.4, 1e-9);
 }
 
 TEST(FitStepModel, TheOverlapRateComesFromTheReductionsBesideBackwardNotTheThroughput) {
