@@ -145,11 +145,9 @@ def unhonoured(run):
 MPIRUN = os.path.join(ROOT, "scripts/mpirun-local.sh")
 
 
-def samples_per_s(d, run, replicas, out):
-    """One more run of `run` (its arguments as d/sweep.json has them), paced to d's device;
-    its samples/s, or None when it failed."""
-    args = next(r["args"] for r in json.load(open(os.path.join(d, "sweep.json")))["runs"]
-                if r["name"] == run)
+def samples_per_s(d, args, replicas, out):
+    """One more run with train's `args` (as d/sweep.json has them), paced to d's device; its
+    samples/s, or None when it failed."""
     device = os.path.join(d, "device.json")
     pace = ["--emulate-device-file", device] if os.path.exists(device) else []
     shutil.rmtree(out, ignore_errors=True)
@@ -158,9 +156,10 @@ def samples_per_s(d, run, replicas, out):
     return json.load(open(path)).get("samples_per_s") if os.path.exists(path) else None
 
 
-def paired_gains(d, replicas, runs, rounds):
+def paired_gains(d, args, replicas, runs, rounds):
     """Each lever's gain measured in `rounds` paired rounds: in each round the baseline at
-    `replicas` and every run of `runs` (lever -> run name) once more, in an order that turns
+    `replicas` and every run of `runs` (lever -> run name; `args`: run name -> train's
+    arguments) once more, in an order that turns
     from round to round, and the lever's gain over that round's baseline. The host's speed,
     which moves by more than a small lever's gain between runs minutes apart, cancels within a
     round. Returns lever -> the gains, round by round."""
@@ -172,7 +171,7 @@ def paired_gains(d, replicas, runs, rounds):
             got = {}
             for lever in turn:
                 run = f"baseline-n{replicas}" if lever == "baseline" else runs[lever]
-                got[lever] = samples_per_s(d, run, replicas, os.path.join(tmp, lever))
+                got[lever] = samples_per_s(d, args[run], replicas, os.path.join(tmp, lever))
             for lever in runs:
                 if got["baseline"] and got[lever]:
                     gains[lever].append(got[lever] - got["baseline"])
@@ -198,15 +197,16 @@ def levers(a):
         print(f"\n== {name} ({time.time() - t:.0f} s): binding {j['verdict']['binding']}, "
               f"baseline {base:.1f} samples/s at N={j['points'][-1]['replicas']}")
         runs = {}
-        names = {r["name"] for r in json.load(open(os.path.join(d, "sweep.json")))["runs"]}
+        args = {r["name"]: r["args"]
+                for r in json.load(open(os.path.join(d, "sweep.json")))["runs"]}
         for lp in j.get("lever_predictions", []):
             own = f"lever_{lp['lever']}-n{lp['replicas']}"
-            if own in names:
+            if own in args:
                 runs[lp["lever"]] = own
         paired = {}
         if a.paired and runs:
             t = time.time()
-            paired = paired_gains(d, j["points"][-1]["replicas"], runs, a.paired)
+            paired = paired_gains(d, args, j["points"][-1]["replicas"], runs, a.paired)
             print(f"  ({a.paired} paired rounds of the baseline and each lever's run: "
                   f"{time.time() - t:.0f} s)")
         for lp in j.get("lever_predictions", []):
