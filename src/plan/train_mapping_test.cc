@@ -84,7 +84,8 @@ TEST(MapOntoTrain, EveryLeverReplacesTheWorkloadsOption) {
 TEST(MapOntoTrain, OverlapOffAddsTheBareFlag) {
   RunChange change;
   change.levers.overlap = false;
-  TrainMapping m = MapOntoTrain({{"--model", "mlp"}}, train::TrainOptions{}, change);
+  const train::TrainOptions defaults;
+  TrainMapping m = MapOntoTrain({{"--model", "mlp"}}, defaults, change);
   EXPECT_EQ(m.args, (Words{"--model", "mlp", "--no-overlap"}));
   EXPECT_FALSE(m.options.reducer.overlap);
 }

@@ -34,8 +34,11 @@ bool Feed(const std::string& input, size_t batch) {
   auto read = ReadChromeTraceBuffer(
       input, "replay.json", [&](const TraceEvent&) { ++events; }, options);
   auto imported = ImportTraceBuffer(input, "replay.json");
-  if (read.ok()) EXPECT_EQ(read->events, events);
-  if (!read.ok()) EXPECT_NE(read.status().message().find("replay.json"), std::string::npos);
+  if (read.ok()) {
+    EXPECT_EQ(read->events, events);
+  } else {
+    EXPECT_NE(read.status().message().find("replay.json"), std::string::npos);
+  }
   return read.ok() && imported.ok();
 }
 

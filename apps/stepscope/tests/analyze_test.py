@@ -350,14 +350,28 @@ class PyTorchDdp(TempDirTest):
     def test_predict_fits_the_imported_steps(self):
         # analyze --out keeps the steps as a run (records and run.json) that predict fits. The
         # legacy profiler does not record the collectives' sizes: predict says how to give them.
-        self.job("slow_link", "--link-pad-mb", "8", name="imported")
+        # The host can slow one of the two ranks by half (docs/analyze.md), and that rank's
+        # compute then rivals the padded wire: a run that misses is repeated, up to twice, as
+        # the verdicts above are.
+        for attempt in range(3):
+            missed = self.predicted_from_imported_steps(first=attempt == 0)
+            if not missed:
+                break
+        self.assertFalse(missed, missed)
+
+    def predicted_from_imported_steps(self, first):
+        """One run of the padded-link job analysed and fitted; what predict got wrong, in words
+        with the evidence (empty: nothing)."""
+        job = self.job("slow_link", "--link-pad-mb", "8", name="imported")
         traces = sorted(glob.glob(os.path.join(self.path("imported"), "rank-*.pt.trace.json")))
         self.assertEqual(len(traces), 2, traces)
         out = self.path("fitted")
+        shutil.rmtree(out, ignore_errors=True)
         analyze(traces + ["--samples-per-step", "16", "--out", out])
-        proc = run(["predict", out, "--replicas", "2"], check=False)
-        self.assertNotEqual(proc.returncode, 0)
-        self.assertIn("--gradient-bytes", proc.stderr)
+        if first:
+            proc = run(["predict", out, "--replicas", "2"], check=False)
+            self.assertNotEqual(proc.returncode, 0)
+            self.assertIn("--gradient-bytes", proc.stderr)
         # The job's 26,122 fp32 parameters and the 8 MiB of padding on the wire.
         analyze(traces + ["--samples-per-step", "16", "--gradient-bytes",
                           str(4 * 26122 + 8 * (1 << 20)), "--out", out])
@@ -366,18 +380,21 @@ class PyTorchDdp(TempDirTest):
         d = json.loads(run(["predict", out, "--replicas", "2,8", "--json"]).stdout)
         self.assertEqual(d["model"]["fitted_replicas"], [2])
         at = {p["replicas"]: p for p in d["predictions"]}
-        # Its own replica count again (a wide margin: 11 steps of a shared host), and the ring's
-        # growth beyond it: the same link, more to carry per device.
-        self.assertLess(abs(at[2]["samples_per_s"]["value"] / measured - 1), 0.3,
-                        (at[2], measured))
-        # The padded link's exposed communication is reproduced, and is a large share of the
-        # step. Not compared with compute: the host can slow one of the two ranks by half
-        # (docs/analyze.md), and that rank's compute then rivals the wire.
-        exposed = at[2]["components"]["exposed_comm_s"]
-        self.assertLess(abs(exposed / point["components"]["exposed_comm"] - 1), 0.45,
-                        (at[2], point["components"]))
-        self.assertGreater(exposed, 0.25 * at[2]["step_s"]["value"], at[2])
+        # The ring's growth beyond the fitted N: the same link, more to carry per device.
         self.assertLess(at[8]["efficiency"]["value"], at[2]["efficiency"]["value"])
+        exposed = at[2]["components"]["exposed_comm_s"]
+        evidence = json.dumps({"predicted": at[2], "measured": point["components"],
+                               "measured_samples_per_s": measured,
+                               "host_ratios": job["host_ratios"]})
+        # Its own replica count again (a wide margin: 11 steps of a shared host); the padded
+        # link's exposed communication reproduced, and a large share of the step.
+        if abs(at[2]["samples_per_s"]["value"] / measured - 1) >= 0.3:
+            return "samples/s off by 30 % or more: " + evidence
+        if abs(exposed / point["components"]["exposed_comm"] - 1) >= 0.45:
+            return "exposed communication off by 45 % or more: " + evidence
+        if exposed <= 0.25 * at[2]["step_s"]["value"]:
+            return "exposed communication at most a quarter of the step: " + evidence
+        return ""
 
     def test_slow_loader_binds(self):
         self.named("input")
