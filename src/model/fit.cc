@@ -486,7 +486,10 @@ std::optional<HostCpuPoint> HostCpuPointOf(const RunObservation* run) {
                       run->ranks_per_host,
                       run->cores_per_host,
                       *run->cpu_outside_reductions_per_step,
-                      run->config.batch * run->config.accum};
+                      run->config.batch * run->config.accum,
+                      run->reduce ? run->cpu_in_reductions_least_rank : std::nullopt,
+                      run->gradient_bytes * WireWidth(run->config.dtype) / 4,
+                      run->config.algorithm == "shm"};
 }
 
 // Every baseline's point, or none when one of them lacks it (the fit then leaves the ceiling out).

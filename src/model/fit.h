@@ -46,6 +46,9 @@ struct RunObservation {
   // ranks (run.json cpu.outside_reductions_per_step_s); unset when not recorded (traces, older
   // runs).
   std::optional<Seconds> cpu_outside_reductions_per_step;
+  // The least of the ranks' process CPU seconds per steady step inside the gradient reductions
+  // (run.json cpu.per_rank_in_reductions_per_step_s); unset when not recorded.
+  std::optional<Seconds> cpu_in_reductions_least_rank;
   // Variable-length text: what length-bucketed batches change (run.json lengths); unset for
   // fixed-length runs.
   std::optional<LengthBuckets> length_buckets;

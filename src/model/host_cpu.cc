@@ -37,6 +37,7 @@ std::optional<HostCpu> FitHostCpu(const std::vector<HostCpuPoint>& baselines,
       "over ranks, of " +
           largest.name + "; band: the least and most of the baselines" +
           (several ? " at two or more replicas" : "")};
+  h.reduction_per_byte = FitReductionCpu(baselines);
   if (paired && doubled && doubled->samples_per_rank_step > paired->samples_per_rank_step) {
     const double slope = (doubled->cpu_per_step - paired->cpu_per_step) /
                          (doubled->samples_per_rank_step - paired->samples_per_rank_step);
@@ -51,6 +52,43 @@ std::optional<HostCpu> FitHostCpu(const std::vector<HostCpuPoint>& baselines,
                     true};
   }
   return h;
+}
+
+std::optional<Constant> FitReductionCpu(const std::vector<HostCpuPoint>& baselines) {
+  const HostCpuPoint* largest = nullptr;
+  Estimate a = Estimate::Exact(0);
+  for (const HostCpuPoint& p : baselines) {
+    if (!p.host_reduces || !p.reduction_cpu_least_rank || p.replicas < 2 ||
+        p.wire_bytes_per_step <= 0 || p.ranks_per_host > p.cores_per_host) {
+      continue;
+    }
+    const double per_byte =
+        *p.reduction_cpu_least_rank /
+        (BandwidthShare(p.replicas) * static_cast<double>(p.wire_bytes_per_step));
+    if (!largest) {
+      a = Estimate::Exact(per_byte);
+    } else {
+      a.low = std::min(a.low, per_byte), a.high = std::max(a.high, per_byte);
+    }
+    if (!largest || p.replicas > largest->replicas) {
+      largest = &p;
+      a.value = per_byte;
+    }
+  }
+  if (!largest) return std::nullopt;
+  return Constant{"host_reduction_cpu_per_byte", a, "CPU s per rank per wire byte",
+                  "the reductions' CPU per step of the rank that waited least in " + largest->name +
+                      " (a core per rank), over its wire bytes per step and the ring's bandwidth "
+                      "share 2(N-1)/N; band: the least and most of the baselines with a core per "
+                      "rank at two or more replicas"};
+}
+
+Seconds ReductionCpuFloor(const HostCpu& h, const Scenario& s, Bytes wire_bytes, Side side) {
+  if (!h.reduction_per_byte) return 0;
+  const int ranks = ScenarioRanksPerHost(h.max_ranks_per_host, s);
+  if (ranks <= h.cores_per_host) return 0;
+  return ranks * Pick(h.reduction_per_byte->estimate, side) * BandwidthShare(s.replicas) *
+         static_cast<double>(wire_bytes) / h.cores_per_host;
 }
 
 int ScenarioRanksPerHost(int max_ranks_per_host, const Scenario& s) {

@@ -24,6 +24,12 @@ struct HostCpuPoint {
   int cores_per_host = 0;
   Seconds cpu_per_step = 0;       // process CPU s per step outside reductions, mean over ranks
   int samples_per_rank_step = 0;  // micro-batch times accumulation
+  // The reductions' CPU s per step on the rank that waited least for the others (unset: not
+  // recorded), the wire bytes a rank reduces per step, and whether the all-reduce is the host's
+  // own arithmetic (shm), not a wire's.
+  std::optional<Seconds> reduction_cpu_least_rank;
+  Bytes wire_bytes_per_step = 0;
+  bool host_reduces = false;
 };
 
 // `baselines` in replica order; `paired` and `doubled`, when given, a baseline and the run at
@@ -43,5 +49,16 @@ int ScenarioRanksPerHost(int max_ranks_per_host, const Scenario& s);
 
 // The step's floor R d / C for a scenario at `samples_per_rank_step` samples per rank per step.
 Seconds HostCpuFloor(const HostCpu& h, const Scenario& s, int samples_per_rank_step, Side side);
+
+// The reductions' own CPU per wire byte (HostCpu::reduction_per_byte) from the baselines that
+// reduced on the host with a core per rank at two or more replicas: the largest such baseline's
+// least-waiting rank's CPU / (its bandwidth share x its wire bytes), the band the least and
+// most of them. nullopt without one.
+std::optional<Constant> FitReductionCpu(const std::vector<HostCpuPoint>& baselines);
+
+// The least time one all-reduce of `wire_bytes` at `replicas` takes when the scenario's ranks
+// outnumber their host's cores and the host does the reduction's arithmetic: R a share(N) bytes
+// / C. 0 when the model has no such constant or every rank has a core.
+Seconds ReductionCpuFloor(const HostCpu& h, const Scenario& s, Bytes wire_bytes, Side side);
 
 }  // namespace stepscope::model

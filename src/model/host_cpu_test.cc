@@ -6,7 +6,17 @@ namespace stepscope::model {
 namespace {
 
 HostCpuPoint HostCpuAt(int n, Seconds cpu, int samples = 4) {
-  return {"baseline-n" + std::to_string(n), n, n, 2, cpu, samples};
+  return {"baseline-n" + std::to_string(n), n, n, 2, cpu, samples, std::nullopt, 0, false};
+}
+
+// A baseline whose shared-memory all-reduce of `wire` bytes a step took `reducing` CPU seconds
+// on the rank that waited least.
+HostCpuPoint ReducingAt(int n, Seconds reducing, Bytes wire = 1000000) {
+  HostCpuPoint p = HostCpuAt(n, 0.006);
+  p.reduction_cpu_least_rank = reducing;
+  p.wire_bytes_per_step = wire;
+  p.host_reduces = true;
+  return p;
 }
 
 TEST(HostCpu, TheLargestBaselinesDemandBandedByTheOthers) {
@@ -39,7 +49,8 @@ TEST(HostCpu, TheLargestBaselinesDemandBandedByTheOthers) {
 
 TEST(HostCpu, TheDoubleBatchRunGivesTheGrowthPerSample) {
   const HostCpuPoint paired = HostCpuAt(4, 0.006, 4);
-  const HostCpuPoint doubled = {"double-batch-n4", 4, 4, 2, 0.010, 8};
+  HostCpuPoint doubled = HostCpuAt(4, 0.010, 8);
+  doubled.name = "double-batch-n4";
   const std::optional<HostCpu> h = FitHostCpu({HostCpuAt(2, 0.006), paired}, paired, doubled);
   ASSERT_TRUE(h.has_value());
   EXPECT_FALSE(h->per_sample.assumed);
@@ -49,6 +60,49 @@ TEST(HostCpu, TheDoubleBatchRunGivesTheGrowthPerSample) {
   s.ranks_per_host = 4;
   // 16 samples per rank per step: 6 ms + 12 x 1 ms, four ranks on two cores.
   EXPECT_NEAR(HostCpuFloor(*h, s, 16, Side::kValue), 4 * 0.018 / 2, 1e-12);
+}
+
+TEST(HostCpu, ARankPerCoreGivesTheReductionsCpuPerByte) {
+  // 2 cores: N=2 has a core per rank (share 1), N=4 does not and is left out; one replica has
+  // no collective. 3 ms for 1 MB at share 1: 3 ns per byte.
+  std::optional<HostCpu> h = FitHostCpu(
+      {ReducingAt(1, 0), ReducingAt(2, 0.003), ReducingAt(4, 0.009)}, std::nullopt, std::nullopt);
+  ASSERT_TRUE(h.has_value());
+  ASSERT_TRUE(h->reduction_per_byte.has_value());
+  EXPECT_NEAR(h->reduction_per_byte->estimate.value, 3e-9, 1e-20);
+  EXPECT_NE(h->reduction_per_byte->how.find("baseline-n2"), std::string::npos);
+
+  // 16 ranks on the 2 cores reduce 1 MB: 16 x 3 ns x 1e6 x 1.875 / 2.
+  Scenario s;
+  s.replicas = 16;
+  s.ranks_per_host = 16;
+  EXPECT_NEAR(ReductionCpuFloor(*h, s, 1000000, Side::kValue), 16 * 3e-3 * 1.875 / 2, 1e-12);
+  EXPECT_NEAR(ReductionCpuFloor(*h, s, 500000, Side::kValue), 16 * 1.5e-3 * 1.875 / 2, 1e-12);
+  // A rank per core: the reduction's own cost, which the fitted all-reduce already holds.
+  s.ranks_per_host = 2;
+  EXPECT_EQ(ReductionCpuFloor(*h, s, 1000000, Side::kValue), 0);
+
+  // With a core per rank at N = 1 only, or a wire's all-reduce, there is nothing to fit.
+  h = FitHostCpu({ReducingAt(1, 0), ReducingAt(4, 0.009)}, std::nullopt, std::nullopt);
+  ASSERT_TRUE(h.has_value());
+  EXPECT_FALSE(h->reduction_per_byte.has_value());
+  HostCpuPoint ring = ReducingAt(2, 0.003);
+  ring.host_reduces = false;  // its CPU is mostly polling the wire
+  h = FitHostCpu({ReducingAt(1, 0), ring}, std::nullopt, std::nullopt);
+  ASSERT_TRUE(h.has_value());
+  EXPECT_FALSE(h->reduction_per_byte.has_value());
+  s.ranks_per_host = 16;
+  EXPECT_EQ(ReductionCpuFloor(*h, s, 1000000, Side::kValue), 0);
+
+  // Several baselines with a core per rank (4 cores): the largest gives the value, the others
+  // the band.
+  std::vector<HostCpuPoint> four_cores = {ReducingAt(2, 0.003), ReducingAt(4, 0.006)};
+  for (HostCpuPoint& p : four_cores) p.cores_per_host = 4;
+  h = FitHostCpu(four_cores, std::nullopt, std::nullopt);
+  ASSERT_TRUE(h.has_value() && h->reduction_per_byte.has_value());
+  EXPECT_NEAR(h->reduction_per_byte->estimate.value, 4e-9, 1e-20);  // 6 ms / 1.5 MB
+  EXPECT_NEAR(h->reduction_per_byte->estimate.low, 3e-9, 1e-20);
+  EXPECT_NEAR(h->reduction_per_byte->estimate.high, 4e-9, 1e-20);
 }
 
 TEST(HostCpu, NothingToFitWithoutCpuOrCores) {

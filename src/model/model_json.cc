@@ -135,6 +135,8 @@ nlohmann::json ToJson(const StepModel& m) {
                      {"max_ranks_per_host", h.max_ranks_per_host},
                      {"reference_samples_per_rank_step", h.reference_samples},
                      {"constants", {ConstantJson(h.per_step), ConstantJson(h.per_sample)}}};
+    if (h.reduction_per_byte)
+      j["host_cpu"]["constants"].push_back(ConstantJson(*h.reduction_per_byte));
   } else {
     j["host_cpu"] = nullptr;
   }

@@ -265,7 +265,13 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side,
       const Seconds ready =
           ReadyShare(m.readiness, std::min(1.0, done / total)) * backward_critical;
       const Bytes wire = static_cast<Bytes>(std::llround(size * width / 4.0));
-      buckets.push_back({ready, cost->Cost(r.replicas, wire, side)});
+      Seconds seconds = cost->Cost(r.replicas, wire, side);
+      // Ranks that outnumber their cores share them inside the reduction too, where the host
+      // does its arithmetic (host_cpu.h); a link given in the scenario is not the host's.
+      if (m.host_cpu && !s.link && !s.intra_link && !s.inter_link) {
+        seconds = std::max(seconds, ReductionCpuFloor(*m.host_cpu, s, wire, side));
+      }
+      buckets.push_back({ready, seconds});
     }
     const double rate = Pick(m.overlap_rate.estimate, Flip(side));
     p.exposed_comm = ReplayReductions(buckets, backward_critical, r.overlap, rate).exposed;

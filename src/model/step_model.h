@@ -47,6 +47,13 @@ struct HostCpu {
   int reference_samples = 0;   // micro-batch times accumulation where per_step was measured
   Constant per_step;           // d at the reference micro-batch and accumulation
   Constant per_sample;         // d's growth per sample of a step's micro-batches (b K)
+  // Where the all-reduce is the host's own arithmetic (the shared-memory path): each rank's CPU
+  // seconds per wire byte per unit of the ring's bandwidth share, from the baselines that had a
+  // core per rank. Ranks that outnumber the cores share them inside a reduction too, so at R
+  // ranks on C cores a reduction takes at least R a share(N) bytes / C. Unset for other
+  // all-reduces (whose CPU while they wait on a wire is polling, not work) and without a
+  // recorded CPU time or an uncrowded baseline at two or more replicas.
+  std::optional<Constant> reduction_per_byte;
 };
 
 // The configuration a model was fitted at, and the knobs a scenario may change.

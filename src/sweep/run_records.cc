@@ -246,6 +246,20 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
     STEPSCOPE_RETURN_IF_ERROR(cpu_field("outside_reductions_per_step_s",
                                         &s.cpu_outside_reductions_per_step, false, true));
     STEPSCOPE_RETURN_IF_ERROR(cpu_field("busiest_host_share", &s.busiest_host_share, false, false));
+    if (const auto ranks = cpu->find("per_rank_in_reductions_per_step_s");
+        ranks != cpu->end() && !ranks->is_null()) {
+      const std::string bad = path +
+                              ": field 'cpu.per_rank_in_reductions_per_step_s' must be a list of "
+                              "CPU seconds >= 0, one per rank (rerun the run, or remove the field)";
+      if (!ranks->is_array() || ranks->empty()) return Status::Error(bad);
+      double least = 0;
+      for (size_t i = 0; i < ranks->size(); ++i) {
+        double x = 0;
+        if (!JsonValueTo((*ranks)[i], &x) || !(x >= 0)) return Status::Error(bad);
+        least = i == 0 ? x : std::min(least, x);
+      }
+      s.cpu_in_reductions_least_rank = least;
+    }
   }
   if (const auto lengths = j.find("lengths"); lengths != j.end() && !lengths->is_null()) {
     RunSummary::Lengths l;

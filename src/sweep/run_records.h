@@ -70,6 +70,10 @@ struct RunSummary {
   // The busiest host's ranks' CPU per step over its cores times the job's step (cpu.
   // busiest_host_share): near 1, the host's cores set the pace. Unset when not recorded.
   std::optional<double> busiest_host_share;
+  // The least of the ranks' CPU seconds per steady step inside the gradient reductions
+  // (cpu.per_rank_in_reductions_per_step_s): the rank that waited least for the others, nearest
+  // to the reductions' own arithmetic. Unset when not recorded.
+  std::optional<double> cpu_in_reductions_least_rank;
   double samples_per_s = 0;
   // train --target-loss or --target-accuracy: the samples (all ranks) it took to reach the target;
   // unset when the run had no target or did not reach it (and in run.json files written before

@@ -105,6 +105,29 @@ TEST(RunSummary, ReadsTheCpuPerStepAndRefusesANegativeOne) {
       << s.status().message();
 }
 
+TEST(RunSummary, ReadsTheLeastRanksCpuInReductionsAndNamesADamagedList) {
+  auto with_ranks = [](const std::string& ranks) {
+    return RunSummaryFromText(
+        MinimalRunJson(R"(, "cpu": {"per_step_s": 0.0065, "per_rank_in_reductions_per_step_s": )" +
+                       ranks + "}"),
+        "r/run.json");
+  };
+  auto s = with_ranks("[0.003, 0.0012, 0.002]");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_DOUBLE_EQ(*s->cpu_in_reductions_least_rank, 0.0012);
+  s = with_ranks("null");  // a rank that could not tell
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_FALSE(s->cpu_in_reductions_least_rank.has_value());
+  for (const std::string bad : {"[]", "[0.001, -0.002]", "[0.001, \"x\"]", "0.001"}) {
+    s = with_ranks(bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(
+        s.status().message().find("r/run.json: field 'cpu.per_rank_in_reductions_per_step_s'"),
+        std::string::npos)
+        << s.status().message();
+  }
+}
+
 TEST(RunSummary, ReadsTheReadySlicesAndNamesADamagedOne) {
   auto with_slices = [](const std::string& slices) {
     std::string text = MinimalRunJson("");
