@@ -61,11 +61,14 @@ std::optional<std::string> UnfittedCrowdingCaveat(const StepModel& model,
     }
   }
   if (counts.empty()) return std::nullopt;
+  const bool reductions = model.host_cpu && model.host_cpu->reduction_per_byte;
   return fmt::format(
       "the runs at N={} had more ranks on a host than its {} cores, but the fitted baselines give "
       "no line of how sharing cores stretches a step, so those runs are predicted as if each "
-      "rank had a core of its own (fit on baselines with and without shared cores to include it)",
-      fmt::join(counts, ","), cores);
+      "rank had a core of its own{} (fit on baselines with and without shared cores to include "
+      "it)",
+      fmt::join(counts, ","), cores,
+      reductions ? " but in its reductions' arithmetic, which the cores share" : "");
 }
 
 double MedianAbsoluteError(const std::vector<ModelCheck>& checks) {

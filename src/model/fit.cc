@@ -478,18 +478,27 @@ void FitMemory(const RunObservation& reference, const RunObservation* paired,
   m->memory_fixed = std::max<Bytes>(buffers, peak - m->memory_per_sample * b);
 }
 
-// A run's CPU demand as the host CPU fit sees it; nullopt without a recorded CPU time.
+// A run's CPU demand as the host CPU fit sees it; nullopt without a recorded CPU time. Its
+// reductions' own CPU per step: the least-waiting rank's, and no more than the reductions'
+// time from the last rank's arrival (a rank that waited in every step, as under a rotating
+// imbalance, spun before it).
 std::optional<HostCpuPoint> HostCpuPointOf(const RunObservation* run) {
   if (!run || !run->cpu_outside_reductions_per_step) return std::nullopt;
+  std::optional<Seconds> reducing;
+  if (run->reduce && run->cpu_in_reductions_least_rank) {
+    Seconds timed = 0;
+    for (const CollectiveSample& c : CollectiveSamples(*run)) timed += c.seconds;
+    reducing = std::min(*run->cpu_in_reductions_least_rank, timed);
+  }
   return HostCpuPoint{run->name,
                       run->config.replicas,
                       run->ranks_per_host,
                       run->cores_per_host,
                       *run->cpu_outside_reductions_per_step,
                       run->config.batch * run->config.accum,
-                      run->reduce ? run->cpu_in_reductions_least_rank : std::nullopt,
+                      reducing,
                       run->gradient_bytes * WireWidth(run->config.dtype) / 4,
-                      run->config.algorithm == "shm"};
+                      run->config.algorithm == "shm" && !run->emulated_link};
 }
 
 // Every baseline's point, or none when one of them lacks it (the fit then leaves the ceiling out).
@@ -818,6 +827,12 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
     m.notes.push_back(
         "the step is at least the time the host's " + std::to_string(m.host_cpu->cores_per_host) +
         " cores take for its ranks' CPU work (ranks per host x CPU per rank per step / cores)");
+    if (m.host_cpu->reduction_per_byte) {
+      m.notes.push_back(
+          "where ranks outnumber their cores, a shared-memory reduction takes at least the "
+          "cores' time for every rank's share of it (ranks per host x CPU per wire byte x "
+          "2(N-1)/N x bytes / cores), the CPU per byte measured where each rank had a core");
+    }
   }
 
   // How fast reductions progress beside backward: the rate that best reproduces the exposed

@@ -49,6 +49,7 @@ struct RunObservation {
   // The least of the ranks' process CPU seconds per steady step inside the gradient reductions
   // (run.json cpu.per_rank_in_reductions_per_step_s); unset when not recorded.
   std::optional<Seconds> cpu_in_reductions_least_rank;
+  bool emulated_link = false;  // the reductions were paced to an emulated link
   // Variable-length text: what length-bucketed batches change (run.json lengths); unset for
   // fixed-length runs.
   std::optional<LengthBuckets> length_buckets;

@@ -649,6 +649,46 @@ TEST(FitStepModel, JitterMakesTheStepWaitForTheSlowestOfN) {
   EXPECT_NEAR(many->straggler_wait, all * (1.1 / 1.0 - 1), 0.01 * all);
 }
 
+// The reductions' own CPU per byte comes from the shared-memory baselines with a core per rank,
+// no more than their timed reductions (a rank that spun before every arrival is capped), and
+// never from a run whose reductions a link emulation paced, or a wire's all-reduce.
+TEST(FitStepModel, TheReductionsCpuPerByteFromARankPerCore) {
+  const testing::Truth t;
+  auto runs_with = [&](const std::string& algorithm, bool emulated_link) {
+    std::vector<RunObservation> runs;
+    for (int n : {1, 2, 4}) {
+      RunObservation run =
+          testing::SyntheticRun(t, "baseline-n" + std::to_string(n), RunRole::kBaseline, n, 8);
+      run.config.algorithm = algorithm;
+      run.emulated_link = emulated_link;
+      run.ranks_per_host = n;
+      run.cores_per_host = 2;
+      run.cpu_outside_reductions_per_step = 0.01;
+      run.cpu_in_reductions_least_rank = 1.0;  // far over the timed reductions: spinning
+      runs.push_back(run);
+    }
+    return runs;
+  };
+  Result<StepModel> m = FitStepModel(runs_with("shm", false));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_TRUE(m->host_cpu && m->host_cpu->reduction_per_byte) << "no reduction CPU fitted";
+  // N = 2 has a core per rank (N = 4 does not): its timed reduction over its bytes.
+  const Seconds timed = 2 * t.alpha + t.gradient_bytes * t.seconds_per_byte;
+  EXPECT_NEAR(m->host_cpu->reduction_per_byte->estimate.value, timed / t.gradient_bytes,
+              1e-6 * timed / t.gradient_bytes);
+  bool said = false;
+  for (const std::string& note : m->notes) {
+    said = said || note.find("a shared-memory reduction takes at least") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
+  for (const auto& [algorithm, emulated] :
+       std::vector<std::pair<std::string, bool>>{{"shm", true}, {"ring", false}}) {
+    m = FitStepModel(runs_with(algorithm, emulated));
+    ASSERT_TRUE(m.ok() && m->host_cpu) << algorithm;
+    EXPECT_FALSE(m->host_cpu->reduction_per_byte) << algorithm << (emulated ? " emulated" : "");
+  }
+}
+
 TEST(FitStepModel, ClearErrors) {
   std::vector<RunObservation> runs = Sweep(Truth{}, {1, 2});
   for (RunObservation& r : runs) r.role = RunRole::kOther;

@@ -386,6 +386,45 @@ TEST(SimulateStep, TheHostsCoresBoundTheStep) {
   EXPECT_NEAR(p->efficiency.value, period / 0.052, 0.02);
 }
 
+// Ranks that outnumber their cores share them inside a shared-memory reduction too: the
+// reduction takes at least R a share(N) bytes / C, and a link given in the scenario is not the
+// host's arithmetic.
+TEST(SimulateStep, CrowdedRanksShareTheCoresInsideAHostsReduction) {
+  const testing::Truth t;
+  StepModel m = Fitted(t);
+  const Seconds ring = 30 * t.alpha + 30.0 / 16 * t.gradient_bytes * t.seconds_per_byte;
+  HostCpu h;
+  h.cores_per_host = 2;
+  h.max_ranks_per_host = 16;
+  h.reference_samples = m.reference.batch * m.reference.accum;
+  h.per_step = {"host_cpu_per_step", Estimate::Exact(0), "s", "test"};
+  h.per_sample = {"host_cpu_per_sample", Estimate::Exact(0), "s", "test", true};
+  // Each rank's arithmetic: 1.5x the ring's bandwidth term alone.
+  const double per_byte = 1.5 * t.seconds_per_byte;
+  h.reduction_per_byte =
+      Constant{"host_reduction_cpu_per_byte", Estimate{per_byte, 0.5 * per_byte, 2 * per_byte},
+               "CPU s per rank per wire byte", "test"};
+  m.host_cpu = h;
+  Scenario s;
+  s.replicas = 16;
+  s.ranks_per_host = 16;
+  const Seconds floor = 16 * per_byte * (30.0 / 16) * t.gradient_bytes / 2;
+  ASSERT_GT(floor, ring);
+  EXPECT_NEAR(Must(SimulateStep(m, s)).exposed_comm, floor, 1e-3 * floor);
+  EXPECT_NEAR(Must(SimulateStep(m, s, Side::kHigh)).exposed_comm, 2 * floor, 2e-3 * floor);
+  // bf16 on the wire: half the bytes to reduce.
+  s.dtype = "bf16";
+  EXPECT_NEAR(Must(SimulateStep(m, s)).exposed_comm, floor / 2, 1e-3 * floor);
+  s.dtype.reset();
+  // A core per rank: the fitted ring alone.
+  s.ranks_per_host = 2;
+  EXPECT_NEAR(Must(SimulateStep(m, s)).exposed_comm, ring, 1e-3 * ring);
+  // A link given: its cost, not the host's.
+  s.ranks_per_host = 16;
+  s.link = m.collectives.at("fp32");
+  EXPECT_NEAR(Must(SimulateStep(m, s)).exposed_comm, ring, 1e-3 * ring);
+}
+
 TEST(Predict, BandsOrderedAndEfficiencyAgainstOneReplica) {
   testing::Truth t;
   t.jitter = 0.05;

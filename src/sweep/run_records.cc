@@ -174,6 +174,10 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
   STEPSCOPE_RETURN_IF_ERROR(field("config.reducer.bucket_mb", &s.bucket_mb));
   STEPSCOPE_RETURN_IF_ERROR(field("config.reducer.dtype", &s.reduce_dtype));
   STEPSCOPE_RETURN_IF_ERROR(field("allreduce", &s.allreduce));
+  if (const auto e = j.find("emulation"); e != j.end() && e->is_object() && Flag(*e, "emulated")) {
+    const auto link = e->find("link_gbps");
+    s.emulated_link = link != e->end() && link->is_number() && link->get<double>() > 0;
+  }
   STEPSCOPE_RETURN_IF_ERROR(field("config.optimizer.kind", &s.optimizer));
   STEPSCOPE_RETURN_IF_ERROR(field("model.gradient_bytes", &s.gradient_bytes));
   STEPSCOPE_RETURN_IF_ERROR(field("model.parameters", &s.parameters));

@@ -46,6 +46,9 @@ struct RunSummary {
   double bucket_mb = 25;
   std::string reduce_dtype = "fp32";
   std::string allreduce;  // the algorithm that ran (shm, ring, mpi)
+  // The reductions were paced to an emulated link (run.json emulation.link_gbps > 0): their
+  // durations are the pacer's, and their CPU time its waiting.
+  bool emulated_link = false;
   int64_t gradient_bytes = 0, parameters = 0, activation_bytes_per_sample = 0;
   std::string optimizer;  // sgd, adamw
   // model.ready_slices_bytes: the gradient's slices in the order backward made them ready (the
