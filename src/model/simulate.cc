@@ -114,6 +114,18 @@ struct CollectiveCost {
   }
 };
 
+// What reducing `bytes` costs in bandwidth on `cost`'s host link against `reference_bytes` on
+// `reference`'s (their seconds per byte; the bytes' ratio where either is not known).
+double BytesCostRatio(const CollectiveCost& cost, const CollectiveCost& reference, Side side,
+                      Bytes bytes, Bytes reference_bytes) {
+  const AlphaBeta* a = cost.flat ? cost.flat : cost.intra;
+  const AlphaBeta* b = reference.flat ? reference.flat : reference.intra;
+  const double wire = static_cast<double>(bytes) / static_cast<double>(reference_bytes);
+  if (!a || !b) return wire;
+  const double per_byte = Pick(b->seconds_per_byte, side);
+  return per_byte > 0 ? wire * Pick(a->seconds_per_byte, side) / per_byte : wire;
+}
+
 Result<CollectiveCost> ResolveCost(const StepModel& m, const Scenario& s,
                                    const std::string& dtype) {
   const AlphaBeta* fitted = nullptr;
@@ -250,6 +262,11 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side,
   const Seconds backward_critical = backward * critical;
   Result<CollectiveCost> cost = ResolveCost(m, s, r.dtype);
   if (!cost.ok()) return cost.status();
+  // The reference precision's cost, for scaling the host's reduction floor to another one.
+  std::optional<CollectiveCost> reference_cost;
+  if (Result<CollectiveCost> c = ResolveCost(m, s, m.reference.dtype); c.ok() && c->known()) {
+    reference_cost = *c;
+  }
   if (cost->known() && r.replicas > 1 && m.gradient_bytes > 0) {
     const double cap = r.bucket_mb * 1024 * 1024;
     const double total = static_cast<double>(m.gradient_bytes);
@@ -267,9 +284,18 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side,
       const Bytes wire = static_cast<Bytes>(std::llround(size * width / 4.0));
       Seconds seconds = cost->Cost(r.replicas, wire, side);
       // Ranks that outnumber their cores share them inside the reduction too, where the host
-      // does its arithmetic (host_cpu.h); a link given in the scenario is not the host's.
-      if (m.host_cpu && !s.link && !s.intra_link && !s.inter_link) {
-        seconds = std::max(seconds, ReductionCpuFloor(*m.host_cpu, s, wire, side));
+      // does its arithmetic (host_cpu.h); a link given in the scenario is not the host's. The
+      // CPU per byte was measured in the reference precision: another one's arithmetic is
+      // scaled by what its fitted reduction costs against the reference's (bf16 on the
+      // shared-memory path converts as it reduces, and is slower than fp32, not twice as fast).
+      if (reference_cost && m.host_cpu && !s.link && !s.intra_link && !s.inter_link) {
+        const Bytes reference_wire =
+            static_cast<Bytes>(std::llround(size * WireWidth(m.reference.dtype) / 4.0));
+        Seconds floor = ReductionCpuFloor(*m.host_cpu, s, reference_wire, side);
+        if (floor > 0 && r.dtype != m.reference.dtype) {
+          floor *= BytesCostRatio(*cost, *reference_cost, side, wire, reference_wire);
+        }
+        seconds = std::max(seconds, floor);
       }
       buckets.push_back({ready, seconds});
     }

@@ -412,9 +412,16 @@ TEST(SimulateStep, CrowdedRanksShareTheCoresInsideAHostsReduction) {
   ASSERT_GT(floor, ring);
   EXPECT_NEAR(Must(SimulateStep(m, s)).exposed_comm, floor, 1e-3 * floor);
   EXPECT_NEAR(Must(SimulateStep(m, s, Side::kHigh)).exposed_comm, 2 * floor, 2e-3 * floor);
-  // bf16 on the wire: half the bytes to reduce.
+  // bf16 on the wire, never measured: half the bytes to reduce, at fp32's cost per byte.
   s.dtype = "bf16";
   EXPECT_NEAR(Must(SimulateStep(m, s)).exposed_comm, floor / 2, 1e-3 * floor);
+  // Measured, and slower per element than fp32 (it converts as it reduces): its arithmetic is
+  // scaled as its cost per byte is, 3.2x fp32's per wire byte, 1.6x per element.
+  AlphaBeta bf16 = m.collectives.at("fp32");
+  bf16.seconds_per_byte = Estimate::Exact(3.2 * t.seconds_per_byte);
+  m.collectives["bf16"] = bf16;
+  EXPECT_NEAR(Must(SimulateStep(m, s)).exposed_comm, 1.6 * floor, 2e-3 * floor);
+  m.collectives.erase("bf16");
   s.dtype.reset();
   // A core per rank: the fitted ring alone.
   s.ranks_per_host = 2;
