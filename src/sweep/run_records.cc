@@ -255,7 +255,10 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
       const std::string bad = path +
                               ": field 'cpu.per_rank_in_reductions_per_step_s' must be a list of "
                               "CPU seconds >= 0, one per rank (rerun the run, or remove the field)";
-      if (!ranks->is_array() || ranks->empty()) return Status::Error(bad);
+      if (!ranks->is_array() || ranks->empty() ||
+          (s.replicas > 0 && ranks->size() != static_cast<size_t>(s.replicas))) {
+        return Status::Error(bad);
+      }
       double least = 0;
       for (size_t i = 0; i < ranks->size(); ++i) {
         double x = 0;

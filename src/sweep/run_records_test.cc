@@ -112,13 +112,15 @@ TEST(RunSummary, ReadsTheLeastRanksCpuInReductionsAndNamesADamagedList) {
                        ranks + "}"),
         "r/run.json");
   };
-  auto s = with_ranks("[0.003, 0.0012, 0.002]");
+  auto s = with_ranks("[0.003, 0.0012, 0.002, 0.004]");
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_DOUBLE_EQ(*s->cpu_in_reductions_least_rank, 0.0012);
+  ASSERT_EQ(s->replicas, 4);
   s = with_ranks("null");  // a rank that could not tell
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_FALSE(s->cpu_in_reductions_least_rank.has_value());
-  for (const std::string bad : {"[]", "[0.001, -0.002]", "[0.001, \"x\"]", "0.001"}) {
+  for (const std::string bad :
+       {"[]", "[0.001, -0.002]", "[0.001, \"x\"]", "0.001", "[0.001, 0.002, 0.003]"}) {
     s = with_ranks(bad);
     ASSERT_FALSE(s.ok()) << bad;
     EXPECT_NE(
