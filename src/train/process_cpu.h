@@ -18,6 +18,8 @@ struct CpuPerStep {
   // Of `cpu`, spent inside the reductions (their arithmetic, and their spinning while they wait
   // for other ranks); unset when unknown.
   std::optional<Seconds> in_reductions;
+  // The stretches' mean wall time: the rank's own steps, which its CPU time covers.
+  Seconds wall = 0;
 };
 
 // The process's CPU time over chosen stretches of the run: Mark() where a stretch may begin,
@@ -34,7 +36,8 @@ class StepCpu {
 
  private:
   std::optional<Seconds> mark_;
-  Seconds sum_ = 0;
+  Seconds wall_mark_ = 0;
+  Seconds sum_ = 0, wall_sum_ = 0;
   std::optional<Seconds> in_reductions_ = 0.0;
   int64_t stretches_ = 0;
   bool known_ = true;

@@ -30,6 +30,8 @@ TEST(ProcessCpu, MeansOverTheStretchesAdded) {
   EXPECT_GE(cpu.PerStretch()->cpu, 0.01);
   ASSERT_TRUE(cpu.PerStretch()->in_reductions.has_value());
   EXPECT_DOUBLE_EQ(*cpu.PerStretch()->in_reductions, 0.002);
+  // The stretches' wall time: at least the 20 ms of CPU and the 5 ms asleep, over two.
+  EXPECT_GE(cpu.PerStretch()->wall, 0.0125);
 }
 
 TEST(ProcessCpu, CountsEveryThreadOfTheProcess) {

@@ -55,13 +55,19 @@ Result<std::vector<int64_t>> GatherPeakResident(const comm::Communicator& comm) 
   return all;
 }
 
-// Every rank's process CPU seconds per steady step and, of it, what went inside reductions, in rank
-// order on rank 0 (collective): pairs flattened, -1 where unknown.
+// Per rank in GatherCpuPerStep: CPU per step, of it inside reductions, wall time per step.
+constexpr int kCpuFields = 3;
+
+// Every rank's process CPU seconds per steady step, of it what went inside reductions (-1 where
+// unknown), and the wall time of its own steady steps per step (0 where unknown), in rank order
+// on rank 0 (collective), flattened.
 Result<std::vector<double>> GatherCpuPerStep(const comm::Communicator& comm, const RunSummary& s) {
-  const double mine[2] = {s.cpu ? s.cpu->cpu : -1.0,
-                          s.cpu && s.cpu->in_reductions ? *s.cpu->in_reductions : -1.0};
-  std::vector<double> all(static_cast<size_t>(comm.size()) * 2);
-  if (MPI_Gather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, 0, comm.world()) != MPI_SUCCESS) {
+  const double mine[kCpuFields] = {s.cpu ? s.cpu->cpu : -1.0,
+                                   s.cpu && s.cpu->in_reductions ? *s.cpu->in_reductions : -1.0,
+                                   s.cpu ? s.cpu->wall : 0.0};
+  std::vector<double> all(static_cast<size_t>(comm.size()) * kCpuFields);
+  if (MPI_Gather(mine, kCpuFields, MPI_DOUBLE, all.data(), kCpuFields, MPI_DOUBLE, 0,
+                 comm.world()) != MPI_SUCCESS) {
     return Status::Error("run.json: MPI_Gather of CPU time failed");
   }
   return all;
@@ -69,20 +75,27 @@ Result<std::vector<double>> GatherCpuPerStep(const comm::Communicator& comm, con
 
 // How much of their hosts' cores the ranks took over the steady steps (docs/train-output.md
 // `cpu`); null when any rank's CPU time is unknown.
-json CpuJson(const std::vector<double>& pairs, const std::vector<std::string>& host_of_rank,
+// The busiest host's share sums each rank's CPU over its own steps' wall time: a rank's CPU is
+// tiled from its own step ends, and a rank that left the warm-up a step before the others
+// counts a step more than the job's steps hold (the job's mean step stands in where a rank's
+// wall time is unknown).
+json CpuJson(const std::vector<double>& fields, const std::vector<std::string>& host_of_rank,
              unsigned cores, Seconds step_time_mean) {
-  const size_t ranks = pairs.size() / 2;
+  const size_t ranks = fields.size() / kCpuFields;
   if (ranks == 0 || cores == 0) return nullptr;
   std::vector<double> cpu(ranks), inside(ranks);
   std::map<std::string, double> per_host;
-  bool inside_known = true;
+  bool inside_known = true, share_known = true;
   double cpu_sum = 0, inside_sum = 0;
   for (size_t r = 0; r < ranks; ++r) {
-    cpu[r] = pairs[2 * r], inside[r] = pairs[2 * r + 1];
+    cpu[r] = fields[kCpuFields * r], inside[r] = fields[kCpuFields * r + 1];
     if (cpu[r] < 0) return nullptr;
+    const double wall =
+        fields[kCpuFields * r + 2] > 0 ? fields[kCpuFields * r + 2] : step_time_mean;
     inside_known = inside_known && inside[r] >= 0;
+    share_known = share_known && wall > 0;
     cpu_sum += cpu[r], inside_sum += inside[r];
-    per_host[host_of_rank[r]] += cpu[r];
+    if (wall > 0) per_host[host_of_rank[r]] += cpu[r] / wall;
   }
   double busiest = 0;
   for (const auto& [host, used] : per_host) busiest = std::max(busiest, used);
@@ -93,14 +106,14 @@ json CpuJson(const std::vector<double>& pairs, const std::vector<std::string>& h
           {"per_rank_in_reductions_per_step_s", inside_known ? json(inside) : json(nullptr)},
           {"outside_reductions_per_step_s",
            inside_known ? json((cpu_sum - inside_sum) / n) : json(nullptr)},
-          {"busiest_host_share",
-           step_time_mean > 0 ? json(busiest / (cores * step_time_mean)) : json(nullptr)},
+          {"busiest_host_share", share_known ? json(busiest / cores) : json(nullptr)},
           {"how",
            "each rank's process CPU time (every thread, user and system) over the steady steps, "
            "per step; in reductions: the part the reducing thread spent inside the gradient "
            "reductions (their arithmetic, and their spinning while they wait for other ranks); "
            "outside reductions: the rest, work that needs a core whoever else waits; the busiest "
-           "host's share: its ranks' CPU per step over its cores times the job's mean step"}};
+           "host's share: the sum over its ranks of each one's CPU over its own steps' time, over "
+           "its cores"}};
 }
 
 // Memory per replica: what the model's buffers hold (weights, gradients, optimizer state, the
