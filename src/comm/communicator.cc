@@ -2,22 +2,18 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
 
 #include "comm/mpi_status.h"
+#include "core/clock.h"
 
 namespace stepscope::comm {
 namespace {
 
 constexpr int kPingTag = 7001, kPongTag = 7002, kResultTag = 7003;
 constexpr int kClockRounds = 10;
-
-Seconds SteadySeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // Rank 0 ping-pongs every other rank kClockRounds times. For the round trip with the smallest
 // RTT, rank r's clock read t_r lies within [t0, t1] of rank 0's, so offset = (t0 + t1)/2 - t_r

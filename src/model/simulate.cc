@@ -262,10 +262,17 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side,
   const Seconds backward_critical = backward * critical;
   Result<CollectiveCost> cost = ResolveCost(m, s, r.dtype);
   if (!cost.ok()) return cost.status();
-  // The reference precision's cost, for scaling the host's reduction floor to another one.
+  // Ranks that outnumber their cores share them inside the reduction too, where the host does
+  // its arithmetic (host_cpu.h); a link given in the scenario is not the host's. The CPU per byte
+  // was measured in the reference precision: another one's arithmetic is scaled by what its
+  // fitted reduction costs per byte against the reference's (bf16 on the shared-memory path
+  // converts as it reduces, and is slower than fp32, not twice as fast).
+  const bool host_bound =
+      m.host_cpu && m.host_cpu->reduction_per_byte && !s.link && !s.intra_link && !s.inter_link;
   std::optional<CollectiveCost> reference_cost;
-  if (Result<CollectiveCost> c = ResolveCost(m, s, m.reference.dtype); c.ok() && c->known()) {
-    reference_cost = *c;
+  if (host_bound) {
+    Result<CollectiveCost> c = ResolveCost(m, s, m.reference.dtype);
+    if (c.ok() && c->known()) reference_cost = *c;
   }
   if (cost->known() && r.replicas > 1 && m.gradient_bytes > 0) {
     const double cap = r.bucket_mb * 1024 * 1024;
@@ -283,12 +290,7 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side,
           ReadyShare(m.readiness, std::min(1.0, done / total)) * backward_critical;
       const Bytes wire = static_cast<Bytes>(std::llround(size * width / 4.0));
       Seconds seconds = cost->Cost(r.replicas, wire, side);
-      // Ranks that outnumber their cores share them inside the reduction too, where the host
-      // does its arithmetic (host_cpu.h); a link given in the scenario is not the host's. The
-      // CPU per byte was measured in the reference precision: another one's arithmetic is
-      // scaled by what its fitted reduction costs against the reference's (bf16 on the
-      // shared-memory path converts as it reduces, and is slower than fp32, not twice as fast).
-      if (reference_cost && m.host_cpu && !s.link && !s.intra_link && !s.inter_link) {
+      if (reference_cost) {
         const Bytes reference_wire =
             static_cast<Bytes>(std::llround(size * WireWidth(m.reference.dtype) / 4.0));
         Seconds floor = ReductionCpuFloor(*m.host_cpu, s, reference_wire, side);

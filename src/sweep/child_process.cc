@@ -6,20 +6,17 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
 
+#include "core/clock.h"
+
 extern char** environ;
 
 namespace stepscope::sweep {
 namespace {
-
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 int DecodeStatus(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
@@ -98,7 +95,7 @@ Result<ChildProcess> ChildProcess::Start(const std::vector<std::string>& argv,
   posix_spawnattr_setflags(&attr,
                            POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = 0;
-  const double start = Now();
+  const double start = SteadySeconds();
   const int rc = posix_spawnp(&pid, args[0], &actions, &attr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
@@ -120,16 +117,16 @@ ChildResult ChildProcess::Wait(InterruptGuard* guard, double kill_grace_s, doubl
     if (got == pid_ || (got < 0 && errno != EINTR)) break;
     if (!stopping && guard != nullptr && guard->Interrupted()) {
       result.interrupted = true;
-    } else if (!stopping && timeout_s > 0 && Now() - start_ >= timeout_s) {
+    } else if (!stopping && timeout_s > 0 && SteadySeconds() - start_ >= timeout_s) {
       result.timed_out = true;
     }
     if (!stopping && (result.interrupted || result.timed_out)) {
       stopping = true;
       kill(-pid_, SIGTERM);
       kill(-pid_, SIGCONT);  // a stopped group could not act on SIGTERM
-      kill_at = Now() + kill_grace_s;
+      kill_at = SteadySeconds() + kill_grace_s;
     }
-    if (stopping && !killed && Now() >= kill_at) {
+    if (stopping && !killed && SteadySeconds() >= kill_at) {
       kill(-pid_, SIGKILL);
       killed = true;
     }
@@ -138,7 +135,7 @@ ChildResult ChildProcess::Wait(InterruptGuard* guard, double kill_grace_s, doubl
   // Whatever is left of the group (ranks that outlived the launcher) goes too.
   if (stopping) kill(-pid_, SIGKILL);
   result.exit_code = DecodeStatus(status);
-  result.seconds = Now() - start_;
+  result.seconds = SteadySeconds() - start_;
   return result;
 }
 

@@ -1,26 +1,18 @@
 #include "train/process_cpu.h"
 
-#include <chrono>
+#include "core/clock.h"
 
 namespace stepscope::train {
 
-namespace {
-
-Seconds WallSeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-}  // namespace
-
 void StepCpu::Mark() {
   mark_ = ProcessCpuSeconds();
-  wall_mark_ = WallSeconds();
+  wall_mark_ = SteadySeconds();
   if (!mark_) known_ = false;
 }
 
 void StepCpu::Add(std::optional<Seconds> in_reductions) {
   const std::optional<Seconds> now = ProcessCpuSeconds();
-  const Seconds wall = WallSeconds();
+  const Seconds wall = SteadySeconds();
   if (!now || !mark_) {
     known_ = false;
   } else {

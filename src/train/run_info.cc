@@ -74,11 +74,10 @@ Result<std::vector<double>> GatherCpuPerStep(const comm::Communicator& comm, con
 }
 
 // How much of their hosts' cores the ranks took over the steady steps (docs/train-output.md
-// `cpu`); null when any rank's CPU time is unknown.
-// The busiest host's share sums each rank's CPU over its own steps' wall time: a rank's CPU is
-// tiled from its own step ends, and a rank that left the warm-up a step before the others
-// counts a step more than the job's steps hold (the job's mean step stands in where a rank's
-// wall time is unknown).
+// `cpu`); null when any rank's CPU time is unknown. The busiest host's share sums each rank's CPU
+// over its own steps' wall time: a rank's CPU is tiled from its own step ends, and a rank that
+// left the warm-up a step before the others counts a step more than the job's steps hold (the
+// job's mean step stands in where a rank's wall time is unknown).
 json CpuJson(const std::vector<double>& fields, const std::vector<std::string>& host_of_rank,
              unsigned cores, Seconds step_time_mean) {
   const size_t ranks = fields.size() / kCpuFields;
