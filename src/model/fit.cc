@@ -13,6 +13,7 @@
 #include "model/host_cpu.h"
 #include "model/host_crowding.h"
 #include "model/memory_fit.h"
+#include "model/rank_spread.h"
 #include "model/reduction_fit.h"
 #include "model/simulate.h"
 #include "model/token_cost.h"
@@ -224,18 +225,6 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   }
   const int b = m.reference.batch;
 
-  // Jitter (every rank's step-to-step ratio to its own mean) and persistent stragglers (from
-  // the largest baseline).
-  for (const RunObservation* run : baselines) {
-    for (auto& [rank, steps] : SteadyByRank(run->records)) {
-      std::vector<double> c;
-      for (const StepRecord* r : steps) c.push_back(r->forward + r->backward + r->optimizer);
-      const double mean = Mean(c);
-      if (mean <= 0) continue;
-      for (double x : c) m.compute_jitter.push_back(x / mean);
-    }
-  }
-  if (m.compute_jitter.empty()) m.compute_jitter.push_back(1.0);
   m.length_buckets = baselines.back()->length_buckets;
   double share_at = 0;  // the positions token_share holds at, once fitted
   if (m.length_buckets) {
@@ -245,53 +234,9 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
       share_at = t->positions;
     }
   }
-  if (m.length_buckets && m.length_buckets->applied && !m.length_buckets->spread.empty()) {
-    // Bucketed runs: every rank of a step draws from one bucket, so each rank's work moves with
-    // the step's and its ratio to its own mean counts what all ranks share, which nobody waits
-    // on. The step waits on the spread within a bucket, and on the host's noise.
-    const LengthBuckets& l = *m.length_buckets;
-    m.compute_jitter = BucketedRatios(l.spread, l.noise, l.token_share);
-    m.notes.push_back(
-        "the runs were length-bucketed: the ranks' spread is the bucketed one by the job's own "
-        "sampler (run.json lengths) times the noise around forward and backward per position, "
-        "not each rank's step-to-step variation");
-  }
-  std::sort(m.compute_jitter.begin(), m.compute_jitter.end());  // order statistics read it sorted
-  {
-    const RankSteps largest = SteadyByRank(baselines.back()->records);
-    std::map<int, double> means;
-    std::vector<double> steps;
-    for (auto& [rank, rs] : largest) {
-      double fb = 0, optimizer = 0;
-      std::vector<double> positions;
-      for (const StepRecord* r : rs) {
-        fb += r->forward + r->backward, optimizer += r->optimizer;
-        steps.push_back(r->step_time());
-        if (r->tokens) positions.push_back(static_cast<double>(*r->tokens));
-      }
-      const double n = static_cast<double>(rs.size());
-      // Variable-length text: a rank that drew longer examples over a few steps is not a slow
-      // device. Its forward and backward count at the typical positions (the line fitted on
-      // them), so that only a rank slower for its positions persists.
-      double work = 1;
-      if (share_at > 0 && positions.size() == rs.size()) {
-        work = WorkAt(m.length_buckets->token_share, share_at, Mean(positions));
-      }
-      means[rank] = (work > 0 ? fb / work : fb) / n + optimizer / n;
-    }
-    const double step = Mean(steps);
-    for (auto& [rank, mean] : means) {
-      std::vector<double> others;  // the median of the other ranks: unbiased at N = 2
-      for (auto& [other, other_mean] : means) {
-        if (other != rank) others.push_back(other_mean);
-      }
-      const double typical = Median(others);
-      if (typical > 0 && mean >= typical * (1 + options.straggler_margin) &&
-          mean - typical >= 0.01 * step) {
-        m.stragglers[rank] = mean / typical;
-      }
-    }
-  }
+  FitComputeJitter(baselines, &m);
+  m.stragglers =
+      FindStragglers(*baselines.back(), share_at, m.length_buckets, options.straggler_margin);
 
   // Compute per micro-batch, and the optimizer per step.
   const std::map<int, double>& slow = m.stragglers;
