@@ -225,6 +225,8 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   }
   const int b = m.reference.batch;
 
+  // Variable-length text: what a position costs (token_cost.h). Then how the ranks' compute
+  // spreads: its jitter and the named stragglers (rank_spread.h).
   m.length_buckets = baselines.back()->length_buckets;
   double share_at = 0;  // the positions token_share holds at, once fitted
   if (m.length_buckets) {

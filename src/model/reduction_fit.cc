@@ -197,37 +197,36 @@ Status FitOverlapRate(const std::vector<RunObservation>& runs, StepModel* m) {
       overlapped.push_back(&run);
     }
   }
-  if (!overlapped.empty()) {
-    std::string names;
-    for (const RunObservation* run : overlapped) names += (names.empty() ? "" : ", ") + run->name;
-    if (const std::optional<RateFromDurations> rate = OverlapRateFromDurations(runs)) {
-      // The reductions' cost alone: each overlapped one's duration less what the rate slowed it.
-      std::vector<std::string> notes;  // the first fit's notes are m's already
-      if (Status st = FitCollectives(runs, rate->rate.value, m, &notes); !st.ok()) return st;
-      std::string from;
-      for (const std::string& run : rate->runs) from += (from.empty() ? "" : ", ") + run;
-      m->overlap_rate = Constant{
-          "overlap_rate", rate->rate, "share of full speed",
-          "from the reductions that ran beside backward (in " + from +
-              "): each one's duration against its cost alone, fitted on the reductions that did "
-              "not overlap, as 1 - (duration - cost) / time beside backward; the median, the "
-              "quartiles as the band. The reductions' cost is then fitted on every reduction, "
-              "each overlapped one less what the rate slowed it by"};
-    } else {
-      m->overlap_rate =
-          Constant{"overlap_rate", OverlapRateFromExposed(*m, overlapped), "share of full speed",
-                   "the rate that best reproduces the exposed communication of the runs "
-                   "that overlapped several buckets: " +
-                       names +
-                       " (the reductions that did not overlap backward do not identify "
-                       "their cost alone, which would give the rate from their "
-                       "durations)"};
-    }
-    for (const RunObservation* run : overlapped) {
-      if (std::find(m->cost_runs.begin(), m->cost_runs.end(), run->name) == m->cost_runs.end() &&
-          run->role == RunRole::kOther) {
-        m->cost_runs.push_back(run->name);
-      }
+  if (overlapped.empty()) return Status::Ok();  // the rate stays as it was (1, assumed)
+  std::string names;
+  for (const RunObservation* run : overlapped) names += (names.empty() ? "" : ", ") + run->name;
+  if (const std::optional<RateFromDurations> rate = OverlapRateFromDurations(runs)) {
+    // The reductions' cost alone: each overlapped one's duration less what the rate slowed it.
+    std::vector<std::string> notes;  // the first fit's notes are m's already
+    if (Status st = FitCollectives(runs, rate->rate.value, m, &notes); !st.ok()) return st;
+    std::string from;
+    for (const std::string& run : rate->runs) from += (from.empty() ? "" : ", ") + run;
+    m->overlap_rate = Constant{
+        "overlap_rate", rate->rate, "share of full speed",
+        "from the reductions that ran beside backward (in " + from +
+            "): each one's duration against its cost alone, fitted on the reductions that did "
+            "not overlap, as 1 - (duration - cost) / time beside backward; the median, the "
+            "quartiles as the band. The reductions' cost is then fitted on every reduction, "
+            "each overlapped one less what the rate slowed it by"};
+  } else {
+    m->overlap_rate =
+        Constant{"overlap_rate", OverlapRateFromExposed(*m, overlapped), "share of full speed",
+                 "the rate that best reproduces the exposed communication of the runs "
+                 "that overlapped several buckets: " +
+                     names +
+                     " (the reductions that did not overlap backward do not identify "
+                     "their cost alone, which would give the rate from their "
+                     "durations)"};
+  }
+  for (const RunObservation* run : overlapped) {
+    if (std::find(m->cost_runs.begin(), m->cost_runs.end(), run->name) == m->cost_runs.end() &&
+        run->role == RunRole::kOther) {
+      m->cost_runs.push_back(run->name);
     }
   }
   return Status::Ok();
