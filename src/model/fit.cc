@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 
 #include "core/statistics.h"
 #include "core/text_format.h"
+#include "model/compute_fit.h"
 #include "model/gradient_layout.h"
 #include "model/host_cpu.h"
 #include "model/host_crowding.h"
@@ -27,28 +27,6 @@ Constant Make(const std::string& name, Estimate e, const std::string& unit, cons
   return Constant{name, e, unit, how, assumed};
 }
 
-std::vector<double> Concat(const std::vector<const RunObservation*>& runs,
-                           const std::function<std::vector<double>(const RunObservation&)>& f) {
-  std::vector<double> out;
-  for (const RunObservation* run : runs) {
-    const std::vector<double> v = f(*run);
-    out.insert(out.end(), v.begin(), v.end());
-  }
-  return out;
-}
-
-// The typical rank's positions in each steady step (the median over ranks, as the compute
-// constants take it); empty when a steady record lacks them.
-std::vector<double> TypicalPositions(const RunObservation& run,
-                                     const std::map<int, double>& exclude) {
-  for (const StepRecord& r : run.records) {
-    if (!r.warmup && !r.tokens) return {};
-  }
-  return TypicalPerStep(
-      run.records, [](const StepRecord& r) { return static_cast<double>(r.tokens.value_or(0)); },
-      exclude);
-}
-
 // Each rank's positions in each steady step, steps in order; empty when a steady record lacks
 // them.
 DrawnPositions DrawnPositionsOf(const RunObservation& run) {
@@ -64,57 +42,6 @@ DrawnPositions DrawnPositionsOf(const RunObservation& run) {
     for (const auto& [rank, p] : ranks) positions.push_back(p);
   }
   return out;
-}
-
-// Variable-length text whose records carry tokens: the positions the pooled compute stands for
-// (every baseline's typical rank, pooled as the constants are), token_share moved to them, and
-// every run's drawn positions. Left unset when a baseline lacks tokens.
-void AddPositions(const std::vector<RunObservation>& runs,
-                  const std::vector<const RunObservation*>& baselines, double share_at,
-                  const std::map<int, double>& slow, StepModel* m) {
-  std::vector<double> pooled;
-  for (const RunObservation* run : baselines) {
-    const std::vector<double> p = TypicalPositions(*run, slow);
-    if (p.empty()) return;
-    pooled.insert(pooled.end(), p.begin(), p.end());
-  }
-  const double positions = Mean(pooled);
-  if (!(positions > 0) || !(share_at > 0)) return;
-  LengthBuckets& l = *m->length_buckets;
-  l.token_share = TokenShareAt(l.token_share, share_at, positions);
-  l.positions = positions;
-  KeepDrawnPositions(runs, m);
-}
-
-// Compute of one phase at b and (when measured) 2b as c0 + c1 b.
-void FitPhase(const std::string& phase, const Estimate& at_b, const std::optional<Estimate>& at_2b,
-              int b, Constant* c0, Constant* c1) {
-  const std::string unit0 = "s per micro-batch", unit1 = "s per sample";
-  if (!at_2b) {
-    *c1 = Make(phase + "_per_sample", at_b * (1.0 / b), unit1,
-               "the baselines' " + phase + " at micro-batch " + std::to_string(b) +
-                   ", taken as proportional to it (no run at twice the micro-batch)",
-               true);
-    *c0 = Make(phase + "_fixed", Estimate::Exact(0), unit0, "assumed 0: see the per-sample term",
-               true);
-    return;
-  }
-  const double slope = std::max(0.0, (at_2b->value - at_b.value) / b);
-  const Estimate e1{slope, std::max(0.0, (at_2b->low - at_b.high) / b),
-                    std::max(slope, (at_2b->high - at_b.low) / b)};
-  // A negative fixed term (compute growing faster than the micro-batch between b and 2b) is
-  // kept, so that both measured points are reproduced; simulate keeps each phase >= 0.
-  const double fixed = at_b.value - slope * b;
-  const Estimate e0{fixed, std::min(fixed, at_b.low - e1.high * b),
-                    std::max(fixed, at_b.high - e1.low * b)};
-  std::string how = "from the baselines at micro-batch " + std::to_string(b) + " and the run at " +
-                    std::to_string(2 * b);
-  if (fixed < 0) {
-    how += "; negative: this phase grew faster than the micro-batch, so micro-batches below " +
-           std::to_string(b) + " are extrapolated poorly";
-  }
-  *c1 = Make(phase + "_per_sample", e1, unit1, how);
-  *c0 = Make(phase + "_fixed", e0, unit0, how);
 }
 
 // A run's CPU demand as the host CPU fit sees it; nullopt without a recorded CPU time. Its
@@ -240,78 +167,10 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   m.stragglers =
       FindStragglers(*baselines.back(), share_at, m.length_buckets, options.straggler_margin);
 
-  // Compute per micro-batch, and the optimizer per step.
-  const std::map<int, double>& slow = m.stragglers;
-  auto phase_at = [&slow](const std::vector<const RunObservation*>& set, bool forward) {
-    return BootstrapMean(Concat(set, [forward, &slow](const RunObservation& run) {
-      return TypicalPerStep(
-          run.records,
-          [forward](const StepRecord& r) {
-            return PerMicroBatch(r, forward ? r.forward : r.backward);
-          },
-          slow);
-    }));
-  };
-  // Compute constants from all baselines pooled (replicas sharing a host make each N's compute
-  // differ by its own noise); the slope in b from the double-batch run against the baseline at
-  // the same N, applied to the pooled value. Each fitted N keeps its ratio to the pool.
-  const RunObservation* doubled = nullptr;
-  const RunObservation* paired = nullptr;
-  for (const RunObservation* run : doubles) {
-    for (const RunObservation* base : baselines) {
-      if (run->config.batch == 2 * b && base->config.replicas == run->config.replicas &&
-          !SteadyByRank(run->records).empty()) {
-        doubled = run, paired = base;
-      }
-    }
-  }
-  const auto at_2b = [&](bool forward, const Estimate& pooled) -> std::optional<Estimate> {
-    if (!doubled) return std::nullopt;
-    const double at_b = phase_at({paired}, forward).value;
-    const double growth = at_b > 0 ? phase_at({doubled}, forward).value / at_b : 2.0;
-    return pooled * growth;
-  };
-  const Estimate forward_b = phase_at(baselines, true), backward_b = phase_at(baselines, false);
-  FitPhase("forward", forward_b, at_2b(true, forward_b), b, &m.forward_c0, &m.forward_c1);
-  FitPhase("backward", backward_b, at_2b(false, backward_b), b, &m.backward_c0, &m.backward_c1);
-  m.optimizer =
-      Make("optimizer",
-           BootstrapMean(Concat(baselines,
-                                [&slow](const RunObservation& run) {
-                                  return TypicalPerStep(
-                                      run.records, [](const StepRecord& r) { return r.optimizer; },
-                                      slow);
-                                })),
-           "s per step", "the baselines' mean, on the typical rank");
-  const auto compute_mean = [&slow](const RunObservation& run) {
-    return Mean(TypicalPerStep(
-        run.records, [](const StepRecord& r) { return r.forward + r.backward + r.optimizer; },
-        slow));
-  };
-  if (m.length_buckets) AddPositions(runs, baselines, share_at, slow, &m);
-  // A variable-length baseline's compute carries the lengths it drew: its ratio is to the pooled
-  // compute at its own positions, so that it keeps the host's speed at its N, not its draw.
-  const auto pooled_compute = [&](const RunObservation& run) {
-    double work = 1;
-    if (m.length_buckets && m.length_buckets->positions > 0) {
-      const LengthBuckets& l = *m.length_buckets;
-      work = WorkAt(l.token_share, l.positions, Mean(TypicalPositions(run, slow)));
-    }
-    return (forward_b.value + backward_b.value) * work + m.optimizer.estimate.value;
-  };
-  double lo = 1, hi = 1;
-  for (const RunObservation* run : baselines) {
-    const double expected = pooled_compute(*run);
-    const double ratio = expected > 0 ? compute_mean(*run) / expected : 1.0;
-    m.compute_ratio[run->config.replicas] = ratio;
-    lo = std::min(lo, ratio), hi = std::max(hi, ratio);
-  }
-  if (hi - lo > 0.05) {
-    m.notes.push_back("compute per replica differs across the baselines (" +
-                      std::to_string(static_cast<int>(std::lround(100 * lo))) + "-" +
-                      std::to_string(static_cast<int>(std::lround(100 * hi))) +
-                      " % of their mean): each measured N keeps its own; other N use the mean");
-  }
+  // Compute per micro-batch and the optimizer per step, pooled over the baselines, with the slope
+  // in the micro-batch from the double-batch run (compute_fit.h).
+  const DoubleBatchPair pair = FindDoubleBatchPair(baselines, doubles, b);
+  FitCompute(runs, baselines, pair, share_at, &m);
 
   // All-reduce cost per wire precision, from every run given that reduced at N >= 2 (its
   // reductions' cost does not depend on what else the run changed); the gradient's size and
@@ -382,9 +241,9 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
         "(lines fitted on the baselines), for scenarios with the same cores per host");
   }
 
-  FitMemory(*baselines.back(), paired, doubled, &m);
-  m.host_cpu =
-      FitHostCpu(HostCpuPoints(baselines), HostCpuPointOf(paired), HostCpuPointOf(doubled));
+  FitMemory(*baselines.back(), pair.baseline, pair.doubled, &m);
+  m.host_cpu = FitHostCpu(HostCpuPoints(baselines), HostCpuPointOf(pair.baseline),
+                          HostCpuPointOf(pair.doubled));
   if (m.host_cpu) {
     m.notes.push_back(
         "the step is at least the time the host's " + std::to_string(m.host_cpu->cores_per_host) +
