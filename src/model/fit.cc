@@ -48,12 +48,12 @@ DrawnPositions DrawnPositionsOf(const RunObservation& run) {
 // reductions' own CPU per step: the least-waiting rank's, and no more than the reductions'
 // time from the last rank's arrival (a rank that waited in every step, as under a rotating
 // imbalance, spun before it).
-std::optional<HostCpuPoint> HostCpuPointOf(const RunObservation* run) {
+std::optional<HostCpuPoint> HostCpuPointOf(const RunObservation* run, const SamplesByRun& samples) {
   if (!run || !run->cpu_outside_reductions_per_step) return std::nullopt;
   std::optional<Seconds> reducing;
   if (run->reduce && run->cpu_in_reductions_least_rank) {
     Seconds timed = 0;
-    for (const CollectiveSample& c : CollectiveSamples(*run)) timed += c.seconds;
+    for (const CollectiveSample& c : samples.at(run)) timed += c.seconds;
     reducing = std::min(*run->cpu_in_reductions_least_rank, timed);
   }
   return HostCpuPoint{run->name,
@@ -68,10 +68,11 @@ std::optional<HostCpuPoint> HostCpuPointOf(const RunObservation* run) {
 }
 
 // Every baseline's point, or none when one of them lacks it (the fit then leaves the ceiling out).
-std::vector<HostCpuPoint> HostCpuPoints(const std::vector<const RunObservation*>& baselines) {
+std::vector<HostCpuPoint> HostCpuPoints(const std::vector<const RunObservation*>& baselines,
+                                        const SamplesByRun& samples) {
   std::vector<HostCpuPoint> points;
   for (const RunObservation* run : baselines) {
-    std::optional<HostCpuPoint> p = HostCpuPointOf(run);
+    std::optional<HostCpuPoint> p = HostCpuPointOf(run, samples);
     if (!p) return {};
     points.push_back(*p);
   }
@@ -185,7 +186,8 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
     m.gradient_bytes = std::max(m.gradient_bytes, run->gradient_bytes);
     if (run->reduce && run->config.replicas >= 2) reducing.push_back(run);
   }
-  if (Status s = FitCollectives(runs, 1.0, &m, &m.notes); !s.ok()) return s;
+  const SamplesByRun samples = CollectiveSamplesOf(runs);  // read once, used by three fits
+  if (Status s = FitCollectives(runs, samples, 1.0, &m, &m.notes); !s.ok()) return s;
   if (m.collectives.empty()) {
     m.notes.push_back(
         "no run at 2 replicas or more reduced gradients: the all-reduce cost is "
@@ -242,8 +244,8 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   }
 
   FitMemory(*baselines.back(), pair.baseline, pair.doubled, &m);
-  m.host_cpu = FitHostCpu(HostCpuPoints(baselines), HostCpuPointOf(pair.baseline),
-                          HostCpuPointOf(pair.doubled));
+  m.host_cpu = FitHostCpu(HostCpuPoints(baselines, samples), HostCpuPointOf(pair.baseline, samples),
+                          HostCpuPointOf(pair.doubled, samples));
   if (m.host_cpu) {
     m.notes.push_back(
         "the step is at least the time the host's " + std::to_string(m.host_cpu->cores_per_host) +
@@ -256,7 +258,7 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
     }
   }
 
-  if (Status s = FitOverlapRate(runs, &m); !s.ok()) return s;
+  if (Status s = FitOverlapRate(runs, samples, &m); !s.ok()) return s;
   if (m.crowding) AddCrowdedResiduals(baselines, &crowding, &m);
   return m;
 }

@@ -62,12 +62,18 @@ std::vector<CollectiveSample> CollectiveSamples(const RunObservation& run) {
   return out;
 }
 
-Status FitCollectives(const std::vector<RunObservation>& runs, double overlap_rate, StepModel* m,
-                      std::vector<std::string>* notes) {
+SamplesByRun CollectiveSamplesOf(const std::vector<RunObservation>& runs) {
+  SamplesByRun out;
+  for (const RunObservation& run : runs) out[&run] = CollectiveSamples(run);
+  return out;
+}
+
+Status FitCollectives(const std::vector<RunObservation>& runs, const SamplesByRun& samples,
+                      double overlap_rate, StepModel* m, std::vector<std::string>* notes) {
   std::map<std::string, std::vector<CollectiveSample>> by_dtype;
   for (const RunObservation& run : runs) {
     if (!run.reduce || run.config.replicas < 2) continue;
-    for (CollectiveSample c : CollectiveSamples(run)) {
+    for (CollectiveSample c : samples.at(&run)) {
       // Beside backward it progressed at the overlap rate: its cost alone is its duration less
       // what that slowed it by.
       c.seconds = std::max(0.0, c.seconds - (1 - overlap_rate) * c.beside);
@@ -149,12 +155,13 @@ struct RateFromDurations {
   Estimate rate;
   std::set<std::string> runs;  // the runs whose reductions gave it
 };
-std::optional<RateFromDurations> OverlapRateFromDurations(const std::vector<RunObservation>& runs) {
+std::optional<RateFromDurations> OverlapRateFromDurations(const std::vector<RunObservation>& runs,
+                                                          const SamplesByRun& samples) {
   std::map<std::string, std::vector<CollectiveSample>> alone, beside;
   std::map<std::string, std::set<std::string>> beside_runs;
   for (const RunObservation& run : runs) {
     if (!run.reduce || run.config.replicas < 2) continue;
-    for (const CollectiveSample& c : CollectiveSamples(run)) {
+    for (const CollectiveSample& c : samples.at(&run)) {
       (c.beside > 0 ? beside : alone)[run.config.dtype].push_back(c);
       if (c.beside > 0) beside_runs[run.config.dtype].insert(run.name);
     }
@@ -187,7 +194,8 @@ std::optional<RateFromDurations> OverlapRateFromDurations(const std::vector<RunO
 
 }  // namespace
 
-Status FitOverlapRate(const std::vector<RunObservation>& runs, StepModel* m) {
+Status FitOverlapRate(const std::vector<RunObservation>& runs, const SamplesByRun& samples,
+                      StepModel* m) {
   std::vector<const RunObservation*> overlapped;
   for (const RunObservation& run : runs) {
     bool several = false;
@@ -200,10 +208,10 @@ Status FitOverlapRate(const std::vector<RunObservation>& runs, StepModel* m) {
   if (overlapped.empty()) return Status::Ok();  // the rate stays as it was (1, assumed)
   std::string names;
   for (const RunObservation* run : overlapped) names += (names.empty() ? "" : ", ") + run->name;
-  if (const std::optional<RateFromDurations> rate = OverlapRateFromDurations(runs)) {
+  if (const std::optional<RateFromDurations> rate = OverlapRateFromDurations(runs, samples)) {
     // The reductions' cost alone: each overlapped one's duration less what the rate slowed it.
     std::vector<std::string> notes;  // the first fit's notes are m's already
-    if (Status st = FitCollectives(runs, rate->rate.value, m, &notes); !st.ok()) return st;
+    if (Status st = FitCollectives(runs, samples, rate->rate.value, m, &notes); !st.ok()) return st;
     std::string from;
     for (const std::string& run : rate->runs) from += (from.empty() ? "" : ", ") + run;
     m->overlap_rate = Constant{

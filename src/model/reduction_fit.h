@@ -4,6 +4,7 @@
 // and the overlap rate (docs/model.md, "all-reduce cost" and "overlap rate").
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,12 +19,16 @@ namespace stepscope::model {
 // of the time it ran beside that rank's reducing backward.
 std::vector<CollectiveSample> CollectiveSamples(const RunObservation& run);
 
+// Every run's CollectiveSamples, read once for the fits below and the host CPU fit's cap.
+using SamplesByRun = std::map<const RunObservation*, std::vector<CollectiveSample>>;
+SamplesByRun CollectiveSamplesOf(const std::vector<RunObservation>& runs);
+
 // All-reduce cost per wire precision into m->collectives, from every run given that reduced at
 // N >= 2 (its reductions' cost does not depend on what else the run changed), each reduction
 // that overlapped backward corrected for the overlap rate (CollectiveSamples). Notes what the
 // samples cannot identify into `notes`.
-Status FitCollectives(const std::vector<RunObservation>& runs, double overlap_rate, StepModel* m,
-                      std::vector<std::string>* notes);
+Status FitCollectives(const std::vector<RunObservation>& runs, const SamplesByRun& samples,
+                      double overlap_rate, StepModel* m, std::vector<std::string>* notes);
 
 // How fast reductions progress beside backward (a share of full speed) into m->overlap_rate,
 // from the runs that reduced several buckets a step with overlap at N >= 2. Left out: synthetic
@@ -37,6 +42,7 @@ Status FitCollectives(const std::vector<RunObservation>& runs, double overlap_ra
 // throughput: a run's compute moves with the host from run to run, and fitted on the throughput
 // the rate would absorb that movement. Without such a run the rate stays as it was (1, assumed).
 // The runs used that are not baselines join m->cost_runs.
-Status FitOverlapRate(const std::vector<RunObservation>& runs, StepModel* m);
+Status FitOverlapRate(const std::vector<RunObservation>& runs, const SamplesByRun& samples,
+                      StepModel* m);
 
 }  // namespace stepscope::model

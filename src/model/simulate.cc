@@ -267,12 +267,16 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side,
   // was measured in the reference precision: another one's arithmetic is scaled by what its
   // fitted reduction costs per byte against the reference's (bf16 on the shared-memory path
   // converts as it reduces, and is slower than fp32, not twice as fast).
-  const bool host_bound =
-      m.host_cpu && m.host_cpu->reduction_per_byte && !s.link && !s.intra_link && !s.inter_link;
+  // Only where the scenario's ranks outnumber their cores; the reference precision's cost is
+  // resolved only for another precision, and without it that precision gets no bound.
+  bool host_bound =
+      m.host_cpu && m.host_cpu->reduction_per_byte && !s.link && !s.intra_link && !s.inter_link &&
+      ScenarioRanksPerHost(m.host_cpu->max_ranks_per_host, s) > m.host_cpu->cores_per_host;
   std::optional<CollectiveCost> reference_cost;
-  if (host_bound) {
+  if (host_bound && r.dtype != m.reference.dtype) {
     Result<CollectiveCost> c = ResolveCost(m, s, m.reference.dtype);
     if (c.ok() && c->known()) reference_cost = *c;
+    host_bound = reference_cost.has_value();
   }
   if (cost->known() && r.replicas > 1 && m.gradient_bytes > 0) {
     const double cap = r.bucket_mb * 1024 * 1024;
@@ -290,11 +294,11 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side,
           ReadyShare(m.readiness, std::min(1.0, done / total)) * backward_critical;
       const Bytes wire = static_cast<Bytes>(std::llround(size * width / 4.0));
       Seconds seconds = cost->Cost(r.replicas, wire, side);
-      if (reference_cost) {
+      if (host_bound) {
         const Bytes reference_wire =
             static_cast<Bytes>(std::llround(size * WireWidth(m.reference.dtype) / 4.0));
         Seconds floor = ReductionCpuFloor(*m.host_cpu, s, reference_wire, side);
-        if (floor > 0 && r.dtype != m.reference.dtype) {
+        if (reference_cost) {
           floor *= BytesCostRatio(*cost, *reference_cost, side, wire, reference_wire);
         }
         seconds = std::max(seconds, floor);
