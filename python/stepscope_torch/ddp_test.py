@@ -31,12 +31,16 @@ def tearDownModule():
     dist.destroy_process_group()
 
 
-def _job(width=64):
-    """A fresh DDP model, its optimizer and loader, the same from the same seed."""
+def _job(width=64, rank=0, group=None):
+    """A fresh DDP model (over `group`, None: the default one), its optimizer and loader, the
+    same from the same seed; the data is each rank's own (rank 0's drawn after the model from
+    the same seed)."""
     torch.manual_seed(0)
     model = DistributedDataParallel(nn.Sequential(
         nn.Linear(16, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(),
-        nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 3)))
+        nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 3)), process_group=group)
+    if rank:
+        torch.manual_seed(rank)
     data = TensorDataset(torch.randn(8 * STEPS, 16), torch.randint(0, 3, (8 * STEPS,)))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     return model, optimizer, DataLoader(data, batch_size=8)

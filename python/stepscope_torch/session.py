@@ -42,13 +42,24 @@ def _world():
     return int(os.environ.get("RANK", "0")), 1, "none"
 
 
+def _reduction_group(model, world):
+    """The group a DDP model averages its gradients over, and its size (DDP's own
+    `process_group`: the default one unless the script gave another)."""
+    group = getattr(model, "process_group", None)
+    if group is None or not dist.is_initialized():
+        return None, world
+    return group, dist.get_world_size(group)
+
+
 def _rebuild_ddp(model, bucket_mb):
     """The same DistributedDataParallel over the same module with another bucket cap."""
     return DistributedDataParallel(
         model.module, device_ids=model.device_ids, output_device=model.output_device,
-        broadcast_buffers=model.broadcast_buffers, bucket_cap_mb=bucket_mb,
+        dim=model.dim, broadcast_buffers=model.broadcast_buffers,
+        process_group=model.process_group, bucket_cap_mb=bucket_mb,
         find_unused_parameters=model.find_unused_parameters,
-        gradient_as_bucket_view=model.gradient_as_bucket_view)
+        gradient_as_bucket_view=model.gradient_as_bucket_view,
+        static_graph=model.static_graph)
 
 
 def _first_tensor(out):
@@ -74,9 +85,12 @@ class _Session:
         self.settings = settings
         self.t_enter = time.time()
         self.rank, self.world, backend = _world()
+        # The gradients are averaged over DDP's group: the hook's division, the norms'
+        # replicas and the bus bandwidth's ring all count its ranks.
+        group, reduce_world = _reduction_group(model, self.world)
         os.makedirs(settings.run_dir, exist_ok=True)
         self.recorder = StepRecorder(os.path.join(settings.run_dir, f"rank-{self.rank}.steps.jsonl"),
-                                     self.rank, self.world, settings.warmup_steps,
+                                     self.rank, reduce_world, settings.warmup_steps,
                                      settings.grad_norm_every)
         self.notes = []
         self.ddp = isinstance(model, DistributedDataParallel)
@@ -102,10 +116,11 @@ class _Session:
         self.marks = StepMarks(self.clock) if self.clock.deferred else None
         if self.ddp:
             if self.marks is None:
-                hook = TimedHook(self.recorder, self.world, reduce=self.reduce, wire=wire)
+                hook = TimedHook(self.recorder, reduce_world, reduce=self.reduce, wire=wire,
+                                 group=group)
             else:
-                hook = TimedHook(self.recorder, self.world, reduce=self.reduce, wire=wire,
-                                 stamp=self.clock.stamp, collectives=self.marks)
+                hook = TimedHook(self.recorder, reduce_world, reduce=self.reduce, wire=wire,
+                                 stamp=self.clock.stamp, collectives=self.marks, group=group)
             try:
                 model.register_comm_hook(hook, timed_hook)
             except RuntimeError as e:
