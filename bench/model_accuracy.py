@@ -228,9 +228,14 @@ def levers(a):
             pm = statistics.median(pg) if pg else None
             pq = statistics.quantiles(pg, n=4) if len(pg) >= 2 else None
             perr = None if not pm else g["value"] / pm - 1
+            # A gain about as small as the rounds' own spread has no meaningful ratio (a
+            # prediction of +0.0 against +0.1 is "-100 %"): the prediction inside the measured
+            # gains' quartiles is as close as the measurement can tell.
+            inside = pq is not None and pq[0] <= g["value"] <= pq[2]
             rows.append({"workload": name, "seed": a.seed, "lever": lp["lever"],
                          "paired_gains": pg, "paired_median": pm, "paired_error": perr,
                          "paired_within_10pct": perr is not None and abs(perr) <= 0.10,
+                         "paired_inside_quartiles": inside,
                          "predicted": g["value"],
                          "low": g["low"], "high": g["high"], "measured": m, "error": err,
                          "within_10pct": within, "unhonoured": missed,
@@ -249,7 +254,14 @@ def levers(a):
                 print(f"  {'':<26} paired over {len(pg)} rounds: measured {pm:+8.1f} "
                       f"{'' if pq is None else f'[{pq[0]:+.1f}, {pq[2]:+.1f}]'}"
                       f"{'' if perr is None else f'  error {100 * perr:+6.1f} %'}"
-                      f"{'  within 10 %' if perr is not None and abs(perr) <= 0.10 else ''}")
+                      f"{'  within 10 %' if perr is not None and abs(perr) <= 0.10 else ''}"
+                      f"{'  inside the quartiles' if inside else ''}")
+    judged = [r for r in rows if r["paired_gains"]]
+    if judged:
+        met = [r for r in judged if r["paired_within_10pct"] or r["paired_inside_quartiles"]]
+        print(f"\nlevers whose predicted gain is within 10 % of the paired median or inside its "
+              f"quartiles: {len(met)} of {len(judged)}"
+              f"{'' if len(met) == len(judged) else ' (not: ' + ', '.join(r['workload'] + ' ' + r['lever'] for r in judged if r not in met) + ')'}")
     with open(os.path.join(a.out, "levers.jsonl"), "w") as f:
         for r in rows:
             f.write(json.dumps(r) + "\n")
