@@ -38,7 +38,15 @@ class TimedHook:
     `stamp` takes the marks (`now` on the host; a CUDA-event clock's `stamp`), `collectives`
     receives them (the recorder itself, or the step's StepMarks when stamps are resolved at the
     step's end); `all_reduce` launches the reduction (`dist.all_reduce` over `group`; the tests
-    pass their own). The norms always go to the recorder."""
+    pass their own). The norms always go to the recorder.
+
+    `divide`: how this step averages, as DDP's default would (which, once any hook is
+    registered, copies into the bucket without averaging). It multiplies a gradient it copies
+    in by the reciprocal of the world size, and divides one that already is the bucket's view
+    (`gradient_as_bucket_view`, a gradient kept from the last step); at 3, 5, 6... ranks the
+    two round differently. The session sets it at backward's start."""
+
+    divide = False
 
     def __init__(self, recorder, world, reduce=True, wire="fp32", stamp=now, collectives=None,
                  all_reduce=None, group=None):
@@ -69,11 +77,12 @@ class TimedHook:
             return fut
         if self.wire == "fp32":
             wire = buffer
-            if self.world > 1:  # dividing by 1 is a pass over the bucket that changes nothing
-                # As DDP's default does while it copies into the bucket (which it does not once
-                # a hook is registered): times the reciprocal, which at 3, 5, 6... ranks rounds
-                # otherwise than a division, and costs half as much.
-                wire.mul_(1.0 / self.world)
+            if self.world == 1:
+                pass  # averaging over 1 is a pass over the bucket that changes nothing
+            elif self.divide:
+                wire.div_(self.world)
+            else:
+                wire.mul_(1.0 / self.world)  # also half the cost of a division
         else:
             wire = buffer.to(WIRE_DTYPES[self.wire]).div_(self.world)
         if sampling:

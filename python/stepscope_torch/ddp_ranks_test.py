@@ -1,11 +1,17 @@
 """The helper over real DistributedDataParallel jobs of three processes (gloo): the reduced
 gradients, and so the trained parameters, are DDP's own bit for bit.
 
-- Over all three ranks. With more than one process the timed hook averages the bucket itself
-  (DDP copies it in undivided once any hook is registered); three is the smallest world in which
-  a division by the world size and DDP's multiplication by its reciprocal round differently.
-- Over groups of their own ({0, 1} and {2}), and with a bucket cap, so that DDP is rebuilt: the
-  hook reduces over DDP's group and averages over its size, and the rebuilt DDP keeps the group.
+With more than one process the timed hook averages each bucket itself (DDP copies it in
+unaveraged once any hook is registered), as DDP's default would: a gradient copied in is
+multiplied by the reciprocal of the world size, one that already is the bucket's view
+(`gradient_as_bucket_view`) is divided. Three is the smallest world in which the two round
+differently.
+
+- over all three ranks;
+- with `gradient_as_bucket_view`, the script keeping its gradients between steps (the view is
+  divided from the second step on) or setting them to None (always copied in);
+- over groups of their own ({0, 1} and {2}), with a bucket cap, so that DDP is rebuilt: the hook
+  reduces over DDP's group and averages over its size, and the rebuilt DDP keeps the group.
 """
 import atexit
 import socket
@@ -23,22 +29,32 @@ from stepscope_torch.settings import read_settings
 WORLD = 3
 
 
-def _rank(rank, port, results, subgroups):
+def _zero_to_none(optimizer):
+    zero = optimizer.zero_grad
+    optimizer.zero_grad = lambda: zero(set_to_none=True)
+
+
+def _rank(rank, port, results, case):
     """One process: the plain job, then the same job wrapped; puts (rank, the indices of the
     parameters that differ)."""
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=WORLD)
     torch.set_num_threads(1)
-    group, env = None, {}
-    if subgroups:
+    ddp, env = {}, {}
+    if case == "groups":
         groups = [dist.new_group([0, 1]), dist.new_group([2])]  # every rank makes every group
-        group, env = groups[rank // 2], {"STEPSCOPE_BUCKET_MB": "0.01"}
-    model, optimizer, loader = _job(rank=rank, group=group)
-    _train(model, optimizer, loader)
+        ddp, env = {"process_group": groups[rank // 2]}, {"STEPSCOPE_BUCKET_MB": "0.01"}
+    elif case.startswith("view"):
+        ddp = {"gradient_as_bucket_view": True}
+    model, optimizer, loader = _job(rank=rank, **ddp)
     with tempfile.TemporaryDirectory() as tmp:
         settings = read_settings(dict(env, STEPSCOPE_RUN_DIR=tmp, STEPSCOPE_WARMUP_STEPS="0"))
-        session = _Session(settings, *_job(rank=rank, group=group))
+        session = _Session(settings, *_job(rank=rank, **ddp))
         atexit.unregister(session.finish)
+        if case == "view_set_to_none":
+            _zero_to_none(optimizer)
+            _zero_to_none(session.optimizer)
+        _train(model, optimizer, loader)
         _train(session.model, session.optimizer, session.loader)
         session.recorder.close()
     differ = [i for i, (p, q) in enumerate(zip(model.parameters(), session.model.parameters()))
@@ -47,24 +63,31 @@ def _rank(rank, port, results, subgroups):
     dist.destroy_process_group()
 
 
-def _run(subgroups):
+def _run(case):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     results = mp.get_context("spawn").SimpleQueue()
-    mp.start_processes(_rank, args=(port, results, subgroups), nprocs=WORLD,
-                       start_method="spawn")
+    mp.start_processes(_rank, args=(port, results, case), nprocs=WORLD, start_method="spawn")
     return dict(results.get() for _ in range(WORLD))
 
 
 class ThreeRanks(unittest.TestCase):
+    def check(self, case):
+        self.assertEqual(_run(case), {r: [] for r in range(WORLD)},
+                         f"{case}: parameters (by index) the helper changed, per rank")
+
     def test_training_is_ddps_own_bit_for_bit(self):
-        self.assertEqual(_run(subgroups=False), {r: [] for r in range(WORLD)},
-                         "parameters (by index) the helper changed, per rank")
+        self.check("whole")
+
+    def test_with_gradients_as_the_buckets_views_kept_between_steps(self):
+        self.check("view")
+
+    def test_with_gradients_as_the_buckets_views_set_to_none(self):
+        self.check("view_set_to_none")
 
     def test_over_groups_of_its_own_and_rebuilt(self):
-        self.assertEqual(_run(subgroups=True), {r: [] for r in range(WORLD)},
-                         "parameters (by index) the helper changed, per rank")
+        self.check("groups")
 
 
 if __name__ == "__main__":

@@ -31,14 +31,14 @@ def tearDownModule():
     dist.destroy_process_group()
 
 
-def _job(width=64, rank=0, group=None):
-    """A fresh DDP model (over `group`, None: the default one), its optimizer and loader, the
-    same from the same seed; the data is each rank's own (rank 0's drawn after the model from
-    the same seed)."""
+def _job(width=64, rank=0, **ddp):
+    """A fresh DDP model (`ddp`: DistributedDataParallel's own arguments), its optimizer and
+    loader, the same from the same seed; the data is each rank's own (rank 0's drawn after the
+    model from the same seed)."""
     torch.manual_seed(0)
     model = DistributedDataParallel(nn.Sequential(
         nn.Linear(16, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(),
-        nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 3)), process_group=group)
+        nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 3)), **ddp)
     if rank:
         torch.manual_seed(rank)
     data = TensorDataset(torch.randn(8 * STEPS, 16), torch.randint(0, 3, (8 * STEPS,)))

@@ -62,6 +62,17 @@ def _rebuild_ddp(model, bucket_mb):
         static_graph=model.static_graph)
 
 
+def _bucket_alias_probe(model):
+    """A parameter whose gradient, at backward's start, says how DDP's default would average
+    this step's gradients: with `gradient_as_bucket_view` a gradient left from the last step is
+    already the bucket's view and is divided in place; one made afresh (the first step, or a
+    script that sets gradients to None) is multiplied by the reciprocal while copied in. None
+    when DDP always copies."""
+    if not getattr(model, "gradient_as_bucket_view", False):
+        return None
+    return next((p for p in model.parameters() if p.requires_grad), None)
+
+
 def _first_tensor(out):
     if isinstance(out, torch.Tensor):
         return out
@@ -114,6 +125,7 @@ class _Session:
         # with `now()` and go straight to the recorder.
         self.clock = clock if clock is not None else clock_for(model)
         self.marks = StepMarks(self.clock) if self.clock.deferred else None
+        self.timed_hook = None
         if self.ddp:
             if self.marks is None:
                 hook = TimedHook(self.recorder, reduce_world, reduce=self.reduce, wire=wire,
@@ -127,6 +139,7 @@ class _Session:
                 raise HelperError(
                     "stepscope_torch: cannot time the reduction: the DDP model already has a "
                     f"communication hook ({e}); remove yours while diagnosing") from e
+            self.timed_hook = hook
         self.backend = backend
         self.model = model
         if self.marks is None:
@@ -174,8 +187,12 @@ class _Session:
             if t is not None and t.requires_grad:
                 t.register_hook(on_output_grad)
 
+        probe, hook = _bucket_alias_probe(model), self.timed_hook
+
         def on_output_grad(grad):
             rec.mark_backward_start(now())
+            if probe is not None and hook is not None:
+                hook.divide = probe.grad is not None
             _ENGINE.queue_callback(lambda: _ENGINE.queue_callback(
                 lambda: rec.mark_backward_end(now())))
             return None
@@ -225,8 +242,12 @@ class _Session:
             if t is not None and t.requires_grad:
                 t.register_hook(on_output_grad)
 
+        probe, hook = _bucket_alias_probe(model), self.timed_hook
+
         def on_output_grad(grad):
             marks.backward_start(stamp())
+            if probe is not None and hook is not None:
+                hook.divide = probe.grad is not None
             _ENGINE.queue_callback(lambda: _ENGINE.queue_callback(
                 lambda: marks.backward_end(stamp())))
             return None
