@@ -61,6 +61,18 @@ class Hook(unittest.TestCase):
         self.assertGreaterEqual(c.end, c.start)
         torch.testing.assert_close(fut.wait(), torch.full((4,), 2.0))
 
+    def test_it_averages_as_ddps_default_would(self):
+        # At 3 ranks a division and a multiplication by the reciprocal round differently in
+        # some of these values; each way must be DDP's own, bit for bit.
+        values = torch.linspace(0.1, 7.3, 64)
+        self.assertFalse(torch.equal(values / 3, values * (1.0 / 3)))
+        for divide, expected in ((False, values * (1.0 / 3)), (True, values / 3)):
+            launch = _Launch()
+            hook = TimedHook(self.rec, 3, all_reduce=launch)
+            hook.divide = divide
+            hook(_Bucket(values.clone()))
+            self.assertTrue(torch.equal(launch.launched[0], expected), f"divide={divide}")
+
     def test_with_events_the_end_is_stamped_in_the_futures_callback(self):
         dev, host = FakeDevice(time=100.0), Host(1.0)
         clock = event_clock(dev, host)
