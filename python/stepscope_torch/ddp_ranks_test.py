@@ -9,7 +9,9 @@ differently.
 
 - over all three ranks;
 - with `gradient_as_bucket_view`, the script keeping its gradients between steps (the view is
-  divided from the second step on) or setting them to None (always copied in);
+  divided from the second step on) or setting them to None (always copied in), and each again
+  accumulating two micro-batches, the first under `no_sync` (set to None, the gradient the
+  reducing backward adds to is the script's own, not a view: copied in);
 - over groups of their own ({0, 1} and {2}), with a bucket cap, so that DDP is rebuilt: the hook
   reduces over DDP's group and averages over its size, and the rebuilt DDP keeps the group.
 """
@@ -21,6 +23,7 @@ import unittest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+from torch import nn
 
 from stepscope_torch.ddp_test import _job, _train
 from stepscope_torch.session import _Session
@@ -32,6 +35,19 @@ WORLD = 3
 def _zero_to_none(optimizer):
     zero = optimizer.zero_grad
     optimizer.zero_grad = lambda: zero(set_to_none=True)
+
+
+def _train_accumulating(model, optimizer, loader):
+    """Two micro-batches a step, the first under `no_sync`."""
+    loss_fn = nn.CrossEntropyLoss()
+    batches = iter(loader)
+    for x, y in batches:
+        optimizer.zero_grad()
+        with model.no_sync():
+            loss_fn(model(x), y).backward()
+        x, y = next(batches)
+        loss_fn(model(x), y).backward()
+        optimizer.step()
 
 
 def _rank(rank, port, results, case):
@@ -51,11 +67,12 @@ def _rank(rank, port, results, case):
         settings = read_settings(dict(env, STEPSCOPE_RUN_DIR=tmp, STEPSCOPE_WARMUP_STEPS="0"))
         session = _Session(settings, *_job(rank=rank, **ddp))
         atexit.unregister(session.finish)
-        if case == "view_set_to_none":
+        if case.endswith("set_to_none"):
             _zero_to_none(optimizer)
             _zero_to_none(session.optimizer)
-        _train(model, optimizer, loader)
-        _train(session.model, session.optimizer, session.loader)
+        train = _train_accumulating if "accumulating" in case else _train
+        train(model, optimizer, loader)
+        train(session.model, session.optimizer, session.loader)
         session.recorder.close()
     differ = [i for i, (p, q) in enumerate(zip(model.parameters(), session.model.parameters()))
               if not torch.equal(p, q)]
@@ -85,6 +102,12 @@ class ThreeRanks(unittest.TestCase):
 
     def test_with_gradients_as_the_buckets_views_set_to_none(self):
         self.check("view_set_to_none")
+
+    def test_with_gradients_as_views_accumulating(self):
+        self.check("view_accumulating")
+
+    def test_with_gradients_as_views_accumulating_set_to_none(self):
+        self.check("view_accumulating_set_to_none")
 
     def test_over_groups_of_its_own_and_rebuilt(self):
         self.check("groups")

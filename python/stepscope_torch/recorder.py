@@ -111,7 +111,7 @@ class StepRecorder:
     def mark_backward_end(self, t):
         """The backward call is over: gradients reduced and copied back by DDP. Backward
         computes until the last bucket's reduction is launched (the hook's own work on the
-        bucket before it, dividing by the world size and sampling its norm, is the work DDP's
+        bucket before it, averaging over the world size and sampling its norm, is the work DDP's
         default does while copying the gradients in: compute); from then the main thread waits
         for the reductions still in flight (exposed communication) until the last one ends; what
         follows (DDP copying the reduced buckets back into the gradients) is backward again."""

@@ -64,13 +64,19 @@ def _rebuild_ddp(model, bucket_mb):
 
 def _bucket_alias_probe(model):
     """A parameter whose gradient, at backward's start, says how DDP's default would average
-    this step's gradients: with `gradient_as_bucket_view` a gradient left from the last step is
-    already the bucket's view and is divided in place; one made afresh (the first step, or a
-    script that sets gradients to None) is multiplied by the reciprocal while copied in. None
-    when DDP always copies."""
+    this step's gradients: with `gradient_as_bucket_view` a gradient that already is the
+    bucket's view (kept from the last step) is divided in place; any other (the first step, a
+    script that sets gradients to None, one a `no_sync` backward made afresh) is multiplied by
+    the reciprocal while copied in. None when DDP always copies."""
     if not getattr(model, "gradient_as_bucket_view", False):
         return None
     return next((p for p in model.parameters() if p.requires_grad), None)
+
+
+def _is_bucket_view(grad):
+    """A gradient DDP made its bucket's view is a view (of the bucket); one autograd made is
+    not."""
+    return grad is not None and grad._base is not None
 
 
 def _first_tensor(out):
@@ -192,7 +198,7 @@ class _Session:
         def on_output_grad(grad):
             rec.mark_backward_start(now())
             if probe is not None and hook is not None:
-                hook.divide = probe.grad is not None
+                hook.divide = _is_bucket_view(probe.grad)
             _ENGINE.queue_callback(lambda: _ENGINE.queue_callback(
                 lambda: rec.mark_backward_end(now())))
             return None
@@ -247,7 +253,7 @@ class _Session:
         def on_output_grad(grad):
             marks.backward_start(stamp())
             if probe is not None and hook is not None:
-                hook.divide = probe.grad is not None
+                hook.divide = _is_bucket_view(probe.grad)
             _ENGINE.queue_callback(lambda: _ENGINE.queue_callback(
                 lambda: marks.backward_end(stamp())))
             return None
