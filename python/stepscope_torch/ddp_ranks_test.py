@@ -16,6 +16,7 @@ differently.
   reduces over DDP's group and averages over its size, and the rebuilt DDP keeps the group.
 """
 import atexit
+import datetime
 import socket
 import tempfile
 import unittest
@@ -53,8 +54,9 @@ def _train_accumulating(model, optimizer, loader):
 def _rank(rank, port, results, case):
     """One process: the plain job, then the same job wrapped; puts (rank, the indices of the
     parameters that differ)."""
+    # A rank lost ends the others' collectives in a minute, not the test's whole time limit.
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
-                            world_size=WORLD)
+                            world_size=WORLD, timeout=datetime.timedelta(seconds=60))
     torch.set_num_threads(1)
     ddp, env = {}, {}
     if case == "groups":
