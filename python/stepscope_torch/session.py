@@ -62,21 +62,24 @@ def _rebuild_ddp(model, bucket_mb):
         static_graph=model.static_graph)
 
 
-def _bucket_alias_probe(model):
-    """A parameter whose gradient, at backward's start, says how DDP's default would average
-    this step's gradients: with `gradient_as_bucket_view` a gradient that already is the
-    bucket's view (kept from the last step) is divided in place; any other (the first step, a
-    script that sets gradients to None, one a `no_sync` backward made afresh) is multiplied by
-    the reciprocal while copied in. None when DDP always copies."""
-    if not getattr(model, "gradient_as_bucket_view", False):
+def _averaging_probe(model, hook):
+    """A call for backward's start that tells the timed hook how DDP's default would average
+    this step's gradients, or None where it always multiplies. With `gradient_as_bucket_view`
+    a gradient that already is its bucket's view (kept from the last step) is divided in place;
+    any other (the first step, a script that sets gradients to None, one a `no_sync` backward
+    made afresh) is multiplied by the reciprocal while copied in. One parameter's gradient
+    tells: DDP made the view a view of the bucket; autograd makes a gradient of its own."""
+    if hook is None or not getattr(model, "gradient_as_bucket_view", False):
         return None
-    return next((p for p in model.parameters() if p.requires_grad), None)
+    probe = next((p for p in model.parameters() if p.requires_grad), None)
+    if probe is None:
+        return None
 
+    def note():
+        grad = probe.grad
+        hook.divide = grad is not None and grad._base is not None
 
-def _is_bucket_view(grad):
-    """A gradient DDP made its bucket's view is a view (of the bucket); one autograd made is
-    not."""
-    return grad is not None and grad._base is not None
+    return note
 
 
 def _first_tensor(out):
@@ -102,7 +105,7 @@ class _Session:
         self.settings = settings
         self.t_enter = time.time()
         self.rank, self.world, backend = _world()
-        # The gradients are averaged over DDP's group: the hook's division, the norms'
+        # The gradients are averaged over DDP's group: the hook's average, the norms'
         # replicas and the bus bandwidth's ring all count its ranks.
         group, reduce_world = _reduction_group(model, self.world)
         os.makedirs(settings.run_dir, exist_ok=True)
@@ -193,12 +196,12 @@ class _Session:
             if t is not None and t.requires_grad:
                 t.register_hook(on_output_grad)
 
-        probe, hook = _bucket_alias_probe(model), self.timed_hook
+        note_averaging = _averaging_probe(model, self.timed_hook)
 
         def on_output_grad(grad):
             rec.mark_backward_start(now())
-            if probe is not None and hook is not None:
-                hook.divide = _is_bucket_view(probe.grad)
+            if note_averaging is not None:
+                note_averaging()
             _ENGINE.queue_callback(lambda: _ENGINE.queue_callback(
                 lambda: rec.mark_backward_end(now())))
             return None
@@ -248,12 +251,12 @@ class _Session:
             if t is not None and t.requires_grad:
                 t.register_hook(on_output_grad)
 
-        probe, hook = _bucket_alias_probe(model), self.timed_hook
+        note_averaging = _averaging_probe(model, self.timed_hook)
 
         def on_output_grad(grad):
             marks.backward_start(stamp())
-            if probe is not None and hook is not None:
-                hook.divide = _is_bucket_view(probe.grad)
+            if note_averaging is not None:
+                note_averaging()
             _ENGINE.queue_callback(lambda: _ENGINE.queue_callback(
                 lambda: marks.backward_end(stamp())))
             return None
