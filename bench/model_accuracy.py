@@ -258,10 +258,11 @@ def levers(a):
                       f"{'  inside the quartiles' if inside else ''}")
     judged = [r for r in rows if r["paired_gains"]]
     if judged:
-        met = [r for r in judged if r["paired_within_10pct"] or r["paired_inside_quartiles"]]
+        missed = [f"{r['workload']} {r['lever']}" for r in judged
+                  if not (r["paired_within_10pct"] or r["paired_inside_quartiles"])]
         print(f"\nlevers whose predicted gain is within 10 % of the paired median or inside its "
-              f"quartiles: {len(met)} of {len(judged)}"
-              f"{'' if len(met) == len(judged) else ' (not: ' + ', '.join(r['workload'] + ' ' + r['lever'] for r in judged if r not in met) + ')'}")
+              f"quartiles: {len(judged) - len(missed)} of {len(judged)}"
+              f"{' (not: ' + ', '.join(missed) + ')' if missed else ''}")
     with open(os.path.join(a.out, "levers.jsonl"), "w") as f:
         for r in rows:
             f.write(json.dumps(r) + "\n")

@@ -108,25 +108,28 @@ void FitCompute(const std::vector<RunObservation>& runs,
                 double share_at, StepModel* m) {
   const int b = m->reference.batch;
   const std::map<int, double>& slow = m->stragglers;
-  auto phase_at = [&slow](const std::vector<const RunObservation*>& set, bool forward) {
-    return BootstrapMean(Concat(set, [forward, &slow](const RunObservation& run) {
+  // A phase per micro-batch on the typical rank, every steady step of `set`.
+  auto phase_steps = [&slow](const std::vector<const RunObservation*>& set, bool forward) {
+    return Concat(set, [forward, &slow](const RunObservation& run) {
       return TypicalPerStep(
           run.records,
           [forward](const StepRecord& r) {
             return PerMicroBatch(r, forward ? r.forward : r.backward);
           },
           slow);
-    }));
+    });
   };
   const RunObservation* doubled = pair.doubled;
   const RunObservation* paired = pair.baseline;
+  // The pooled phase grown as the pair's grew from b to 2b (their means: only the ratio is used).
   const auto at_2b = [&](bool forward, const Estimate& pooled) -> std::optional<Estimate> {
     if (!doubled) return std::nullopt;
-    const double at_b = phase_at({paired}, forward).value;
-    const double growth = at_b > 0 ? phase_at({doubled}, forward).value / at_b : 2.0;
+    const double at_b = Mean(phase_steps({paired}, forward));
+    const double growth = at_b > 0 ? Mean(phase_steps({doubled}, forward)) / at_b : 2.0;
     return pooled * growth;
   };
-  const Estimate forward_b = phase_at(baselines, true), backward_b = phase_at(baselines, false);
+  const Estimate forward_b = BootstrapMean(phase_steps(baselines, true));
+  const Estimate backward_b = BootstrapMean(phase_steps(baselines, false));
   FitPhase("forward", forward_b, at_2b(true, forward_b), b, &m->forward_c0, &m->forward_c1);
   FitPhase("backward", backward_b, at_2b(false, backward_b), b, &m->backward_c0, &m->backward_c1);
   m->optimizer =

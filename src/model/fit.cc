@@ -22,11 +22,6 @@
 namespace stepscope::model {
 namespace {
 
-Constant Make(const std::string& name, Estimate e, const std::string& unit, const std::string& how,
-              bool assumed = false) {
-  return Constant{name, e, unit, how, assumed};
-}
-
 // Each rank's positions in each steady step, steps in order; empty when a steady record lacks
 // them.
 DrawnPositions DrawnPositionsOf(const RunObservation& run) {
@@ -207,14 +202,14 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
       services.push_back(run->config.loader_workers * step);  // wait + the rest = one period
     }
   }
-  m.input_wait = Make("input_wait", BootstrapMean(waits), "s per step",
-                      "the baselines' mean wait for a batch, held constant");
+  m.input_wait = Constant{"input_wait", BootstrapMean(waits), "s per step",
+                          "the baselines' mean wait for a batch, held constant"};
   if (!services.empty()) {
     const auto [lo, hi] = std::minmax_element(services.begin(), services.end());
     m.loader_service =
-        Make("loader_service", Estimate{Mean(services), *lo, *hi}, "s per batch per worker",
-             "workers x step time of the baselines that waited for input "
-             "(a loader-bound step lasts one loader period)");
+        Constant{"loader_service", Estimate{Mean(services), *lo, *hi}, "s per batch per worker",
+                 "workers x step time of the baselines that waited for input "
+                 "(a loader-bound step lasts one loader period)"};
   }
   // Each baseline's overhead per step on the typical rank: pooled for the overhead, and per run
   // for the crowding below.
@@ -225,8 +220,8 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
         TypicalPerStep(run->records, [](const StepRecord& r) { return r.overhead(); }));
     pooled_overhead.insert(pooled_overhead.end(), overheads.back().begin(), overheads.back().end());
   }
-  m.overhead = Make("overhead", BootstrapMean(pooled_overhead), "s per step",
-                    "the baselines' residual (step - input - compute - exposed)");
+  m.overhead = Constant{"overhead", BootstrapMean(pooled_overhead), "s per step",
+                        "the baselines' residual (step - input - compute - exposed)"};
 
   // Ranks that outnumber the cores: compute and overhead as lines in the crowding.
   std::vector<CrowdingPoint> crowding;

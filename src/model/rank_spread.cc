@@ -53,13 +53,14 @@ std::map<int, double> FindStragglers(const RunObservation& largest, double share
     means[rank] = (work > 0 ? fb / work : fb) / n + optimizer / n;
   }
   const double step = Mean(steps);
+  std::vector<double> values;
+  for (const auto& [rank, mean] : means) values.push_back(mean);
+  // Each rank against the median of the other ranks: unbiased at N = 2.
+  const std::vector<double> typicals = MedianOfOthers(values);
   std::map<int, double> stragglers;
-  for (auto& [rank, mean] : means) {
-    std::vector<double> others;  // the median of the other ranks: unbiased at N = 2
-    for (auto& [other, other_mean] : means) {
-      if (other != rank) others.push_back(other_mean);
-    }
-    const double typical = Median(others);
+  size_t i = 0;
+  for (const auto& [rank, mean] : means) {
+    const double typical = typicals[i++];
     if (typical > 0 && mean >= typical * (1 + margin) && mean - typical >= 0.01 * step) {
       stragglers[rank] = mean / typical;
     }

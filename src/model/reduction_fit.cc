@@ -97,13 +97,13 @@ Status FitCollectives(const std::vector<RunObservation>& runs, const SamplesByRu
           "it");
     }
   }
-  for (const auto& [dtype, samples] : by_dtype) {
+  for (const auto& [dtype, of_dtype] : by_dtype) {
     if (dtype == m->reference.dtype) continue;
-    Result<AlphaBeta> ab = FitAlphaBeta(samples);
+    Result<AlphaBeta> ab = FitAlphaBeta(of_dtype);
     if (!ab.ok()) return ab.status();
     const auto ref = m->collectives.find(m->reference.dtype);
     if (ab->alpha_assumed && ref != m->collectives.end() && !ref->second.alpha_assumed) {
-      ab = FitBandwidthGivenLatency(samples, ref->second.alpha_s, ref->second.fixed_s);
+      ab = FitBandwidthGivenLatency(of_dtype, ref->second.alpha_s, ref->second.fixed_s);
       if (!ab.ok()) return ab.status();
     }
     m->collectives[dtype] = *ab;
@@ -168,7 +168,7 @@ std::optional<RateFromDurations> OverlapRateFromDurations(const std::vector<RunO
   }
   std::vector<double> rates;
   std::set<std::string> used;
-  for (const auto& [dtype, samples] : beside) {
+  for (const auto& [dtype, overlapped] : beside) {
     const auto a = alone.find(dtype);
     if (a == alone.end()) continue;
     std::set<std::pair<int, Bytes>> points;
@@ -176,7 +176,7 @@ std::optional<RateFromDurations> OverlapRateFromDurations(const std::vector<RunO
     if (points.size() < 2) continue;  // one point: no latency apart from bandwidth
     Result<AlphaBeta> ab = FitAlphaBeta(a->second);
     if (!ab.ok() || ab->alpha_assumed || ab->beta_assumed) continue;
-    for (const CollectiveSample& c : samples) {
+    for (const CollectiveSample& c : overlapped) {
       const Seconds cost = AllreduceSeconds(*ab, c.replicas, c.bytes);
       rates.push_back(std::clamp(1 - (c.seconds - cost) / c.beside, 0.0, 1.0));
     }
@@ -206,8 +206,6 @@ Status FitOverlapRate(const std::vector<RunObservation>& runs, const SamplesByRu
     }
   }
   if (overlapped.empty()) return Status::Ok();  // the rate stays as it was (1, assumed)
-  std::string names;
-  for (const RunObservation* run : overlapped) names += (names.empty() ? "" : ", ") + run->name;
   if (const std::optional<RateFromDurations> rate = OverlapRateFromDurations(runs, samples)) {
     // The reductions' cost alone: each overlapped one's duration less what the rate slowed it.
     std::vector<std::string> notes;  // the first fit's notes are m's already
@@ -222,6 +220,8 @@ Status FitOverlapRate(const std::vector<RunObservation>& runs, const SamplesByRu
             "quartiles as the band. The reductions' cost is then fitted on every reduction, "
             "each overlapped one less what the rate slowed it by"};
   } else {
+    std::string names;
+    for (const RunObservation* run : overlapped) names += (names.empty() ? "" : ", ") + run->name;
     m->overlap_rate =
         Constant{"overlap_rate", OverlapRateFromExposed(*m, overlapped), "share of full speed",
                  "the rate that best reproduces the exposed communication of the runs "
