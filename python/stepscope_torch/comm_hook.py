@@ -44,9 +44,14 @@ class TimedHook:
     registered, copies into the bucket without averaging). It multiplies a gradient it copies
     in by the reciprocal of the world size, and divides one that already is the bucket's view
     (`gradient_as_bucket_view`, a gradient kept from the last step); at 3, 5, 6... ranks the
-    two round differently. The session sets it at backward's start."""
+    two round differently. The session sets it at backward's start.
+
+    `script`: a ScriptHook (script_hook.py), the script's own hook, registered after `wrap`;
+    it then reduces each bucket in the helper's place (averaging as it does), between the
+    bucket's `start` and `end`, unless the ablation asks for no reduction."""
 
     divide = False
+    script = None
 
     def __init__(self, recorder, world, reduce=True, wire="fp32", stamp=now, collectives=None,
                  all_reduce=None, group=None):
@@ -75,6 +80,8 @@ class TimedHook:
             fut = torch.futures.Future()
             fut.set_result(buffer)
             return fut
+        if self.script is not None:
+            return self._through_script(bucket, buffer, ready, sampling)
         if self.wire == "fp32":
             wire = buffer
             if self.world == 1:
@@ -99,6 +106,24 @@ class TimedHook:
                 c.end = stamp()  # before the copy back, which is not the reduction
                 buffer.copy_(f.value()[0])
                 return buffer
+        return fut.then(done)
+
+    def _through_script(self, bucket, buffer, ready, sampling):
+        """The script's hook reduces the bucket; its work (compression included) is timed as
+        the reduction, from the call to the completion of the future it returns."""
+        rec = self.recorder
+        stamp = self.stamp
+        c = self.collectives.add_collective(self.script.wire_bytes(buffer), ready)
+        c.start = stamp()
+        fut = self.script(bucket)
+
+        def done(f):
+            c.end = stamp()
+            value = f.value()  # what DDP copies into the gradients, handed on unchanged
+            if sampling:
+                rec.reduced.append(value[0] if isinstance(value, (list, tuple)) else value)
+            return value
+
         return fut.then(done)
 
 

@@ -13,10 +13,14 @@ differently.
   accumulating two micro-batches, the first under `no_sync` (set to None, the gradient the
   reducing backward adds to is the script's own, not a view: copied in);
 - over groups of their own ({0, 1} and {2}), with a bucket cap, so that DDP is rebuilt: the hook
-  reduces over DDP's group and averages over its size, and the rebuilt DDP keeps the group.
+  reduces over DDP's group and averages over its size, and the rebuilt DDP keeps the group;
+- with a communication hook of the script's own (PyTorch's fp16 compression, PowerSGD),
+  registered on the plain model and on the one `wrap` returns: it reduces inside the timed
+  hook, and the gradient norms are still sampled.
 """
 import atexit
 import datetime
+import json
 import os
 import socket
 import tempfile
@@ -26,6 +30,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch import nn
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks, powerSGD_hook
 
 from stepscope_torch.ddp_test import _job, _train
 from stepscope_torch.session import _Session
@@ -52,9 +57,30 @@ def _train_accumulating(model, optimizer, loader):
         optimizer.step()
 
 
+def _script_hook(case):
+    """(state, hook) of the script's own communication hook for `case`, or None."""
+    if case == "script_fp16":
+        return None, default_hooks.fp16_compress_hook
+    if case == "script_powersgd":
+        return (powerSGD_hook.PowerSGDState(process_group=None, matrix_approximation_rank=1,
+                                            start_powerSGD_iter=2), powerSGD_hook.powerSGD_hook)
+    return None
+
+
+def _unsampled_norms(path, every, world):
+    """The steps of the records at `path` that should have sampled the norms but did not (a
+    group of one reduces nothing: no norms)."""
+    if world == 1:
+        return []
+    with open(path) as f:
+        records = [json.loads(line) for line in f]
+    return [i for i, r in enumerate(records) if i % every == 0 and
+            not (r["local_grad_sq"] > 0 and r["global_grad_sq"] > 0)]
+
+
 def _rank(rank, port, results, case):
     """One process: the plain job, then the same job wrapped; puts (rank, the indices of the
-    parameters that differ)."""
+    parameters that differ, the steps whose norms were due but not sampled)."""
     # A rank lost ends the others' collectives in a minute, not the test's whole time limit.
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=WORLD, timeout=datetime.timedelta(seconds=60))
@@ -70,6 +96,9 @@ def _rank(rank, port, results, case):
         settings = read_settings(dict(env, STEPSCOPE_RUN_DIR=tmp, STEPSCOPE_WARMUP_STEPS="0"))
         session = _Session(settings, *_job(rank=rank, **ddp))
         atexit.unregister(session.finish)
+        if _script_hook(case):
+            model.register_comm_hook(*_script_hook(case))
+            session.model.register_comm_hook(*_script_hook(case))
         if case.endswith("set_to_none"):
             _zero_to_none(optimizer)
             _zero_to_none(session.optimizer)
@@ -77,9 +106,11 @@ def _rank(rank, port, results, case):
         train(model, optimizer, loader)
         train(session.model, session.optimizer, session.loader)
         session.recorder.close()
+        unsampled = _unsampled_norms(os.path.join(tmp, f"rank-{rank}.steps.jsonl"),
+                                     settings.grad_norm_every, session.recorder.world)
     differ = [i for i, (p, q) in enumerate(zip(model.parameters(), session.model.parameters()))
               if not torch.equal(p, q)]
-    results.put((rank, differ))  # written to the pipe before put returns
+    results.put((rank, (differ, unsampled)))  # written to the pipe before put returns
     # Every rank done with the group (rank 0 holds its store), then out without the
     # interpreter's teardown: there PyTorch 1.13's gloo objects abort a process now and then
     # ("terminate called without an active exception", 2 runs in 12 of this test on a loaded
@@ -99,8 +130,9 @@ def _run(case):
 
 class ThreeRanks(unittest.TestCase):
     def check(self, case):
-        self.assertEqual(_run(case), {r: [] for r in range(WORLD)},
-                         f"{case}: parameters (by index) the helper changed, per rank")
+        self.assertEqual(_run(case), {r: ([], []) for r in range(WORLD)},
+                         f"{case}: parameters (by index) the helper changed, and the steps "
+                         "whose norms were not sampled, per rank")
 
     def test_training_is_ddps_own_bit_for_bit(self):
         self.check("whole")
@@ -119,6 +151,12 @@ class ThreeRanks(unittest.TestCase):
 
     def test_over_groups_of_its_own_and_rebuilt(self):
         self.check("groups")
+
+    def test_with_the_scripts_own_fp16_compression(self):
+        self.check("script_fp16")
+
+    def test_with_the_scripts_own_powersgd(self):
+        self.check("script_powersgd")
 
 
 if __name__ == "__main__":

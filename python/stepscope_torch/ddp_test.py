@@ -11,10 +11,11 @@ import unittest
 import torch
 import torch.distributed as dist
 from torch import nn
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks, powerSGD_hook
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, TensorDataset
 
-from stepscope_torch.session import _Session
+from stepscope_torch.session import HelperError, _Session
 from stepscope_torch.settings import read_settings
 
 STEPS = 6
@@ -137,6 +138,70 @@ class UnderDdp(unittest.TestCase):
         for r in run.records():
             self.assertEqual([c["bytes"] for c in r["collectives"]], [0])
             self.assertEqual(r["exposed_comm"], 0.0)
+
+    def test_the_scripts_own_hook_reduces_inside_the_timed_one(self):
+        # Registered on the model wrap returns: training is the plain job's with the same hook,
+        # and each bucket is timed; PyTorch's fp16 compression puts half the bytes on the wire,
+        # PowerSGD's low-rank factors are counted at the bucket's bytes (its unit of cost).
+        def powersgd():
+            return powerSGD_hook.PowerSGDState(process_group=None, matrix_approximation_rank=1,
+                                               start_powerSGD_iter=2)
+
+        for make_state, hook, wire, bytes_per_value in (
+                (lambda: None, default_hooks.fp16_compress_hook, "fp16", 2),
+                (powersgd, powerSGD_hook.powerSGD_hook, "fp32", 4)):
+            model, optimizer, loader = _job()
+            model.register_comm_hook(make_state(), hook)
+            _train(model, optimizer, loader)
+            run = _Wrapped(self)
+            run.session.model.register_comm_hook(make_state(), hook)
+            run.train()
+            for p, q in zip(model.parameters(), run.session.model.parameters()):
+                self.assertTrue(torch.equal(p, q), f"{hook.__name__}: the helper changed a "
+                                "parameter")
+            values = run.session.parameters
+            for r in run.records():
+                (c,) = r["collectives"]
+                self.assertEqual(c["bytes"], values * bytes_per_value)
+                self.assertLess(c["start"], c["end"])
+            run.session.finish()
+            with open(os.path.join(os.path.dirname(run.path), "run.json")) as f:
+                reducer = json.load(f)["config"]["reducer"]
+            self.assertEqual((reducer["comm_hook"], reducer["dtype"]), (hook.__name__, wire))
+
+    def test_the_scripts_own_hook_is_refused_where_it_cannot_be_timed(self):
+        model, optimizer, loader = _job()
+        model.register_comm_hook(None, default_hooks.fp16_compress_hook)
+        with tempfile.TemporaryDirectory() as tmp:
+            run_dir = os.path.join(tmp, "run")
+            with self.assertRaisesRegex(HelperError, r"already has a communication hook "
+                                        r"\(fp16_compress_hook\).*register it after"):
+                _Session(read_settings({"STEPSCOPE_RUN_DIR": run_dir}), model, optimizer, loader)
+            self.assertFalse(os.path.exists(run_dir))  # refused before anything is written
+        # Twice, as DDP refuses; with a precision asked of the helper, which it cannot apply.
+        run = _Wrapped(self)
+        run.session.model.register_comm_hook(None, default_hooks.allreduce_hook)
+        with self.assertRaisesRegex(RuntimeError, "only be called once.*allreduce_hook"):
+            run.session.model.register_comm_hook(None, default_hooks.fp16_compress_hook)
+        run = _Wrapped(self, STEPSCOPE_REDUCE_DTYPE="bf16")
+        with self.assertRaisesRegex(HelperError, "STEPSCOPE_REDUCE_DTYPE=bf16.*own hook "
+                                    r"\(fp16_compress_hook\)"):
+            run.session.model.register_comm_hook(None, default_hooks.fp16_compress_hook)
+
+    def test_no_reduction_replaces_the_scripts_own_hook(self):
+        calls = []
+
+        def counting_hook(state, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
+            calls.append(1)
+            return default_hooks.allreduce_hook(state, bucket)
+
+        run = _Wrapped(self, STEPSCOPE_VARIANT="no_reduce")
+        run.session.model.register_comm_hook(None, counting_hook)
+        run.train()
+        self.assertEqual(calls, [])
+        for r in run.records():
+            self.assertEqual([c["bytes"] for c in r["collectives"]], [0])
+        self.assertIn("counting_hook did not run", " ".join(run.session.notes))
 
     def test_loader_workers_rebuild_the_loader_with_the_same_batches(self):
         _, _, loader = _job()

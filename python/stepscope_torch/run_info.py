@@ -41,7 +41,10 @@ def write_run_json(session):
             "reducer": {"bucket_mb": session.bucket_mb, "overlap": True,
                         "reduce": session.reduce,
                         "dtype": session.wire if session.reduce else "fp32",
-                        "allreduce": session.backend},
+                        "allreduce": session.backend,
+                        # The script's own communication hook, by name; None: the helper's
+                        # (what DDP's default does, timed).
+                        "comm_hook": session.script_hook.name if session.script_hook else None},
         },
         "model": {"description": type(getattr(session.model, "module", session.model)).__name__,
                   "parameters": session.parameters,

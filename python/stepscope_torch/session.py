@@ -14,6 +14,7 @@ from .loader import TimedLoader, rebuild
 from .marks import StepMarks
 from .recorder import StepRecorder, now
 from .run_info import write_run_json
+from .script_hook import ScriptHook, registered_hook
 from .settings import read_settings
 
 # Data-parallel wrappers the helper does not measure: it refuses them rather than misread them.
@@ -104,6 +105,14 @@ class _Session:
     def __init__(self, settings, model, optimizer, loader, clock=None):
         self.settings = settings
         self.t_enter = time.time()
+        registered = registered_hook(model) if isinstance(model, DistributedDataParallel) \
+            else None
+        if registered:
+            raise HelperError(
+                f"stepscope_torch: the DDP model already has a communication hook "
+                f"({registered}), which DDP does not hand back, so the helper cannot time it; "
+                "register it after stepscope_torch.wrap, on the model wrap returns "
+                "(docs/torch.md, Your own communication hook)")
         self.rank, self.world, backend = _world()
         # The gradients are averaged over DDP's group: the hook's average, the norms'
         # replicas and the bus bandwidth's ring all count its ranks.
@@ -135,6 +144,7 @@ class _Session:
         self.clock = clock if clock is not None else clock_for(model)
         self.marks = StepMarks(self.clock) if self.clock.deferred else None
         self.timed_hook = None
+        self.script_hook = None
         if self.ddp:
             if self.marks is None:
                 hook = TimedHook(self.recorder, reduce_world, reduce=self.reduce, wire=wire,
@@ -147,8 +157,11 @@ class _Session:
             except RuntimeError as e:
                 raise HelperError(
                     "stepscope_torch: cannot time the reduction: the DDP model already has a "
-                    f"communication hook ({e}); remove yours while diagnosing") from e
+                    f"communication hook ({e}); register yours after stepscope_torch.wrap "
+                    "(docs/torch.md, Your own communication hook)") from e
             self.timed_hook = hook
+            # The script's own hook, registered on the returned model, runs inside this one.
+            model.register_comm_hook = self._adopt_script_hook
         self.backend = backend
         self.model = model
         if self.marks is None:
@@ -178,6 +191,30 @@ class _Session:
         self.t_startup_end = None
         self.failed = False
         self._install_exit()
+
+    def _adopt_script_hook(self, state, hook):
+        """The returned model's `register_comm_hook`: the script's hook, checked as DDP checks
+        it, reduces every bucket inside the timed hook (script_hook.py)."""
+        if self.script_hook is not None:
+            raise RuntimeError("register_comm_hook can only be called once (DDP's rule: the "
+                               f"model already reduces through {self.script_hook.name})")
+        if self.settings.reduce_dtype != "fp32":
+            raise HelperError(
+                f"stepscope_torch: STEPSCOPE_REDUCE_DTYPE={self.settings.reduce_dtype} asks the "
+                "helper for that precision on the wire, but the script reduces through its own "
+                f"hook ({ScriptHook(state, hook).name}), whose precision the helper does not "
+                "change; unset STEPSCOPE_REDUCE_DTYPE")
+        check = getattr(DistributedDataParallel, "_check_comm_hook", None)
+        if check is not None:
+            check(self.model, hook)
+        script = ScriptHook(state, hook)
+        self.script_hook = script
+        self.timed_hook.script = script
+        if self.reduce:
+            self.wire = script.wire
+        else:
+            self.notes.append(f"the script's communication hook {script.name} did not run: "
+                              "the ablation of no reduction replaces it")
 
     # The model: forward timed by module hooks; backward's start by a hook on the output's
     # gradient; backward's end (after DDP has waited for every bucket and copied it back) by an

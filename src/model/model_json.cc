@@ -91,6 +91,11 @@ nlohmann::json ToJson(const StepModel& m) {
                          "crowding lines where they were fitted, else 1"}}},
                       {"readiness_how", m.readiness_how},
                       {"notes", m.notes}};
+  if (!m.reference.comm_hook.empty()) {
+    // Only where the script reduced through a hook of its own: its bytes are what
+    // collectives' costs are per (docs/torch.md, Your own communication hook).
+    j["reference"]["comm_hook"] = m.reference.comm_hook;
+  }
   if (m.measured_link) {
     j["measured_link"] = {{"nominal_gbps", m.measured_link->nominal_gbps},
                           {"delivered_gbps", m.measured_link->delivered_gbps},

@@ -216,6 +216,13 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side,
   const int width = WireWidth(r.dtype);
   if (width == 0)
     return Status::Error("unknown wire precision '" + r.dtype + "' (fp32, bf16, fp16)");
+  if (!m.reference.comm_hook.empty() && r.dtype != m.reference.dtype) {
+    return Status::Error("the runs reduced through the script's own communication hook (" +
+                         m.reference.comm_hook + "), whose wire precision (" +
+                         m.reference.dtype +
+                         " as recorded) is the hook's: a what-if cannot change it; drop "
+                         "--reduce-dtype, or register another hook and measure that");
+  }
 
   // Ranks per core beyond one, where the model knows how crowding stretches compute and
   // overhead (host_crowding.h).

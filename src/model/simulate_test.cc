@@ -499,6 +499,21 @@ TEST(Predict, AWirePrecisionNeverMeasuredIsPricedPerByteAndSaidSo) {
   EXPECT_TRUE(Must(Predict(m, s)).wire_note.empty());
 }
 
+TEST(Predict, TheWirePrecisionOfTheScriptsOwnHookIsNotAWhatIf) {
+  StepModel m = Fitted();
+  m.reference.comm_hook = "fp16_compress_hook";
+  m.reference.dtype = "fp16";
+  Scenario s;
+  s.replicas = 8;
+  EXPECT_TRUE(Predict(m, s).ok());  // the measured precision, at another replica count
+  s.dtype = "fp32";
+  const Result<Prediction> p = Predict(m, s);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("own communication hook (fp16_compress_hook)"),
+            std::string::npos)
+      << p.status().message();
+}
+
 TEST(Predict, TheMemoryFallbackKeepsTheSamplesPerStep) {
   const StepModel m = Fitted();  // 1 MiB of activations per sample, 16 MiB fixed
   Scenario s;

@@ -63,6 +63,9 @@ struct Config {
   int accum = 1;                  // micro-batches per step
   std::string dtype = "fp32";     // wire precision: fp32, bf16, fp16
   std::string algorithm = "shm";  // the all-reduce that ran: shm, ring, mpi
+  // The script's own communication hook that reduced (a --torch job's, by name); empty: the
+  // reducer's own. Its wire precision is the hook's, which no what-if changes.
+  std::string comm_hook;
   double bucket_mb = 25;
   // The reducer's own limit on the first bucket it launches, whatever bucket_mb is: PyTorch
   // DDP's is 1 MiB (its last layers' gradients go out early); 0 for none (stepscope's trainer).

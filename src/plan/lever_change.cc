@@ -114,6 +114,14 @@ LeverPlan PlanLevers(const std::vector<Lever>& recommended, const LeverBasis& ba
           {lever, "a hardware or scheduling action, not a change to the job; skipped"});
       continue;
     }
+    if (lever == Lever::kLowPrecisionReduction && !basis.comm_hook.empty()) {
+      plan.skipped.push_back(
+          {lever, "the script reduces through its own communication hook (" + basis.comm_hook +
+                      "), whose wire precision stepscope does not change; skipped (a "
+                      "compression hook such as PyTorch's bf16_compress_hook is the script's "
+                      "own lever)"});
+      continue;
+    }
     PlannedLever planned = Plan(lever, basis);
     if (!ChangesAnything(planned.change, basis)) {
       plan.skipped.push_back({lever, "the job already has it (" + planned.words + "); skipped"});

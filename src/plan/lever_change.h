@@ -40,6 +40,9 @@ struct LeverBasis {
   int loader_workers = 1;
   int prefetch = 4;
   double gradient_mib = 0;  // gradient size per step; 0: unknown
+  // The communication hook of the script's own that reduces the gradients (a --torch job's,
+  // by name); empty: the reducer's own reduction, whose precision a lever can change.
+  std::string comm_hook;
 };
 
 // The job's values once `change` is made: the basis the levers of a re-measured (levered)
@@ -70,7 +73,8 @@ struct LeverPlan {
 //   gradient_accumulation    accumulation doubled (the same samples per reduction without the
 //                            activation memory of a bigger micro-batch)
 //   overlap_bucketing        overlap on, bucket BucketForOverlap(basis)
-//   low_precision_reduction  bf16 on the wire
+//   low_precision_reduction  bf16 on the wire; skipped where the script reduces through a
+//                            communication hook of its own (its precision is the hook's)
 //   balance_lengths          length balancing on
 //   remove_straggler         skipped: a hardware or scheduling action, not a change to the job
 // A lever recommended twice is planned once; one that would change nothing (bf16 already on the

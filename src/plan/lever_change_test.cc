@@ -79,6 +79,19 @@ TEST(PlanLevers, ALeverThatChangesNothingIsSkipped) {
   EXPECT_EQ(PlanLevers({Lever::kOverlapBucketing}, b).planned.size(), 1u);
 }
 
+TEST(PlanLevers, ThePrecisionOfTheScriptsOwnHookIsNotALever) {
+  LeverBasis b = Basis();
+  b.comm_hook = "powerSGD_hook";
+  LeverPlan plan = PlanLevers({Lever::kLowPrecisionReduction, Lever::kOverlapBucketing}, b);
+  ASSERT_EQ(plan.planned.size(), 1u);  // the bucket cap still reaches the script's DDP
+  EXPECT_EQ(plan.planned[0].lever, Lever::kOverlapBucketing);
+  ASSERT_EQ(plan.skipped.size(), 1u);
+  EXPECT_EQ(plan.skipped[0].lever, Lever::kLowPrecisionReduction);
+  EXPECT_NE(plan.skipped[0].reason.find("its own communication hook (powerSGD_hook)"),
+            std::string::npos)
+      << plan.skipped[0].reason;
+}
+
 TEST(PlanLevers, KeepsTheRecommendedOrderAndPlansEachLeverOnce) {
   LeverPlan plan = PlanLevers(
       {Lever::kLowPrecisionReduction, Lever::kLoaderWorkersPrefetch, Lever::kLowPrecisionReduction},

@@ -174,6 +174,15 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
   STEPSCOPE_RETURN_IF_ERROR(field("config.reducer.bucket_mb", &s.bucket_mb));
   STEPSCOPE_RETURN_IF_ERROR(field("config.reducer.dtype", &s.reduce_dtype));
   STEPSCOPE_RETURN_IF_ERROR(field("allreduce", &s.allreduce));
+  const nlohmann::json& reducer = j.at("config").at("reducer");
+  if (const auto hook = reducer.find("comm_hook"); hook != reducer.end()) {
+    if (!hook->is_null() && !hook->is_string()) {
+      return Status::Error(path +
+                           ": field 'config.reducer.comm_hook' is not a hook's name or null; "
+                           "rerun the run with this stepscope, or remove the field");
+    }
+    if (hook->is_string()) s.comm_hook = hook->get<std::string>();
+  }
   if (const auto e = j.find("emulation"); e != j.end() && e->is_object() && Flag(*e, "emulated")) {
     const auto link = e->find("link_gbps");
     s.emulated_link = link != e->end() && link->is_number() && link->get<double>() > 0;

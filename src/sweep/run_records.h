@@ -46,6 +46,10 @@ struct RunSummary {
   double bucket_mb = 25;
   std::string reduce_dtype = "fp32";
   std::string allreduce;  // the algorithm that ran (shm, ring, mpi)
+  // config.reducer.comm_hook: the communication hook of the script's own that reduced the
+  // gradients (a --torch job's, by name: fp16_compress_hook, powerSGD_hook...); empty when the
+  // reducer's own reduction ran. Its precision is the hook's: stepscope does not change it.
+  std::string comm_hook;
   // The reductions were paced to an emulated link (run.json emulation.link_gbps > 0): their
   // durations are the pacer's, and their CPU time its waiting.
   bool emulated_link = false;

@@ -105,6 +105,30 @@ TEST(RunSummary, ReadsTheCpuPerStepAndRefusesANegativeOne) {
       << s.status().message();
 }
 
+TEST(RunSummary, ReadsTheScriptsOwnCommunicationHookAndNamesADamagedOne) {
+  auto with_hook = [](const std::string& hook) {
+    std::string text = MinimalRunJson("");
+    const std::string dtype = R"("dtype": "fp32")";
+    text.replace(text.find(dtype), dtype.size(), R"("dtype": "fp16", "comm_hook": )" + hook);
+    return RunSummaryFromText(text, "r/run.json");
+  };
+  auto s = RunSummaryFromText(MinimalRunJson(""), "r/run.json");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->comm_hook, "");  // stepscope's trainer, or the helper before it knew of hooks
+  s = with_hook("null");         // the helper's own timed reduction
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->comm_hook, "");
+  s = with_hook(R"("fp16_compress_hook")");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->comm_hook, "fp16_compress_hook");
+  EXPECT_EQ(s->reduce_dtype, "fp16");
+  s = with_hook("3");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("r/run.json: field 'config.reducer.comm_hook'"),
+            std::string::npos)
+      << s.status().message();
+}
+
 TEST(RunSummary, ReadsTheLeastRanksCpuInReductionsAndNamesADamagedList) {
   auto with_ranks = [](const std::string& ranks) {
     return RunSummaryFromText(

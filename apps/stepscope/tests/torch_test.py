@@ -12,6 +12,7 @@ import unittest
 from analyze_test import torch_python
 from diagnose_test import diagnose
 from harness import TempDirTest, read_json, read_jsonl
+from predict_test import predict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOB = os.path.join(HERE, "torch_jobs", "ddp_job.py")
@@ -34,10 +35,12 @@ class TorchTest(TempDirTest):
     def command(self, *args):
         return " ".join([self.python, JOB] + list(args))
 
-    def diagnose_job(self, shape, *extra, replicas="1,2", name="d", check=True):
+    def diagnose_job(self, shape, *extra, replicas="1,2", name="d", check=True, script=()):
+        """diagnose --torch over the job of `shape` (`script`: more of its own flags), with
+        diagnose's flags `extra`."""
         out = self.path(name)
         proc = diagnose(["--torch", self.command("--shape", shape, "--batch", "{batch}",
-                                                 "--workers", "{workers}"),
+                                                 "--workers", "{workers}", *script),
                          "--loader-workers", "0", "--replicas", replicas, "--out", out]
                         + STEPS + list(extra), check=check)
         return proc, read_json(os.path.join(out, "diagnosis.json")), out
@@ -139,6 +142,39 @@ class Shapes(TorchTest):
         self.assertGreater(d["points"][-1]["efficiency"], 0.8, v["explanation"])
         self.assertIn(v["binding"], ("none", "compute"), v["explanation"])
         self.assertEqual(v["straggler_ranks"], [])
+
+
+class OwnHook(TorchTest):
+    """A script that reduces through a communication hook of its own (PyTorch's fp16
+    compression), registered on the model wrap returns."""
+
+    def test_the_scripts_hook_is_timed_and_its_precision_left_to_it(self):
+        _, d, out = self.diagnose_job("comm_heavy", "--batch", "4", "--no-ablations",
+                                      "--apply-levers", script=("--comm-hook", "fp16"))
+        # Every run reduced through the script's hook, the levered ones too: half the bytes.
+        runs = sorted(os.listdir(os.path.join(out, "runs")))
+        self.assertIn("levers-n2", runs)
+        for name in runs:
+            if not name.endswith("n2"):
+                continue
+            reducer = read_json(os.path.join(out, "runs", name, "run.json"))["config"]["reducer"]
+            self.assertEqual((reducer["comm_hook"], reducer["dtype"]),
+                             ("fp16_compress_hook", "fp16"), name)
+            for r in read_jsonl(os.path.join(out, "runs", name, "rank-0.steps.jsonl")):
+                self.assertTrue(6_000_000 < sum(c["bytes"] for c in r["collectives"])
+                                < 7_000_000, name)
+        # The precision is the script's lever: neither recommended nor applied.
+        v = d["verdict"]
+        levers = [lever["lever"] for lever in v["levers"]] + \
+            [a["lever"] for a in d["after"]["levers_applied"]]
+        self.assertNotIn("low_precision_reduction", levers)
+        self.assertTrue(any("own communication hook (fp16_compress_hook)" in e
+                            for e in v["evidence"]), v["evidence"])
+        # The model knows the hook, and refuses a what-if on its precision.
+        self.assertEqual(d["model"]["reference"]["comm_hook"], "fp16_compress_hook")
+        proc = predict([out, "--replicas", "4", "--reduce-dtype", "fp32"], check=False)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("own communication hook (fp16_compress_hook)", proc.stderr)
 
 
 class BadInput(TorchTest):

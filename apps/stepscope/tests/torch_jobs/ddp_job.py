@@ -10,7 +10,8 @@ The sleep sits on the input, which needs no gradient, so backward is the model's
   --shape slow_rank     rank --slow-rank does --slow-factor times the work
 --profile DIR also records the steps with PyTorch's autograd profiler (DIR/rank-R.pt.trace.json),
 to compare the helper's records with the profiler's view of the same run;
---profile-into-run-dir --fail no_helper is a script for diagnose --torch-traces.
+--profile-into-run-dir --fail no_helper is a script for diagnose --torch-traces;
+--comm-hook fp16 reduces through PyTorch's fp16 compression hook, the script's own.
 Usage (under torch.distributed.run): python3 ddp_job.py --shape S --batch B [--workers W]
 """
 import contextlib
@@ -21,6 +22,7 @@ import time
 import torch
 import torch.distributed as dist
 from torch import nn
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset
 
@@ -84,6 +86,8 @@ def main():
     p.add_argument("--item-sleep-ms", type=float, default=3.0)
     p.add_argument("--slow-rank", type=int, default=1)
     p.add_argument("--slow-factor", type=float, default=3.0)
+    p.add_argument("--comm-hook", choices=["none", "fp16"], default="none",
+                   help="reduce through PyTorch's fp16 compression hook, registered after wrap")
     p.add_argument("--fail", choices=["none", "start", "no_helper"], default="none")
     p.add_argument("--profile", default="")
     p.add_argument("--profile-into-run-dir", action="store_true",
@@ -111,6 +115,8 @@ def main():
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     if args.fail != "no_helper":
         model, optimizer, loader = stepscope_torch.wrap(model, optimizer, loader)
+    if args.comm_hook == "fp16":
+        model.register_comm_hook(None, default_hooks.fp16_compress_hook)
     loss_fn = nn.CrossEntropyLoss()
     profiler = torch.autograd.profiler.profile() if args.profile else contextlib.nullcontext()
     with profiler:
