@@ -1,6 +1,7 @@
 """The timed communication hook over a launch the test controls: on the host its marks are host
 times written to the recorder; with the event clock they are events held by the step's marks,
 the reduction's end stamped from the future's callback."""
+import functools
 import os
 import tempfile
 import unittest
@@ -11,6 +12,7 @@ from stepscope_torch.clock_test import FakeDevice, Host, event_clock
 from stepscope_torch.comm_hook import TimedHook
 from stepscope_torch.marks import StepMarks
 from stepscope_torch.recorder import StepRecorder
+from stepscope_torch.script_hook import ScriptHook
 
 
 class _Bucket:
@@ -121,6 +123,54 @@ class Hook(unittest.TestCase):
         self.assertIs(fut.wait(), buffer)
         torch.testing.assert_close(buffer, torch.full((4,), 6.0))
         self.assertEqual(c.end.event.at, 2.0)  # stamped before the copy back
+
+    def test_the_scripts_own_hook_reduces_between_start_and_end(self):
+        # With events: the script's hook is called after `start` and its future's completion
+        # stamps `end`; what it completes with is handed to DDP unchanged, and kept for the
+        # global norm on a sampled step.
+        dev, host = FakeDevice(time=10.0), Host(0.0)
+        clock = event_clock(dev, host)
+        marks = StepMarks(clock)
+        rec = StepRecorder(os.path.join(self._tmp.name, "s.jsonl"), rank=0, world=2,
+                           warmup_steps=0, grad_norm_every=1)
+        self.addCleanup(rec.close)
+        called, pending = [], torch.futures.Future()
+
+        def fp16_compress_hook(state, bucket):
+            called.append((state, len(dev.recorded)))
+            return pending
+
+        # As PyTorch's own, a function of its ddp_comm_hooks package.
+        fp16_compress_hook.__module__ = "torch.distributed.algorithms.ddp_comm_hooks.x"
+        fp16_compress_hook.__qualname__ = "fp16_compress_hook"
+        hook = TimedHook(rec, 2, stamp=clock.stamp, collectives=marks, all_reduce=_Launch())
+        hook.script = ScriptHook("state", fp16_compress_hook)
+        self.assertEqual((hook.script.name, hook.script.wire), ("fp16_compress_hook", "fp16"))
+        buffer = torch.full((4,), 2.0)
+        before = len(dev.recorded)
+        fut = hook(_Bucket(buffer))
+        c = marks._marks[-1][1]
+        self.assertEqual(called, [("state", before + 2)])  # after the ready and start events
+        self.assertEqual(dev.recorded[before:], [c.ready.event, c.start.event])
+        self.assertEqual(c.bytes, 8)  # two bytes a value on the wire
+        self.assertIsNone(c.end)
+        reduced = torch.full((4,), 1.5)
+        dev.time = 10.5
+        pending.set_result(reduced)
+        self.assertIs(c.end.event, dev.recorded[-1])
+        self.assertIs(fut.wait(), reduced)
+        self.assertEqual(rec.reduced, [reduced])
+        self.assertEqual(len(rec.local_sq), 1)  # the local gradient's norm, before the hook
+
+    def test_a_script_hook_of_unknown_precision_is_counted_at_the_buckets_bytes(self):
+        def compress(state, bucket):
+            return torch.futures.Future()
+
+        script = ScriptHook(None, functools.partial(compress, extra=1))
+        self.assertEqual((script.name, script.wire, script.known), ("Hook.test_a_script_hook_"
+                         "of_unknown_precision_is_counted_at_the_buckets_bytes.<locals>."
+                         "compress", "fp32", False))
+        self.assertEqual(script.wire_bytes(torch.zeros(4, dtype=torch.float64)), 32)
 
     def test_the_ablation_holds_a_reduction_of_no_time(self):
         dev, host = FakeDevice(time=0.0), Host(0.0)
