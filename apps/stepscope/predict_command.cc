@@ -101,6 +101,7 @@ Result<std::vector<model::RunObservation>> ReadRuns(const std::string& dir) {
     o.config.dtype = s->reduce_dtype;
     o.config.algorithm = s->allreduce;
     o.config.comm_hook = s->comm_hook;
+    o.config.comm_hook_bytes_are_bucket = s->comm_hook_bytes_are_bucket;
     o.config.bucket_mb = s->bucket_mb;
     o.config.first_bucket_mb = model::FirstBucketMb(s->allreduce);
     o.config.overlap = s->overlap;

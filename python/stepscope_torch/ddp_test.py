@@ -167,7 +167,8 @@ class UnderDdp(unittest.TestCase):
             run.session.finish()
             with open(os.path.join(os.path.dirname(run.path), "run.json")) as f:
                 reducer = json.load(f)["config"]["reducer"]
-            self.assertEqual((reducer["comm_hook"], reducer["dtype"]), (hook.__name__, wire))
+            self.assertEqual((reducer["comm_hook"], reducer["dtype"], reducer["comm_hook_bytes"]),
+                             (hook.__name__, wire, "wire" if bytes_per_value == 2 else "bucket"))
 
     def test_the_scripts_own_hook_is_refused_where_it_cannot_be_timed(self):
         model, optimizer, loader = _job()

@@ -43,8 +43,11 @@ def write_run_json(session):
                         "dtype": session.wire if session.reduce else "fp32",
                         "allreduce": session.backend,
                         # The script's own communication hook, by name; None: the helper's
-                        # (what DDP's default does, timed).
-                        "comm_hook": session.script_hook.name if session.script_hook else None},
+                        # (what DDP's default does, timed). Its bytes: "wire" where they are
+                        # what it sends, "bucket" where they are the bucket's (script_hook.py).
+                        "comm_hook": session.script_hook.name if session.script_hook else None,
+                        "comm_hook_bytes": None if session.script_hook is None else
+                        "wire" if session.script_hook.known else "bucket"},
         },
         "model": {"description": type(getattr(session.model, "module", session.model)).__name__,
                   "parameters": session.parameters,

@@ -342,12 +342,19 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side,
   return p;
 }
 
-// A fitted model asked for a wire precision it never measured, on its own fitted cost (no
-// link given): priced at the reference precision's cost per wire byte, which is an assumption.
-std::string UnmeasuredWireNote(const StepModel& m, const Scenario& s) {
+// What the wire's pricing assumes, or "": a fitted model asked for a wire precision it never
+// measured, on its own fitted cost (no link given), prices it at the reference precision's cost
+// per wire byte; a link given to a model whose script hook was recorded in the bucket's bytes
+// prices those bytes, not what the hook sends.
+std::string WireNote(const StepModel& m, const Scenario& s) {
+  const bool link = s.link || s.intra_link || s.inter_link;
+  if (link && m.reference.comm_hook_bytes_are_bucket) {
+    return "the script's own communication hook (" + m.reference.comm_hook +
+           ") was recorded in the bucket's bytes, not what it sends: the link prices the "
+           "bucket's bytes, at most what a hook that compresses (PowerSGD) sends";
+  }
   const std::string dtype = s.dtype.value_or(m.reference.dtype);
-  if (m.fitted_replicas.empty() || s.link || s.intra_link || s.inter_link ||
-      m.collectives.count(dtype) != 0 || m.collectives.count(m.reference.dtype) == 0) {
+  if (m.fitted_replicas.empty() || link || m.collectives.count(dtype) != 0 || m.collectives.count(m.reference.dtype) == 0) {
     return "";
   }
   return dtype + " on the wire was never measured: priced at " + m.reference.dtype +
@@ -473,7 +480,7 @@ Result<Prediction> Predict(const StepModel& m, const Scenario& asked) {
   }
   s.batch = batch, s.accum = accum;
   out.batch = batch, out.accum = accum;
-  out.wire_note = UnmeasuredWireNote(m, s);
+  out.wire_note = WireNote(m, s);
   out.bucket_note = SplitBucketNote(m, s);
   Scenario one = s;
   one.replicas = 1;

@@ -512,6 +512,15 @@ TEST(Predict, TheWirePrecisionOfTheScriptsOwnHookIsNotAWhatIf) {
   EXPECT_NE(p.status().message().find("own communication hook (fp16_compress_hook)"),
             std::string::npos)
       << p.status().message();
+  // A hook recorded in the bucket's bytes: a link what-if says what it priced.
+  m.reference.comm_hook = "powerSGD_hook";
+  m.reference.dtype = "fp32";
+  m.reference.comm_hook_bytes_are_bucket = true;
+  s.dtype.reset();
+  EXPECT_TRUE(Must(Predict(m, s)).wire_note.empty());
+  s.link = LinkAlphaBeta(100.0, 0);
+  EXPECT_NE(Must(Predict(m, s)).wire_note.find("(powerSGD_hook) was recorded in the bucket's"),
+            std::string::npos);
 }
 
 TEST(Predict, TheMemoryFallbackKeepsTheSamplesPerStep) {

@@ -66,6 +66,9 @@ struct Config {
   // The script's own communication hook that reduced (a --torch job's, by name); empty: the
   // reducer's own. Its wire precision is the hook's, which no what-if changes.
   std::string comm_hook;
+  // The hook's collectives counted the bucket's bytes, not what it sent (PowerSGD...): a link
+  // what-if prices the bucket's bytes, at most what such a hook sends.
+  bool comm_hook_bytes_are_bucket = false;
   double bucket_mb = 25;
   // The reducer's own limit on the first bucket it launches, whatever bucket_mb is: PyTorch
   // DDP's is 1 MiB (its last layers' gradients go out early); 0 for none (stepscope's trainer).
@@ -228,7 +231,7 @@ struct Prediction {
   StepParts parts_fast, parts_slow;  // every constant at the fast, then the slow end
   bool fits_memory = true;
   std::string memory_note;  // set when the asked micro-batch did not fit
-  std::string wire_note;    // set when the wire precision's cost was never measured
+  std::string wire_note;    // set when the wire's pricing assumes something (simulate.cc)
   std::string bucket_note;  // set when a smaller bucket size split the measured buckets
 };
 

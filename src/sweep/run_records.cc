@@ -183,6 +183,15 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
     }
     if (hook->is_string()) s.comm_hook = hook->get<std::string>();
   }
+  if (const auto bytes = reducer.find("comm_hook_bytes"); bytes != reducer.end()) {
+    if (!bytes->is_null() && *bytes != "wire" && *bytes != "bucket") {
+      return Status::Error(path +
+                           ": field 'config.reducer.comm_hook_bytes' is not \"wire\", "
+                           "\"bucket\" or null; rerun the run with this stepscope, or remove "
+                           "the field");
+    }
+    s.comm_hook_bytes_are_bucket = *bytes == "bucket";
+  }
   if (const auto e = j.find("emulation"); e != j.end() && e->is_object() && Flag(*e, "emulated")) {
     const auto link = e->find("link_gbps");
     s.emulated_link = link != e->end() && link->is_number() && link->get<double>() > 0;

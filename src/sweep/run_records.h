@@ -50,6 +50,10 @@ struct RunSummary {
   // gradients (a --torch job's, by name: fp16_compress_hook, powerSGD_hook...); empty when the
   // reducer's own reduction ran. Its precision is the hook's: stepscope does not change it.
   std::string comm_hook;
+  // config.reducer.comm_hook_bytes "bucket": the hook's collectives count the bucket's bytes,
+  // not what it sends (a hook that compresses in its own way, PowerSGD); "wire" or absent: what
+  // it sends.
+  bool comm_hook_bytes_are_bucket = false;
   // The reductions were paced to an emulated link (run.json emulation.link_gbps > 0): their
   // durations are the pacer's, and their CPU time its waiting.
   bool emulated_link = false;

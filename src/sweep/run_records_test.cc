@@ -122,6 +122,15 @@ TEST(RunSummary, ReadsTheScriptsOwnCommunicationHookAndNamesADamagedOne) {
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->comm_hook, "fp16_compress_hook");
   EXPECT_EQ(s->reduce_dtype, "fp16");
+  EXPECT_FALSE(s->comm_hook_bytes_are_bucket);
+  s = with_hook(R"("powerSGD_hook", "comm_hook_bytes": "bucket")");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_TRUE(s->comm_hook_bytes_are_bucket);
+  s = with_hook(R"("powerSGD_hook", "comm_hook_bytes": "all")");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("r/run.json: field 'config.reducer.comm_hook_bytes'"),
+            std::string::npos)
+      << s.status().message();
   s = with_hook("3");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("r/run.json: field 'config.reducer.comm_hook'"),
