@@ -158,8 +158,8 @@ class OwnHook(TorchTest):
             if not name.endswith("n2"):
                 continue
             reducer = read_json(os.path.join(out, "runs", name, "run.json"))["config"]["reducer"]
-            self.assertEqual((reducer["comm_hook"], reducer["dtype"]),
-                             ("fp16_compress_hook", "fp16"), name)
+            self.assertEqual((reducer["comm_hook"], reducer["dtype"], reducer["comm_hook_bytes"]),
+                             ("fp16_compress_hook", "fp16", "wire"), name)
             for r in read_jsonl(os.path.join(out, "runs", name, "rank-0.steps.jsonl")):
                 self.assertTrue(6_000_000 < sum(c["bytes"] for c in r["collectives"])
                                 < 7_000_000, name)
