@@ -13,8 +13,12 @@ samples no gradient norms where there is nothing to reduce across); --world W ru
 on this host, each the same loop, so that the norms sampled every 4th step and a real
 all-reduce count too (rank 0 times and prints).
 
+--script-hook allreduce|fp16: both loops reduce through that PyTorch hook, the script's own
+(registered after wrap in the helper's loop).
+
 Usage: /usr/bin/python3 bench/torch_helper_overhead.py [--rounds 10] [--steps 60] [--width 512]
                                                         [--batch 64] [--block K] [--world 1]
+                                                        [--script-hook none]
 """
 import argparse
 import os
@@ -78,8 +82,9 @@ def rounds(args, tmp, printing):
     for name, rs in (("CPU-time", cpu_ratios), ("wall-clock", ratios)):
         q = statistics.quantiles(rs, n=4)
         median = statistics.median(rs)
+        hook = "" if args.script_hook == "none" else f", the script's {args.script_hook} hook"
         print(f"{name} median ratio with/without over {args.rounds} rounds, {args.world} "
-              f"process(es): {median:.4f} (quartiles {q[0]:.4f} to {q[2]:.4f}; overhead "
+              f"process(es){hook}: {median:.4f} (quartiles {q[0]:.4f} to {q[2]:.4f}; overhead "
               f"{100 * (median - 1):+.2f} % of the {statistics.median(without) * 1e3:.2f} ms "
               f"step; goal under 2 %): {'MET' if median < 1.02 else 'NOT MET'}")
     print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f}")

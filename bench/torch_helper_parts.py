@@ -20,9 +20,13 @@ Variants:
 the same data: the helper's gradient-norm sampling (every 4th step, only where there are
 replicas to reduce across) and a real all-reduce are then in the cost; rank 0 times and prints.
 
+--script-hook allreduce|fp16 registers PyTorch's all-reduce or fp16 compression hook in the
+plain loop and, after wrap, in the helper's (docs/torch.md, "Your own communication hook"): the
+helper's cost for a script that reduces through a hook of its own.
+
 Usage: /usr/bin/python3 bench/torch_helper_parts.py [--rounds 16] [--steps 100] [--width 512]
                                                      [--batch 64] [--block 5] [--world 1]
-                                                     [VARIANT ...]
+                                                     [--script-hook none] [VARIANT ...]
 """
 import argparse
 import atexit
@@ -62,7 +66,19 @@ def python_sync_hook(state, bucket):
     return fut
 
 
-def apply(variant, model, optimizer, loader, run_dir):
+# --script-hook: a communication hook of the script's own, registered by "plain" on its DDP
+# model and by "helper" on the model wrap returns (docs/torch.md, "Your own communication hook").
+SCRIPT_HOOKS = {"none": None, "allreduce": default_hooks.allreduce_hook,
+                "fp16": default_hooks.fp16_compress_hook}
+
+
+def apply(variant, model, optimizer, loader, run_dir, script_hook=None):
+    if script_hook is not None:
+        if variant not in ("plain", "helper"):
+            raise SystemExit(f"--script-hook is for the plain and helper loops, not {variant}")
+        model, optimizer, loader = apply(variant, model, optimizer, loader, run_dir)
+        model.register_comm_hook(None, script_hook)
+        return model, optimizer, loader
     if variant == "plain":
         return model, optimizer, loader
     if variant == "torch_python_hook":
@@ -99,7 +115,7 @@ def build(args, variant, run_dir):
         nn.Linear(args.width, args.width), nn.ReLU(), nn.Linear(args.width, args.width),
         nn.ReLU(), nn.Linear(args.width, 10)))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    return apply(variant, model, optimizer, loader, run_dir)
+    return apply(variant, model, optimizer, loader, run_dir, SCRIPT_HOOKS[args.script_hook])
 
 
 def one_round(args, variants, run_dir):
@@ -185,6 +201,10 @@ def add_loop_arguments(p, rounds, steps, block, block_help=None):
     p.add_argument("--world", type=_at_least_one, default=1,
                    help="processes in the gloo group (1: one, whose all-reduce is trivial and "
                         "whose helper samples no gradient norms)")
+    p.add_argument("--script-hook", choices=sorted(SCRIPT_HOOKS), default="none",
+                   help="a communication hook of the script's own in both loops (PyTorch's "
+                        "all-reduce or fp16 compression hook; only with the plain and helper "
+                        "loops)")
 
 
 def parts(args, tmp, printing):
