@@ -198,16 +198,16 @@ class _Session:
         if self.script_hook is not None:
             raise RuntimeError("register_comm_hook can only be called once (DDP's rule: the "
                                f"model already reduces through {self.script_hook.name})")
+        script = ScriptHook(state, hook)
         if self.settings.reduce_dtype != "fp32":
             raise HelperError(
                 f"stepscope_torch: STEPSCOPE_REDUCE_DTYPE={self.settings.reduce_dtype} asks the "
                 "helper for that precision on the wire, but the script reduces through its own "
-                f"hook ({ScriptHook(state, hook).name}), whose precision the helper does not "
-                "change; unset STEPSCOPE_REDUCE_DTYPE")
+                f"hook ({script.name}), whose precision the helper does not change; unset "
+                "STEPSCOPE_REDUCE_DTYPE")
         check = getattr(DistributedDataParallel, "_check_comm_hook", None)
         if check is not None:
             check(self.model, hook)
-        script = ScriptHook(state, hook)
         self.script_hook = script
         self.timed_hook.script = script
         if self.reduce:
