@@ -92,8 +92,8 @@ nlohmann::json ToJson(const StepModel& m) {
                       {"readiness_how", m.readiness_how},
                       {"notes", m.notes}};
   if (!m.reference.comm_hook.empty()) {
-    // Only where the script reduced through a hook of its own: its bytes are what
-    // collectives' costs are per (docs/torch.md, Your own communication hook).
+    // Only where the script reduced through a hook of its own, whose precision no what-if
+    // changes (docs/torch.md, "Your own communication hook").
     j["reference"]["comm_hook"] = m.reference.comm_hook;
   }
   if (m.measured_link) {

@@ -218,8 +218,7 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side,
     return Status::Error("unknown wire precision '" + r.dtype + "' (fp32, bf16, fp16)");
   if (!m.reference.comm_hook.empty() && r.dtype != m.reference.dtype) {
     return Status::Error("the runs reduced through the script's own communication hook (" +
-                         m.reference.comm_hook + "), whose wire precision (" +
-                         m.reference.dtype +
+                         m.reference.comm_hook + "), whose wire precision (" + m.reference.dtype +
                          " as recorded) is the hook's: a what-if cannot change it; drop "
                          "--reduce-dtype, or register another hook and measure that");
   }
@@ -354,7 +353,8 @@ std::string WireNote(const StepModel& m, const Scenario& s) {
            "bucket's bytes, at most what a hook that compresses (PowerSGD) sends";
   }
   const std::string dtype = s.dtype.value_or(m.reference.dtype);
-  if (m.fitted_replicas.empty() || link || m.collectives.count(dtype) != 0 || m.collectives.count(m.reference.dtype) == 0) {
+  if (m.fitted_replicas.empty() || link || m.collectives.count(dtype) != 0 ||
+      m.collectives.count(m.reference.dtype) == 0) {
     return "";
   }
   return dtype + " on the wire was never measured: priced at " + m.reference.dtype +

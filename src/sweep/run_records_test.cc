@@ -115,7 +115,7 @@ TEST(RunSummary, ReadsTheScriptsOwnCommunicationHookAndNamesADamagedOne) {
   auto s = RunSummaryFromText(MinimalRunJson(""), "r/run.json");
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->comm_hook, "");  // stepscope's trainer, or the helper before it knew of hooks
-  s = with_hook("null");         // the helper's own timed reduction
+  s = with_hook("null");        // the helper's own timed reduction
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->comm_hook, "");
   s = with_hook(R"("fp16_compress_hook")");
