@@ -204,6 +204,48 @@ class UnderDdp(unittest.TestCase):
             self.assertEqual([c["bytes"] for c in r["collectives"]], [0])
         self.assertIn("counting_hook did not run", " ".join(run.session.notes))
 
+    def test_backward_is_marked_whichever_output_the_loss_comes_from(self):
+        # The model returns a tensor without a gradient and one the loss does not use before
+        # the logits: backward's start is still marked, from the logits' gradient.
+        class Outputs(nn.Module):
+            def __init__(self, body):
+                super().__init__()
+                self.body = body
+
+            def forward(self, x):
+                logits = self.body(x)
+                return {"indices": logits.argmax(1), "unused": logits * 2, "logits": logits}
+
+        def job():
+            model, optimizer, loader = _job()
+            return DistributedDataParallel(Outputs(model.module)), optimizer, loader
+
+        def train(model, optimizer, loader):
+            for x, y in loader:
+                optimizer.zero_grad()
+                nn.functional.cross_entropy(model(x)["logits"], y).backward()
+                optimizer.step()
+
+        model, optimizer, loader = job()
+        train(model, optimizer, loader)
+        with tempfile.TemporaryDirectory() as tmp:
+            session = _Session(read_settings({"STEPSCOPE_RUN_DIR": tmp,
+                                              "STEPSCOPE_WARMUP_STEPS": "0"}), *job())
+            atexit.unregister(session.finish)
+            self.addCleanup(setattr, sys, "excepthook", sys.excepthook)
+            train(session.model, session.optimizer, session.loader)
+            session.recorder.close()
+            with open(os.path.join(tmp, "rank-0.steps.jsonl")) as f:
+                records = [json.loads(line) for line in f]
+        for p, q in zip(model.parameters(), session.model.parameters()):
+            self.assertTrue(torch.equal(p, q))
+        self.assertEqual(len(records), STEPS)
+        for r in records:
+            self.assertIsNotNone(r.get("backward_start"), "backward not marked")
+            self.assertGreater(r["backward"], 0)
+            (c,) = r["collectives"]
+            self.assertLessEqual(r["backward_start"], c["ready"])
+
     def test_loader_workers_rebuild_the_loader_with_the_same_batches(self):
         _, _, loader = _job()
         expected = [x for x, _ in loader]

@@ -83,20 +83,36 @@ def _averaging_probe(model, hook):
     return note
 
 
-def _first_tensor(out):
+def _grad_tensors(out):
+    """The tensors in a forward's output (nested in lists, tuples and dicts) that need a
+    gradient: backward reaches at least one of those the loss was computed from."""
     if isinstance(out, torch.Tensor):
-        return out
-    if isinstance(out, (list, tuple)):
-        for o in out:
-            t = _first_tensor(o)
-            if t is not None:
-                return t
+        return [out] if out.requires_grad else []
     if isinstance(out, dict):
-        for o in out.values():
-            t = _first_tensor(o)
-            if t is not None:
-                return t
-    return None
+        out = list(out.values())
+    if isinstance(out, (list, tuple)):
+        return [t for o in out for t in _grad_tensors(o)]
+    return []
+
+
+def _on_backward_start(output, mark):
+    """Calls `mark(grad)` once, when backward reaches the first of the output's tensors: the
+    first thing the model's backward computes. Hooks on every tensor that needs a gradient, as
+    the loss may come from any of them (a model that returns indices and logits, or a dict
+    whose first entry the loss does not use)."""
+    tensors = _grad_tensors(output)
+    if len(tensors) == 1:
+        tensors[0].register_hook(mark)
+        return
+    pending = [True]
+
+    def once(grad):
+        if pending[0]:
+            pending[0] = False
+            mark(grad)
+
+    for t in tensors:
+        t.register_hook(once)
 
 
 class _Session:
@@ -216,8 +232,8 @@ class _Session:
             self.notes.append(f"the script's communication hook {script.name} did not run: "
                               "the ablation of no reduction replaces it")
 
-    # The model: forward timed by module hooks; backward's start by a hook on the output's
-    # gradient; backward's end (after DDP has waited for every bucket and copied it back) by an
+    # The model: forward timed by module hooks; backward's start by hooks on the outputs'
+    # gradients (the first reached); backward's end (after DDP has waited for every bucket and copied it back) by an
     # autograd-engine callback queued from a callback, so that it runs after DDP's own.
     def _install_model_hooks(self, model):
         rec = self.recorder
@@ -229,9 +245,7 @@ class _Session:
 
         def post(module, inputs, output):
             rec.add_forward(now() - state["t0"])
-            t = _first_tensor(output)
-            if t is not None and t.requires_grad:
-                t.register_hook(on_output_grad)
+            _on_backward_start(output, on_output_grad)
 
         note_averaging = _averaging_probe(model, self.timed_hook)
 
@@ -270,7 +284,7 @@ class _Session:
     # The CUDA path: the same marks at the same places, taken as CUDA events (clock.py) and held
     # by self.marks; the optimizer's wrapper resolves them at the step's end (the step's one
     # synchronisation) and replays them onto the recorder, which then writes the record as on
-    # the host. The hooks on the output's gradient and the engine's callbacks run on autograd's
+    # the host. The hooks on the outputs' gradients and the engine's callbacks run on autograd's
     # device thread, each event on that thread's current stream of the device.
     def _install_event_hooks(self, model):
         rec = self.recorder
@@ -284,9 +298,7 @@ class _Session:
 
         def post(module, inputs, output):
             marks.forward(state["t0"], stamp())
-            t = _first_tensor(output)
-            if t is not None and t.requires_grad:
-                t.register_hook(on_output_grad)
+            _on_backward_start(output, on_output_grad)
 
         note_averaging = _averaging_probe(model, self.timed_hook)
 
