@@ -233,8 +233,9 @@ class _Session:
                               "the ablation of no reduction replaces it")
 
     # The model: forward timed by module hooks; backward's start by hooks on the outputs'
-    # gradients (the first reached); backward's end (after DDP has waited for every bucket and copied it back) by an
-    # autograd-engine callback queued from a callback, so that it runs after DDP's own.
+    # gradients (the first reached); backward's end (after DDP has waited for every bucket and
+    # copied it back) by an autograd-engine callback queued from a callback, so that it runs
+    # after DDP's own.
     def _install_model_hooks(self, model):
         rec = self.recorder
         state = {"t0": 0.0}
