@@ -184,6 +184,9 @@ class UnderDdp(unittest.TestCase):
         run.session.model.register_comm_hook(None, default_hooks.allreduce_hook)
         with self.assertRaisesRegex(RuntimeError, "only be called once.*allreduce_hook"):
             run.session.model.register_comm_hook(None, default_hooks.fp16_compress_hook)
+        with self.assertRaisesRegex(HelperError, "built-in hook .*FP16_COMPRESS.*register "
+                                    "PyTorch's Python hook"):
+            run.session.model._register_builtin_comm_hook(dist.BuiltinCommHookType.FP16_COMPRESS)
         run = _Wrapped(self, STEPSCOPE_REDUCE_DTYPE="bf16")
         with self.assertRaisesRegex(HelperError, "STEPSCOPE_REDUCE_DTYPE=bf16.*own hook "
                                     r"\(fp16_compress_hook\)"):

@@ -178,6 +178,7 @@ class _Session:
             self.timed_hook = hook
             # The script's own hook, registered on the returned model, runs inside this one.
             model.register_comm_hook = self._adopt_script_hook
+            model._register_builtin_comm_hook = self._refuse_builtin_hook
         self.backend = backend
         self.model = model
         if self.marks is None:
@@ -231,6 +232,16 @@ class _Session:
         else:
             self.notes.append(f"the script's communication hook {script.name} did not run: "
                               "the ablation of no reduction replaces it")
+
+    def _refuse_builtin_hook(self, comm_hook_type):
+        """The returned model's `_register_builtin_comm_hook`: DDP's C++ hooks cannot run
+        inside the timed one; PyTorch's Python ones do the same and can."""
+        raise HelperError(
+            f"stepscope_torch: DDP's built-in hook {comm_hook_type} cannot run inside the "
+            "helper's timed hook; register PyTorch's Python hook that does the same instead, "
+            "after wrap (model.register_comm_hook(None, default_hooks.allreduce_hook) or "
+            "default_hooks.fp16_compress_hook, from torch.distributed.algorithms."
+            "ddp_comm_hooks; docs/torch.md, Your own communication hook)")
 
     # The model: forward timed by module hooks; backward's start by hooks on the outputs'
     # gradients (the first reached); backward's end (after DDP has waited for every bucket and
