@@ -73,9 +73,7 @@ SCRIPT_HOOKS = {"none": None, "allreduce": default_hooks.allreduce_hook,
 
 
 def apply(variant, model, optimizer, loader, run_dir, script_hook=None):
-    if script_hook is not None:
-        if variant not in ("plain", "helper"):
-            raise SystemExit(f"--script-hook is for the plain and helper loops, not {variant}")
+    if script_hook is not None:  # main() allows it only with the plain and helper loops
         model, optimizer, loader = apply(variant, model, optimizer, loader, run_dir)
         model.register_comm_hook(None, script_hook)
         return model, optimizer, loader
@@ -240,6 +238,8 @@ def main():
     for v in args.variants:
         if v not in VARIANTS:
             p.error(f"unknown variant {v!r}; one of {', '.join(VARIANTS)}")
+    if args.script_hook != "none" and args.variants != ["helper"]:
+        p.error("--script-hook is for the plain and helper loops: give the variant helper alone")
     run_ranks(parts, args, "stepscope-parts-")
 
 

@@ -303,9 +303,6 @@ class Session {
   // A recommended reduced-precision lever checked by three short runs (decide/wire_check.h);
   // dropped from the levers when its numerical cost exceeds the seed-to-seed spread.
   void CheckWire(decide::Diagnosis* d);
-  // The levers the script's own communication hook decides (its wire precision) taken out of
-  // the verdicts, before and after the levers, with the reason in their evidence.
-  void DropScriptOwnedLevers(decide::Diagnosis* d);
   // The free levers applied and re-measured: the curve after them joins the diagnosis.
   void ApplyLevers(decide::Diagnosis* d);
   // diagnosis.json, report.html and the terminal summary; returns the exit code.
@@ -387,6 +384,9 @@ std::optional<decide::Diagnosis> Session::BuildFrom(
     *exit_code = main.interrupted ? 128 + (main.signal ? main.signal : SIGINT) : 1;
     return std::nullopt;
   }
+  // A script's own communication hook decides its wire precision: not a lever to recommend,
+  // here or after the levers (AddAfterLevers takes the same options).
+  if (request_.plan.torch) options_.verdict.script_comm_hook = Basis().comm_hook;
   Result<decide::Diagnosis> diagnosis = BuildDiagnosis(sets, options_);
   if (!diagnosis.ok()) {
     *exit_code = Fail(diagnosis.status());
@@ -445,26 +445,6 @@ plan::LeverBasis Session::Basis() const {
     break;
   }
   return basis;
-}
-
-void Session::DropScriptOwnedLevers(decide::Diagnosis* d) {
-  if (!request_.plan.torch) return;
-  const std::string hook = Basis().comm_hook;
-  if (hook.empty()) return;
-  auto drop = [&](decide::Verdict* v) {
-    auto lever = std::find_if(v->levers.begin(), v->levers.end(), [](const decide::LeverAdvice& l) {
-      return l.lever == Lever::kLowPrecisionReduction;
-    });
-    if (lever == v->levers.end()) return;
-    v->levers.erase(lever);
-    v->evidence.push_back(fmt::format(
-        "the script reduces through its own communication hook ({}): its wire precision is the "
-        "script's choice, not a lever stepscope applies",
-        hook));
-    v->explanation = decide::ExplainVerdict(*v);
-  };
-  drop(&d->verdict);
-  if (d->after && d->after->verdict) drop(&*d->after->verdict);
 }
 
 void Session::CheckWire(decide::Diagnosis* d) {
@@ -735,10 +715,8 @@ int RunDiagnoseSession(const DiagnoseRequest& request) {
   int exit_code = 0;
   std::optional<decide::Diagnosis> d = session.Diagnose(&exit_code);
   if (!d) return exit_code;
-  session.DropScriptOwnedLevers(&*d);
   if (!session.interrupted()) session.CheckWire(&*d);
   if (request.apply_levers && !session.interrupted()) session.ApplyLevers(&*d);
-  session.DropScriptOwnedLevers(&*d);
   return session.Finish(&*d);
 }
 

@@ -46,8 +46,8 @@ def write_run_json(session):
                         # (what DDP's default does, timed). Its bytes: "wire" where they are
                         # what it sends, "bucket" where they are the bucket's (script_hook.py).
                         "comm_hook": session.script_hook.name if session.script_hook else None,
-                        "comm_hook_bytes": None if session.script_hook is None else
-                        "wire" if session.script_hook.known else "bucket"},
+                        "comm_hook_bytes": session.script_hook.bytes_are
+                        if session.script_hook else None},
         },
         "model": {"description": type(getattr(session.model, "module", session.model)).__name__,
                   "parameters": session.parameters,

@@ -63,6 +63,12 @@ class ScriptHook:
         self.wire = wire or "fp32"
         self._width = _WIDTH.get(wire)
 
+    @property
+    def bytes_are(self):
+        """What the records' bytes are, as run.json says it: "wire" (what the hook sends) or
+        "bucket" (the bucket's own)."""
+        return "wire" if self.known else "bucket"
+
     def wire_bytes(self, buffer):
         """The bytes the records count for a bucket whose values are `buffer`."""
         return buffer.numel() * (self._width or buffer.element_size())

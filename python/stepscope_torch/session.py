@@ -121,8 +121,7 @@ class _Session:
     def __init__(self, settings, model, optimizer, loader, clock=None):
         self.settings = settings
         self.t_enter = time.time()
-        registered = registered_hook(model) if isinstance(model, DistributedDataParallel) \
-            else None
+        registered = registered_hook(model)  # None for a model that is not a DDP
         if registered:
             raise HelperError(
                 f"stepscope_torch: the DDP model already has a communication hook "

@@ -352,8 +352,15 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
         "overlap reduction with backward (smaller buckets, launched as they fill)",
         x_at(t - hidden),
         fmt::format("up to {} of transfer hidden behind {} of backward", Ms(hidden), Ms(backward)));
-    add_lever(Lever::kLowPrecisionReduction, "reduce gradients in bf16/fp16 (measure the loss)",
-              x_at(t - c.transfer / 2), fmt::format("transfer {} halves", Ms(c.transfer)));
+    if (o.script_comm_hook.empty()) {
+      add_lever(Lever::kLowPrecisionReduction, "reduce gradients in bf16/fp16 (measure the loss)",
+                x_at(t - c.transfer / 2), fmt::format("transfer {} halves", Ms(c.transfer)));
+    } else {
+      v.evidence.push_back(fmt::format(
+          "the script reduces through its own communication hook ({}): its wire precision is "
+          "the script's choice, not a lever stepscope applies",
+          o.script_comm_hook));
+    }
     if (v.binding == Binding::kImbalance) {
       const double imbalance = split.Of(Binding::kImbalance).seconds;
       add_lever(Lever::kBalanceLengths,

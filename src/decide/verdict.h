@@ -36,6 +36,10 @@ struct VerdictOptions {
   // The verdict names no cause when more than this share of the paced segments of the runs
   // that decide it were not honoured by the emulation (docs/metrics.md, "Emulation honesty").
   double max_unhonoured_share = 0.05;
+  // The communication hook of the script's own that reduces the gradients (a --torch job's, by
+  // name; empty: the reducer's own): its wire precision is the script's choice, so the verdict
+  // does not recommend the reduced-precision lever and says why in its evidence.
+  std::string script_comm_hook;
 };
 
 // One recommended free lever with its expected effect.

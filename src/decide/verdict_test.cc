@@ -61,6 +61,27 @@ TEST(Verdict, CommunicationHeavy) {
   EXPECT_GT(d.attribution->lines[3].devices, 0.7 * d.attribution->lost_devices);
 }
 
+TEST(Verdict, TheWirePrecisionOfTheScriptsOwnHookIsNotALever) {
+  analysis::SyntheticRunSpec base;
+  base.compute = 0.010;
+  base.jitter = 0.02;
+  DiagnoseOptions options;
+  options.verdict.script_comm_hook = "fp16_compress_hook";
+  const Diagnosis d = Diagnose(Sweep(base, {1, 2, 4, 8},
+                                     [](int n, analysis::SyntheticRunSpec* s) {
+                                       s->bucket_time = 0.008 * 2.0 * (n - 1) / n;
+                                     }),
+                               options);
+  EXPECT_EQ(d.verdict.binding, Binding::kCommunication);
+  EXPECT_TRUE(HasLever(d.verdict, Lever::kBiggerMicroBatch));
+  EXPECT_FALSE(HasLever(d.verdict, Lever::kLowPrecisionReduction));
+  bool said = false;
+  for (const std::string& e : d.verdict.evidence) {
+    said = said || e.find("own communication hook (fp16_compress_hook)") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
+}
+
 TEST(Verdict, InputBound) {
   analysis::SyntheticRunSpec base;
   base.compute = 0.010;
