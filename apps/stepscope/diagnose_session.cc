@@ -442,6 +442,13 @@ plan::LeverBasis Session::Basis() const {
     basis.gradient_mib = static_cast<double>(run->gradient_bytes) / kMiB;
     basis.comm_hook = run->comm_hook;
     if (!request_.plan.torch->Has("{workers}")) basis.loader_workers = run->loader_workers;
+    if (!request_.plan.torch->Has("{accum}")) {
+      // The helper accumulates only what --accum asks (STEPSCOPE_ACCUM); more is the script's.
+      basis.accumulation = run->accum;
+      if (request_.plan.options.accum == 1 && run->accum > 1) {
+        basis.script_accumulation = run->accum;
+      }
+    }
     break;
   }
   return basis;

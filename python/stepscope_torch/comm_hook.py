@@ -48,10 +48,16 @@ class TimedHook:
 
     `script`: a ScriptHook (script_hook.py), the script's own hook, registered after `wrap`;
     it then reduces each bucket in the helper's place (averaging as it does), between the
-    bucket's `start` and `end`, unless the ablation asks for no reduction."""
+    bucket's `start` and `end`, unless the ablation asks for no reduction.
+
+    `accum`: the micro-batches the helper accumulates into one step (accumulation.py); their
+    summed gradient is averaged over them too. The fp32 reduction over several ranks folds 1/K
+    into its average over the ranks (no pass of its own); every other path first makes the
+    bucket the micro-batches' mean and goes on as for one. The local norm is the mean's."""
 
     divide = False
     script = None
+    accum = 1
 
     def __init__(self, recorder, world, reduce=True, wire="fp32", stamp=now, collectives=None,
                  all_reduce=None, group=None):
@@ -69,10 +75,17 @@ class TimedHook:
         buffer = bucket.buffer()
         rec = self.recorder
         sampling = rec.sampling_norms
+        fold = 1  # micro-batches whose average the reduction's own average takes in
+        if self.accum > 1:
+            if self.reduce and self.script is None and self.wire == "fp32" and self.world > 1:
+                fold = self.accum
+            else:
+                buffer.mul_(1.0 / self.accum)
         if sampling:
             # The local gradient before the reduction overwrites it; kept as a tensor (no
             # synchronisation here), summed when the step's record is written.
-            rec.local_sq.append(torch.dot(buffer, buffer))
+            sq = torch.dot(buffer, buffer)
+            rec.local_sq.append(sq if fold == 1 else sq / (fold * fold))
         if not self.reduce:
             # The ablation: every replica keeps its own gradient; nothing is on the wire.
             c = self.collectives.add_collective(0, ready)
@@ -87,9 +100,9 @@ class TimedHook:
             if self.world == 1:
                 pass  # averaging over 1 is a pass over the bucket that changes nothing
             elif self.divide:
-                wire.div_(self.world)
+                wire.div_(self.world * fold)
             else:
-                wire.mul_(1.0 / self.world)  # also half the cost of a division
+                wire.mul_(1.0 / (self.world * fold))  # also half the cost of a division
         else:
             wire = buffer.to(WIRE_DTYPES[self.wire]).div_(self.world)
         if sampling:

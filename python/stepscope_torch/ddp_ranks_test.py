@@ -16,7 +16,10 @@ differently.
   reduces over DDP's group and averages over its size, and the rebuilt DDP keeps the group;
 - with a communication hook of the script's own (PyTorch's fp16 compression, PowerSGD),
   registered on the plain model and on the one `wrap` returns: it reduces inside the timed
-  hook, and the gradient norms are still sampled.
+  hook, and the gradient norms are still sampled;
+- accumulating two micro-batches by the helper (STEPSCOPE_ACCUM=2) against the script that
+  accumulates them itself (its loss halved, the first backward under `no_sync`), with and
+  without gradients as the buckets' views: the hook folds the 1/2 into its average.
 """
 import atexit
 import datetime
@@ -33,6 +36,7 @@ from torch import nn
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks, powerSGD_hook
 
 from stepscope_torch.ddp_test import _job, _train
+from stepscope_torch.ddp_test import _train_accumulating as _train_accumulating_mean
 from stepscope_torch.session import _Session
 from stepscope_torch.settings import read_settings
 
@@ -91,6 +95,8 @@ def _rank(rank, port, results, case):
         ddp, env = {"process_group": groups[rank // 2]}, {"STEPSCOPE_BUCKET_MB": "0.01"}
     elif case.startswith("view"):
         ddp = {"gradient_as_bucket_view": True}
+    if "helper_accumulating" in case:
+        env = {"STEPSCOPE_ACCUM": "2"}
     model, optimizer, loader = _job(rank=rank, **ddp)
     with tempfile.TemporaryDirectory() as tmp:
         settings = read_settings(dict(env, STEPSCOPE_RUN_DIR=tmp, STEPSCOPE_WARMUP_STEPS="0"))
@@ -102,9 +108,13 @@ def _rank(rank, port, results, case):
         if case.endswith("set_to_none"):
             _zero_to_none(optimizer)
             _zero_to_none(session.optimizer)
-        train = _train_accumulating if "accumulating" in case else _train
-        train(model, optimizer, loader)
-        train(session.model, session.optimizer, session.loader)
+        if "helper_accumulating" in case:
+            _train_accumulating_mean(model, optimizer, loader)
+            _train(session.model, session.optimizer, session.loader)
+        else:
+            train = _train_accumulating if "accumulating" in case else _train
+            train(model, optimizer, loader)
+            train(session.model, session.optimizer, session.loader)
         session.recorder.close()
         unsampled = _unsampled_norms(os.path.join(tmp, f"rank-{rank}.steps.jsonl"),
                                      settings.grad_norm_every, session.recorder.world)
@@ -157,6 +167,12 @@ class ThreeRanks(unittest.TestCase):
 
     def test_with_the_scripts_own_powersgd(self):
         self.check("script_powersgd")
+
+    def test_accumulating_by_the_helper(self):
+        self.check("helper_accumulating")
+
+    def test_with_gradients_as_views_accumulating_by_the_helper(self):
+        self.check("view_helper_accumulating")
 
 
 if __name__ == "__main__":

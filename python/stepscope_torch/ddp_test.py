@@ -59,6 +59,24 @@ def _train(model, optimizer, loader):
     return seen
 
 
+def _train_accumulating(model, optimizer, loader, k=2):
+    """The script's loop accumulating k micro-batches a step by itself, as scripts do: the
+    loss divided by k, the first k-1 backward passes under DDP's `no_sync`."""
+    loss_fn = nn.CrossEntropyLoss()
+    batches = iter(loader)
+    for x, y in batches:
+        optimizer.zero_grad()
+        for i in range(k):
+            if i:
+                x, y = next(batches)
+            if i < k - 1 and isinstance(model, DistributedDataParallel):
+                with model.no_sync():
+                    (loss_fn(model(x), y) / k).backward()
+            else:
+                (loss_fn(model(x), y) / k).backward()
+        optimizer.step()
+
+
 class _Wrapped:
     """A session over a fresh job in a temporary run directory, with `env` added."""
 
@@ -248,6 +266,72 @@ class UnderDdp(unittest.TestCase):
             self.assertGreater(r["backward"], 0)
             (c,) = r["collectives"]
             self.assertLessEqual(r["backward_start"], c["ready"])
+
+    def test_the_helpers_accumulation_is_the_scripts_own(self):
+        # STEPSCOPE_ACCUM=2 on the plain loop trains as the loop that accumulates two
+        # micro-batches itself, bit for bit: with DDP, and with a model without it (averaged by
+        # the optimizer's wrapper); the zero_grad held within a step is the optimizer's or the
+        # model's, called before the forward or after the step.
+        def zero_after_step_on_the_model(model, optimizer, loader):
+            loss_fn = nn.CrossEntropyLoss()
+            for x, y in loader:
+                loss_fn(model(x), y).backward()
+                optimizer.step()
+                model.zero_grad()
+
+        for plain, loop in ((False, _train), (False, zero_after_step_on_the_model),
+                            (True, _train)):
+            def job():
+                model, optimizer, loader = _job()
+                if plain:
+                    model = model.module
+                    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+                return model, optimizer, loader
+
+            model, optimizer, loader = job()
+            _train_accumulating(model, optimizer, loader)
+            with tempfile.TemporaryDirectory() as tmp:
+                session = _Session(read_settings({"STEPSCOPE_RUN_DIR": tmp, "STEPSCOPE_ACCUM": "2",
+                                                  "STEPSCOPE_WARMUP_STEPS": "0"}), *job())
+                atexit.unregister(session.finish)
+                self.addCleanup(setattr, sys, "excepthook", sys.excepthook)
+                loop(session.model, session.optimizer, session.loader)
+                session.finish()
+                with open(os.path.join(tmp, "rank-0.steps.jsonl")) as f:
+                    records = [json.loads(line) for line in f]
+                with open(os.path.join(tmp, "run.json")) as f:
+                    config = json.load(f)["config"]
+            what = f"{'plain' if plain else 'DDP'} {loop.__name__}"
+            for p, q in zip(model.parameters(), session.model.parameters()):
+                self.assertTrue(torch.equal(p, q), f"{what}: the helper's accumulation differs")
+            self.assertEqual(len(records), STEPS // 2, what)
+            for r in records:
+                self.assertEqual((r["samples"], r["micro_batches"]), (16, 2), what)
+                self.assertEqual(len(r["collectives"]), 0 if plain else 1, what)
+            self.assertEqual((config["batch"], config["accum"]), (8, 2), what)
+
+    def test_accumulation_is_read_from_the_script_and_not_applied_twice(self):
+        # A script that accumulates by itself: run.json says so (micro-batch 8, 2 a step);
+        # asked to accumulate on top, the helper stops it with a message, as it does a step
+        # that takes a closure.
+        for env, loop, error in (
+                ({}, _train_accumulating, None),
+                ({"STEPSCOPE_ACCUM": "2"}, _train_accumulating, "accumulates by itself.*"
+                 r"\{accum\} placeholder"),
+                ({"STEPSCOPE_ACCUM": "2"},
+                 lambda m, o, loader: [o.step(lambda: 0.0) for _ in loader], "closure")):
+            run = _Wrapped(self, **env)
+            s = run.session
+            if error:
+                with self.assertRaisesRegex(HelperError, error):
+                    loop(s.model, s.optimizer, s.loader)
+                s.recorder.close()
+                continue
+            loop(s.model, s.optimizer, s.loader)
+            s.finish()
+            with open(os.path.join(os.path.dirname(run.path), "run.json")) as f:
+                config = json.load(f)["config"]
+            self.assertEqual((config["batch"], config["accum"]), (8, 2))
 
     def test_loader_workers_rebuild_the_loader_with_the_same_batches(self):
         _, _, loader = _job()

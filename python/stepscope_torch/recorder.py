@@ -57,7 +57,7 @@ class StepRecorder:
         self.step = 0
         self.epoch = 0
         self.steps_written = 0
-        self.step_times = []  # (samples, seconds, warmup) of every step written
+        self.step_times = []  # (samples, seconds, warmup, micro-batches) of every step written
         self.buckets_per_step = 0
         self._start = None
         self._reset()
@@ -66,7 +66,8 @@ class StepRecorder:
         self.input_wait = 0.0
         self.forward = 0.0
         self.samples = 0
-        self.micro_batches = 0
+        self.micro_batches = 0  # forward calls
+        self.backwards = 0      # backward passes: the micro-batches, where backward was marked
         self.backward_start = None
         self.backward_end = None
         self.backward = 0.0
@@ -97,7 +98,16 @@ class StepRecorder:
         self.forward += seconds
         self.micro_batches += 1
 
+    @property
+    def backward_open(self):
+        """A backward pass started and its end not marked yet."""
+        return self.backward_start is not None and self.backward_end is None
+
     def mark_backward_start(self, t):
+        """Backward reached the output of a forward. A second forward's output reached in the
+        same backward pass (a model called twice for one loss) is not another micro-batch."""
+        if not self.backward_open:
+            self.backwards += 1
         self.backward_start = t
         self.backward_end = None
         self.collectives = []  # only the last micro-batch's backward reduces
@@ -161,10 +171,13 @@ class StepRecorder:
             collectives.append({"index": c.index, "bytes": c.bytes, "ready": c.ready,
                                 "start": c.start, "end": c_end, "busbw_gbps": busbw})
         compute = self.forward + self.backward + optimizer_seconds
+        # A micro-batch is a backward pass (a model may run forward more than once for one);
+        # where none was marked, a forward call.
+        micro_batches = max(1, self.backwards or self.micro_batches)
         record = {
             "version": RECORD_VERSION, "rank": self.rank, "step": self.step,
             "epoch": self.epoch, "warmup": self.step < self.warmup_steps,
-            "samples": self.samples, "micro_batches": max(1, self.micro_batches),
+            "samples": self.samples, "micro_batches": micro_batches,
             "start": start, "end": end,
         }
         if self.backward_start is not None:
@@ -183,7 +196,7 @@ class StepRecorder:
         self._pending.append(json.dumps(record, separators=(",", ":")))
         if len(self._pending) >= WRITE_EVERY:
             self._flush()
-        self.step_times.append((self.samples, end - start, record["warmup"]))
+        self.step_times.append((self.samples, end - start, record["warmup"], micro_batches))
         self.steps_written += 1
         self.buckets_per_step = len(collectives)
         self.step += 1

@@ -10,8 +10,8 @@ import torch
 
 
 def _steady_throughput(step_times, world):
-    steady = [(s, t) for s, t, warm in step_times if not warm] or \
-        [(s, t) for s, t, _ in step_times]
+    steady = [(s, t) for s, t, warm, _ in step_times if not warm] or \
+        [(s, t) for s, t, _, _ in step_times]
     seconds = sum(t for _, t in steady) / len(steady)
     samples = sum(s for s, _ in steady) / len(steady) * world
     return samples, seconds
@@ -21,7 +21,10 @@ def write_run_json(session):
     rec = session.recorder
     settings = session.settings
     samples_per_step, step_mean = _steady_throughput(rec.step_times, session.world)
-    batch = max(1, rec.step_times[0][0]) if rec.step_times else 1
+    # The micro-batch and the micro-batches per step (accumulation: the script's own, or the
+    # helper's under STEPSCOPE_ACCUM), from the first step.
+    samples, _, _, accum = rec.step_times[0] if rec.step_times else (1, 0, False, 1)
+    batch = max(1, round(samples / accum))
     doc = {
         "schema": "stepscope.run/1",
         "source": "stepscope_torch",
@@ -29,7 +32,7 @@ def write_run_json(session):
             "model": {"kind": "pytorch", "description": type(session.model).__name__},
             "optimizer": {"kind": type(session.optimizer).__mro__[1].__name__.lower()},
             "batch": batch,
-            "accum": 1,
+            "accum": accum,
             "steps": rec.steps_written,
             "warmup_steps": settings.warmup_steps,
             # stepscope's loaders have at least one worker; a DataLoader's 0 (loading in the
@@ -59,7 +62,7 @@ def write_run_json(session):
         "allreduce": session.backend if session.reduce else "none",
         "buckets_per_step": rec.buckets_per_step,
         "steps": rec.steps_written,
-        "steady_steps": sum(1 for _, _, warm in rec.step_times if not warm),
+        "steady_steps": sum(1 for _, _, warm, _ in rec.step_times if not warm),
         "samples_per_step": samples_per_step,
         "samples_per_s": samples_per_step / step_mean if step_mean > 0 else 0.0,
         "step_time_mean_s": step_mean,

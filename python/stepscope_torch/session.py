@@ -8,8 +8,10 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
+from .accumulation import Accumulation
 from .clock import clock_for
 from .comm_hook import TimedHook, timed_hook, wire_dtype_for
+from .errors import HelperError
 from .loader import TimedLoader, rebuild
 from .marks import StepMarks
 from .recorder import StepRecorder, now
@@ -22,10 +24,6 @@ UNSUPPORTED = ("FullyShardedDataParallel", "DataParallel", "ZeroRedundancyOptimi
                "PipelineParallel", "Pipe", "DistributedDataParallelCPU")
 
 _ENGINE = torch.autograd.Variable._execution_engine
-
-
-class HelperError(RuntimeError):
-    """The script's objects are not ones the helper can measure; the message says what to do."""
 
 
 def _check_supported(model, optimizer):
@@ -160,6 +158,7 @@ class _Session:
         self.marks = StepMarks(self.clock) if self.clock.deferred else None
         self.timed_hook = None
         self.script_hook = None
+        self.accumulation = Accumulation(settings.accum)
         if self.ddp:
             if self.marks is None:
                 hook = TimedHook(self.recorder, reduce_world, reduce=self.reduce, wire=wire,
@@ -174,12 +173,15 @@ class _Session:
                     "stepscope_torch: cannot time the reduction: the DDP model already has a "
                     f"communication hook ({e}); register yours after stepscope_torch.wrap "
                     "(docs/torch.md, Your own communication hook)") from e
+            hook.accum = settings.accum
             self.timed_hook = hook
             # The script's own hook, registered on the returned model, runs inside this one.
             model.register_comm_hook = self._adopt_script_hook
             model._register_builtin_comm_hook = self._refuse_builtin_hook
         self.backend = backend
         self.model = model
+        if self.accumulation.active:
+            self._install_accumulation(model)
         if self.marks is None:
             self._install_model_hooks(model)
             self.optimizer = self._wrap_optimizer(optimizer)
@@ -260,7 +262,11 @@ class _Session:
 
         note_averaging = _averaging_probe(model, self.timed_hook)
 
+        counting = self.accumulation.on_backward if self.accumulation.active else None
+
         def on_output_grad(grad):
+            if counting is not None and not rec.backward_open:
+                counting()
             rec.mark_backward_start(now())
             if note_averaging is not None:
                 note_averaging()
@@ -270,6 +276,46 @@ class _Session:
 
         model.register_forward_pre_hook(pre)
         model.register_forward_hook(post)
+
+    def _install_accumulation(self, model):
+        """STEPSCOPE_ACCUM (accumulation.py): DDP's reduction left to the step's last
+        micro-batch, and the model's zero_grad held within a step (the optimizer's is held by
+        its wrapper)."""
+        acc = self.accumulation
+        if self.ddp:
+            model.register_forward_pre_hook(lambda module, inputs: acc.before_forward(module))
+        zero_grad = model.zero_grad
+
+        def held_zero_grad(*args, **kwargs):
+            if not acc.holds_zero_grad():
+                zero_grad(*args, **kwargs)
+
+        model.zero_grad = held_zero_grad
+
+    def _subclass(self, optimizer, step):
+        """The optimizer as an instance of a subclass of its own class with `step` timed, so
+        that optimizer.step stays a bound method (LR schedulers wrap it); under STEPSCOPE_ACCUM
+        its `step` and `zero_grad` are held within a step."""
+        base = type(optimizer)
+        methods = {"step": step}
+        acc = self.accumulation
+        if acc.active:
+            average = None if self.ddp else acc.average  # DDP's hook averages
+
+            def held_step(self_, *args, **kwargs):
+                if acc.hold(args or kwargs.get("closure")):
+                    return None
+                if average is not None:
+                    average(self_)
+                return step(self_, *args, **kwargs)
+
+            def zero_grad(self_, *args, **kwargs):
+                if not acc.holds_zero_grad():
+                    base.zero_grad(self_, *args, **kwargs)
+
+            methods = {"step": held_step, "zero_grad": zero_grad}
+        optimizer.__class__ = type(base.__name__, (base,), methods)
+        return optimizer
 
     def _wrap_optimizer(self, optimizer):
         session = self
@@ -288,9 +334,7 @@ class _Session:
             rec.end_step(t1 - t0, t1)
             return out
 
-        # A subclass, so that optimizer.step stays a bound method (LR schedulers wrap it).
-        optimizer.__class__ = type(base.__name__, (base,), {"step": step})
-        return optimizer
+        return self._subclass(optimizer, step)
 
     # The CUDA path: the same marks at the same places, taken as CUDA events (clock.py) and held
     # by self.marks; the optimizer's wrapper resolves them at the step's end (the step's one
@@ -313,7 +357,11 @@ class _Session:
 
         note_averaging = _averaging_probe(model, self.timed_hook)
 
+        counting = self.accumulation.on_backward if self.accumulation.active else None
+
         def on_output_grad(grad):
+            if counting is not None and not marks.backward_open:
+                counting()
             marks.backward_start(stamp())
             if note_averaging is not None:
                 note_averaging()
@@ -348,8 +396,7 @@ class _Session:
             rec.end_step(end - clock.seconds(t0), end)
             return out
 
-        optimizer.__class__ = type(base.__name__, (base,), {"step": step})
-        return optimizer
+        return self._subclass(optimizer, step)
 
     def _install_exit(self):
         previous = sys.excepthook

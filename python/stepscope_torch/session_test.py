@@ -21,16 +21,16 @@ from stepscope_torch.settings import read_settings
 class _Run:
     """A session in a temporary run directory, its exit hooks taken back at the end."""
 
-    def __init__(self, test, clock=None):
+    def __init__(self, test, clock=None, **env):
         self._tmp = tempfile.TemporaryDirectory()
         test.addCleanup(self._tmp.cleanup)
         excepthook = sys.excepthook
         test.addCleanup(setattr, sys, "excepthook", excepthook)
         torch.manual_seed(0)
         model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 2))
-        data = TensorDataset(torch.randn(12, 8), torch.randint(0, 2, (12,)))
-        settings = read_settings({"STEPSCOPE_RUN_DIR": self._tmp.name,
-                                  "STEPSCOPE_WARMUP_STEPS": "0"})
+        data = TensorDataset(torch.randn(16, 8), torch.randint(0, 2, (16,)))
+        settings = read_settings(dict(env, STEPSCOPE_RUN_DIR=self._tmp.name,
+                                      STEPSCOPE_WARMUP_STEPS="0"))
         self.session = _Session(settings, model, torch.optim.SGD(model.parameters(), lr=0.1),
                                 DataLoader(data, batch_size=4), clock=clock)
         atexit.unregister(self.session.finish)
@@ -94,6 +94,21 @@ class Session(unittest.TestCase):
         # marks per step: forward's two, backward's two, the optimizer's two, and the anchor
         # recorded after the wait
         self.assertEqual(len(dev.recorded), 2 + 2 * 7)
+
+    def test_on_the_cuda_path_an_accumulated_step_waits_once(self):
+        # STEPSCOPE_ACCUM=2: four of the script's iterations are two steps, each resolved
+        # once at its end, with both micro-batches' forward and backward in its record.
+        dev = FakeDevice(clock=lambda: time.perf_counter() + 100.0)
+        run = _Run(self, clock=event_clock(dev, time.perf_counter), STEPSCOPE_ACCUM="2")
+        waits_at_wrap = len(dev.waits)
+        run.train(4)
+        records = run.records()
+        self.assertEqual(len(dev.waits), waits_at_wrap + 2)
+        self.assertEqual([(r["step"], r["samples"], r["micro_batches"]) for r in records],
+                         [(0, 8, 2), (1, 8, 2)])
+        for r in records:
+            self.assertTrue(r["start"] <= r["backward_start"] <= r["end"])
+            self.assertGreater(r["backward"], 0)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ class Settings:
     loader_workers: Optional[int] = None  # STEPSCOPE_LOADER_WORKERS: DataLoader num_workers
     prefetch: Optional[int] = None     # STEPSCOPE_PREFETCH: DataLoader prefetch_factor
     steps: Optional[int] = None        # STEPSCOPE_STEPS: the loader ends after this many steps
+    accum: int = 1                     # STEPSCOPE_ACCUM: the script's iterations per step
     warmup_steps: int = 5              # STEPSCOPE_WARMUP_STEPS: marked warm-up in the records
     grad_norm_every: int = 4           # STEPSCOPE_GRAD_NORM_EVERY: steps between norm samples
 
@@ -69,6 +70,7 @@ def read_settings(env=None):
         loader_workers=_number(env, "STEPSCOPE_LOADER_WORKERS", int, 0),
         prefetch=_number(env, "STEPSCOPE_PREFETCH", int, 1),
         steps=_number(env, "STEPSCOPE_STEPS", int, 1),
+        accum=_number(env, "STEPSCOPE_ACCUM", int, 1) or 1,
         warmup_steps=5 if warmup is None else warmup,
         grad_norm_every=4 if every is None else every,
     )

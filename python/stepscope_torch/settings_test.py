@@ -16,17 +16,19 @@ class ReadSettings(unittest.TestCase):
                            "STEPSCOPE_BUCKET_MB": "1.5", "STEPSCOPE_REDUCE_DTYPE": "bf16",
                            "STEPSCOPE_LOADER_WORKERS": "0", "STEPSCOPE_PREFETCH": "3",
                            "STEPSCOPE_STEPS": "7", "STEPSCOPE_WARMUP_STEPS": "0",
-                           "STEPSCOPE_GRAD_NORM_EVERY": "2"})
+                           "STEPSCOPE_GRAD_NORM_EVERY": "2", "STEPSCOPE_ACCUM": "4"})
         self.assertTrue(s.active)
         self.assertEqual((s.variant, s.bucket_mb, s.reduce_dtype, s.loader_workers, s.prefetch,
-                          s.steps, s.warmup_steps, s.grad_norm_every),
-                         ("no_reduce", 1.5, "bf16", 0, 3, 7, 0, 2))
+                          s.steps, s.warmup_steps, s.grad_norm_every, s.accum),
+                         ("no_reduce", 1.5, "bf16", 0, 3, 7, 0, 2, 4))
+        self.assertEqual(read_settings({}).accum, 1)
 
     def test_malformed_values_name_the_variable(self):
         for env, words in (({"STEPSCOPE_VARIANT": "fast"}, "STEPSCOPE_VARIANT='fast'"),
                            ({"STEPSCOPE_STEPS": "ten"}, "STEPSCOPE_STEPS='ten' is not a whole"),
                            ({"STEPSCOPE_STEPS": "0"}, "must be at least 1"),
                            ({"STEPSCOPE_BUCKET_MB": "0"}, "must be above 0"),
+                           ({"STEPSCOPE_ACCUM": "0"}, "STEPSCOPE_ACCUM='0' must be at least 1"),
                            ({"STEPSCOPE_REDUCE_DTYPE": "int8"}, "fp32, bf16, fp16")):
             with self.assertRaises(SettingsError) as e:
                 read_settings(env)

@@ -75,8 +75,11 @@ TorchMapping MapOntoTorch(const TorchCommand& command, const train::TrainOptions
   const double bucket = c.bucket_mib.value_or(options.reducer.bucket_mb);
   const int workers = c.loader_workers.value_or(options.loader_workers);
   route("{batch}", nullptr, c.micro_batch.has_value(), std::to_string(batch), "micro-batch");
-  route("{accum}", nullptr, c.accumulation.has_value(), std::to_string(accum),
+  route("{accum}", "STEPSCOPE_ACCUM", c.accumulation.has_value(), std::to_string(accum),
         "gradient accumulation");
+  if (!c.accumulation && accum != 1 && !command.Has("{accum}") && command.helper) {
+    m.env.push_back(fmt::format("STEPSCOPE_ACCUM={}", accum));  // the baseline's (--accum)
+  }
   route("{bucket_mb}", "STEPSCOPE_BUCKET_MB", c.bucket_mib.has_value(), fmt::format("{}", bucket),
         "bucket size");
   route("{workers}", "STEPSCOPE_LOADER_WORKERS", c.loader_workers.has_value(),

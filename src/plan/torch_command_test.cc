@@ -88,6 +88,38 @@ TEST(MapOntoTorch, LeversUsePlaceholdersElseVariablesElseAreNotApplicable) {
   EXPECT_NE(without.not_applicable[0].find("{batch}"), std::string::npos);
 }
 
+TEST(MapOntoTorch, AccumulationGoesToItsPlaceholderElseToTheHelper) {
+  RunChange change;
+  change.levers.accumulation = 4;
+  const TorchMapping with =
+      MapOntoTorch(Command({"python3", "t.py", "--accum", "{accum}"}), ScriptOptions(), change);
+  EXPECT_EQ(with.args, (Words{"--accum", "4"}));
+  EXPECT_FALSE(Contains(with.env, "STEPSCOPE_ACCUM=4"));
+  const TorchMapping without = MapOntoTorch(Command({"python3", "t.py"}), ScriptOptions(), change);
+  EXPECT_TRUE(Contains(without.env, "STEPSCOPE_ACCUM=4"));
+  EXPECT_TRUE(Contains(without.flags, "STEPSCOPE_ACCUM=4"));
+  EXPECT_TRUE(without.not_applicable.empty());
+
+  // The baseline's own accumulation (diagnose --accum 2) reaches the script the same way; the
+  // default, 1, sets nothing.
+  train::TrainOptions accumulating = ScriptOptions();
+  accumulating.accum = 2;
+  EXPECT_TRUE(Contains(MapOntoTorch(Command({"python3", "t.py"}), accumulating, RunChange{}).env,
+                       "STEPSCOPE_ACCUM=2"));
+  const TorchMapping placed =
+      MapOntoTorch(Command({"python3", "t.py", "--accum", "{accum}"}), accumulating, RunChange{});
+  EXPECT_EQ(placed.args, (Words{"--accum", "2"}));
+  EXPECT_FALSE(Contains(placed.env, "STEPSCOPE_ACCUM=2"));
+  for (const std::string& e :
+       MapOntoTorch(Command({"python3", "t.py"}), ScriptOptions(), RunChange{}).env) {
+    EXPECT_NE(e.rfind("STEPSCOPE_ACCUM", 0), 0u) << e;
+  }
+  // Without the helper there is no one to accumulate.
+  TorchCommand traces = Command({"python3", "t.py"});
+  traces.helper = false;
+  EXPECT_EQ(MapOntoTorch(traces, ScriptOptions(), change).not_applicable.size(), 1u);
+}
+
 TEST(PlanMainRuns, TorchRunsCarryTheScriptsArgumentsAndTheHelpersEnvironment) {
   PlanRequest r;
   r.options = ScriptOptions();

@@ -136,12 +136,22 @@ class Shapes(TorchTest):
 
     @once_more_on_failure
     def test_healthy(self, name):
-        # A small model with 16 paced samples per step (3 ms each): it scales.
-        _, d, _ = self.diagnose_job("healthy", "--no-ablations", name=name)
+        # A small model, every sample paced (3 ms in forward): it scales. The
+        # script has no {accum} placeholder, so --accum 2 is the helper's (STEPSCOPE_ACCUM):
+        # two of the script's iterations per step, which the runs and the model say.
+        _, d, out = self.diagnose_job("healthy", "--no-ablations", "--accum", "2", name=name)
         v = d["verdict"]
         self.assertGreater(d["points"][-1]["efficiency"], 0.8, v["explanation"])
         self.assertIn(v["binding"], ("none", "compute"), v["explanation"])
         self.assertEqual(v["straggler_ranks"], [])
+        run = os.path.join(out, "runs", "baseline-n2")
+        config = read_json(os.path.join(run, "run.json"))["config"]
+        self.assertEqual((config["batch"], config["accum"]), (32, 2))
+        for r in read_jsonl(os.path.join(run, "rank-1.steps.jsonl")):
+            self.assertEqual((r["samples"], r["micro_batches"], len(r["collectives"])),
+                             (64, 2, 1))
+        self.assertEqual((d["model"]["reference"]["batch"], d["model"]["reference"]["accum"]),
+                         (32, 2))
 
 
 class OwnHook(TorchTest):
