@@ -19,7 +19,10 @@ differently.
   hook, and the gradient norms are still sampled;
 - accumulating two micro-batches by the helper (STEPSCOPE_ACCUM=2) against the script that
   accumulates them itself (its loss halved, the first backward under `no_sync`), with and
-  without gradients as the buckets' views: the hook folds the 1/2 into its average.
+  without gradients as the buckets' views: the hook folds the 1/2 into its average;
+- through a step function (`wrap_step`), with and without gradients as the buckets' views: the
+  norms are sampled when backward ends, before the function's update and zero_grad (which
+  zeroes a view in place).
 """
 import atexit
 import datetime
@@ -100,7 +103,20 @@ def _rank(rank, port, results, case):
     model, optimizer, loader = _job(rank=rank, **ddp)
     with tempfile.TemporaryDirectory() as tmp:
         settings = read_settings(dict(env, STEPSCOPE_RUN_DIR=tmp, STEPSCOPE_WARMUP_STEPS="0"))
-        session = _Session(settings, *_job(rank=rank, **ddp))
+        if "step_function" in case:
+            job = {}
+
+            def train_step(x, y):
+                job["optimizer"].zero_grad()
+                nn.functional.cross_entropy(job["model"](x), y).backward()
+                job["optimizer"].step()
+                job["optimizer"].zero_grad()  # a view zeroed in place before the step returns
+
+            wrapped_model, job["optimizer"], wrapped_loader = _job(rank=rank, **ddp)
+            session = _Session(settings, wrapped_model, None, wrapped_loader, step=train_step)
+            job["model"] = session.model
+        else:
+            session = _Session(settings, *_job(rank=rank, **ddp))
         atexit.unregister(session.finish)
         if _script_hook(case):
             model.register_comm_hook(*_script_hook(case))
@@ -108,7 +124,11 @@ def _rank(rank, port, results, case):
         if case.endswith("set_to_none"):
             _zero_to_none(optimizer)
             _zero_to_none(session.optimizer)
-        if "helper_accumulating" in case:
+        if "step_function" in case:
+            _train(model, optimizer, loader)
+            for x, y in session.loader:
+                session.step(x, y)
+        elif "helper_accumulating" in case:
             _train_accumulating_mean(model, optimizer, loader)
             _train(session.model, session.optimizer, session.loader)
         else:
@@ -167,6 +187,12 @@ class ThreeRanks(unittest.TestCase):
 
     def test_with_the_scripts_own_powersgd(self):
         self.check("script_powersgd")
+
+    def test_through_a_step_function(self):
+        self.check("step_function")
+
+    def test_through_a_step_function_with_gradients_as_views(self):
+        self.check("view_step_function")
 
     def test_accumulating_by_the_helper(self):
         self.check("helper_accumulating")

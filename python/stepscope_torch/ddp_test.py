@@ -333,6 +333,72 @@ class UnderDdp(unittest.TestCase):
                 config = json.load(f)["config"]
             self.assertEqual((config["batch"], config["accum"]), (8, 2))
 
+    def test_a_step_function_trains_as_written_and_is_timed(self):
+        # wrap_step: the script's own step function (zero_grad, forward, backward, step) over
+        # the model it returns; the step ends when the function returns.
+        model, optimizer, loader = _job()
+        _train(model, optimizer, loader)
+        job = {}
+
+        def train_step(x, y):
+            job["optimizer"].zero_grad()
+            nn.functional.cross_entropy(job["model"](x), y).backward()
+            job["optimizer"].step()
+
+        wrapped_model, job["optimizer"], wrapped_loader = _job()
+        with tempfile.TemporaryDirectory() as tmp:
+            session = _Session(read_settings({"STEPSCOPE_RUN_DIR": tmp,
+                                              "STEPSCOPE_WARMUP_STEPS": "0"}),
+                               wrapped_model, None, wrapped_loader, step=train_step)
+            atexit.unregister(session.finish)
+            self.addCleanup(setattr, sys, "excepthook", sys.excepthook)
+            self.assertIsNone(session.optimizer)
+            self.assertEqual(session.step.__name__, "train_step")
+            job["model"] = session.model
+            for x, y in session.loader:
+                session.step(x, y)
+            session.finish()
+            with open(os.path.join(tmp, "rank-0.steps.jsonl")) as f:
+                records = [json.loads(line) for line in f]
+            with open(os.path.join(tmp, "run.json")) as f:
+                config = json.load(f)["config"]
+        for p, q in zip(model.parameters(), session.model.parameters()):
+            self.assertTrue(torch.equal(p, q), "the helper changed a parameter")
+        self.assertEqual(len(records), STEPS)
+        for r in records:
+            self.assertEqual((r["samples"], r["micro_batches"], len(r["collectives"])), (8, 1, 1))
+            self.assertTrue(r["start"] <= r["backward_start"] <= r["collectives"][0]["ready"]
+                            <= r["end"])
+            for phase in ("forward", "backward", "optimizer"):
+                self.assertGreater(r[phase], 0, phase)
+        self.assertEqual((config["optimizer"]["kind"], config["batch"], config["accum"]),
+                         ("step_function", 8, 1))
+
+    def test_a_step_function_that_cannot_be_measured_is_refused(self):
+        # One that runs another model than the one returned (the helper may have rebuilt it);
+        # accumulation by the helper, which would have to hold the update inside the function.
+        other, optimizer, loader = _job()
+
+        def train_step(x, y):
+            optimizer.zero_grad()
+            nn.functional.cross_entropy(other(x), y).backward()
+            optimizer.step()
+
+        for env, error in (({}, "ran no forward of the model it returned"),
+                           ({"STEPSCOPE_ACCUM": "2"}, "STEPSCOPE_ACCUM=2 holds the optimizer's "
+                            r"step.*\{accum\} placeholder")):
+            with tempfile.TemporaryDirectory() as tmp:
+                self.addCleanup(setattr, sys, "excepthook", sys.excepthook)
+                with self.assertRaisesRegex(HelperError, error):
+                    session = _Session(read_settings(dict(env, STEPSCOPE_RUN_DIR=tmp)), *_job()[:1],
+                                       None, loader, step=train_step)
+                    atexit.unregister(session.finish)
+                    x, y = next(iter(loader))
+                    try:
+                        session.step(x, y)
+                    finally:
+                        session.recorder.close()
+
     def test_loader_workers_rebuild_the_loader_with_the_same_batches(self):
         _, _, loader = _job()
         expected = [x for x, _ in loader]

@@ -30,7 +30,7 @@ def write_run_json(session):
         "source": "stepscope_torch",
         "config": {
             "model": {"kind": "pytorch", "description": type(session.model).__name__},
-            "optimizer": {"kind": type(session.optimizer).__mro__[1].__name__.lower()},
+            "optimizer": {"kind": session.optimizer_kind},
             "batch": batch,
             "accum": accum,
             "steps": rec.steps_written,

@@ -1,5 +1,7 @@
-"""`wrap`: one rank's recording session over the user's model, optimizer and loader."""
+"""`wrap` and `wrap_step`: one rank's recording session over the user's model, optimizer (or
+step function) and loader."""
 import atexit
+import functools
 import os
 import sys
 import time
@@ -116,9 +118,15 @@ def _on_backward_start(output, mark):
 class _Session:
     """`clock` is for the tests; `wrap` lets the model's device choose it (clock.clock_for)."""
 
-    def __init__(self, settings, model, optimizer, loader, clock=None):
+    def __init__(self, settings, model, optimizer, loader, clock=None, step=None):
         self.settings = settings
         self.t_enter = time.time()
+        if settings.accum > 1 and step is not None:
+            raise HelperError(
+                f"stepscope_torch: STEPSCOPE_ACCUM={settings.accum} holds the optimizer's step, "
+                "which a step function wrapped by wrap_step keeps inside; give the command an "
+                "{accum} placeholder where the script takes its accumulation, or wrap the "
+                "optimizer (docs/torch.md)")
         registered = registered_hook(model)  # None for a model that is not a DDP
         if registered:
             raise HelperError(
@@ -182,12 +190,22 @@ class _Session:
         self.model = model
         if self.accumulation.active:
             self._install_accumulation(model)
+        # With a step function the reduced gradient's norm is taken when backward ends, before
+        # the function's update and zero_grad; with the optimizer, at its step().
+        norms_at_backward_end = step is not None
         if self.marks is None:
-            self._install_model_hooks(model)
-            self.optimizer = self._wrap_optimizer(optimizer)
+            self._install_model_hooks(model, norms_at_backward_end)
         else:
-            self._install_event_hooks(model)
-            self.optimizer = self._wrap_optimizer_events(optimizer)
+            self._install_event_hooks(model, norms_at_backward_end)
+        self.optimizer = None
+        self.step = None
+        if step is None:
+            self.optimizer_kind = type(optimizer).__name__.lower()
+            self.optimizer = self._wrap_optimizer(optimizer) if self.marks is None \
+                else self._wrap_optimizer_events(optimizer)
+        else:
+            self.optimizer_kind = "step_function"
+            self.step = self._wrap_step(step)
         self.loader_workers = getattr(loader, "num_workers", 0)
         if settings.loader_workers is not None or settings.prefetch is not None:
             if not hasattr(loader, "collate_fn"):
@@ -248,7 +266,7 @@ class _Session:
     # gradients (the first reached); backward's end (after DDP has waited for every bucket and
     # copied it back) by an autograd-engine callback queued from a callback, so that it runs
     # after DDP's own.
-    def _install_model_hooks(self, model):
+    def _install_model_hooks(self, model, norms_at_backward_end):
         rec = self.recorder
         state = {"t0": 0.0}
 
@@ -270,9 +288,13 @@ class _Session:
             rec.mark_backward_start(now())
             if note_averaging is not None:
                 note_averaging()
-            _ENGINE.queue_callback(lambda: _ENGINE.queue_callback(
-                lambda: rec.mark_backward_end(now())))
+            _ENGINE.queue_callback(lambda: _ENGINE.queue_callback(backward_end))
             return None
+
+        def backward_end():
+            rec.mark_backward_end(now())
+            if norms_at_backward_end:
+                rec.sample_global_norm()
 
         model.register_forward_pre_hook(pre)
         model.register_forward_hook(post)
@@ -341,7 +363,7 @@ class _Session:
     # synchronisation) and replays them onto the recorder, which then writes the record as on
     # the host. The hooks on the outputs' gradients and the engine's callbacks run on autograd's
     # device thread, each event on that thread's current stream of the device.
-    def _install_event_hooks(self, model):
+    def _install_event_hooks(self, model, norms_at_backward_end):
         rec = self.recorder
         marks = self.marks
         stamp = self.clock.stamp
@@ -365,9 +387,15 @@ class _Session:
             marks.backward_start(stamp())
             if note_averaging is not None:
                 note_averaging()
-            _ENGINE.queue_callback(lambda: _ENGINE.queue_callback(
-                lambda: marks.backward_end(stamp())))
+            _ENGINE.queue_callback(lambda: _ENGINE.queue_callback(backward_end))
             return None
+
+        def backward_end():
+            marks.backward_end(stamp())
+            if norms_at_backward_end:
+                dots = rec.queue_global_norm()  # none unless this backward reduced a sample
+                if dots:
+                    self._dots = dots
 
         model.register_forward_pre_hook(pre)
         model.register_forward_hook(post)
@@ -398,6 +426,46 @@ class _Session:
 
         return self._subclass(optimizer, step)
 
+    def _wrap_step(self, step):
+        """wrap_step's step function: a step ends when it returns. What it does after backward
+        (the update, zero_grad, the script's own bookkeeping) is the record's `optimizer`."""
+        session = self
+        rec = self.recorder
+        marks = self.marks
+        clock = self.clock
+        self._dots = []
+
+        @functools.wraps(step)
+        def timed(*args, **kwargs):
+            rec.begin_if_needed()
+            out = step(*args, **kwargs)
+            if session.t_startup_end is None:
+                session.t_startup_end = time.time()
+            if marks is None:
+                end = now()
+                if rec.backward_open:
+                    rec.mark_backward_end(end)  # no engine callback ran (should not happen)
+            else:
+                t1 = clock.stamp()
+                if marks.backward_open:
+                    marks.backward_end(t1)
+                clock.resolve()  # waits for t1, the step's last event
+                marks.replay(rec)
+                rec.set_global_norm(session._dots)
+                session._dots = []
+                end = clock.seconds(t1)
+            if rec.micro_batches == 0:
+                raise HelperError(
+                    "stepscope_torch: the step function wrap_step returned ran no forward of the "
+                    "model it returned; the function must call that model (rebind the name it "
+                    "uses: model, train_step, loader = stepscope_torch.wrap_step(model, "
+                    "train_step, loader)), as the helper may have rebuilt it (docs/torch.md)")
+            after = rec.backward_end if rec.backward_end is not None else end
+            rec.end_step(end - after, end)
+            return out
+
+        return timed
+
     def _install_exit(self):
         previous = sys.excepthook
 
@@ -414,9 +482,12 @@ class _Session:
         if self.failed:
             return
         if rec.steps_written == 0:
+            called = ("wrapped step function was never called (is the returned function the one "
+                      "the script calls?)" if self.step is not None else
+                      "wrapped optimizer's step() was never called (is the returned optimizer "
+                      "the one the script steps?)")
             print(f"stepscope_torch: rank {self.rank} finished without completing a step: the "
-                  "wrapped optimizer's step() was never called (is the returned optimizer the one "
-                  "the script steps?); no run.json written", file=sys.stderr)
+                  f"{called}; no run.json written", file=sys.stderr)
             return
         if self.rank == 0:
             write_run_json(self)
@@ -431,3 +502,16 @@ def wrap(model, optimizer, loader):
     _check_supported(model, optimizer)
     s = _Session(settings, model, optimizer, loader)
     return s.model, s.optimizer, s.loader
+
+
+def wrap_step(model, step, loader):
+    """`wrap` for a script whose optimizer is out of reach (inside a step function, or a
+    library's update): `step` is one training step, the forward, backward and update of the
+    batch it is given; a step ends when it returns. Returns (model, step, loader) to use instead
+    of the script's own. Untouched without STEPSCOPE_RUN_DIR."""
+    settings = read_settings()
+    if not settings.active:
+        return model, step, loader
+    _check_supported(model, None)
+    s = _Session(settings, model, None, loader, step=step)
+    return s.model, s.step, s.loader

@@ -21,7 +21,7 @@ from stepscope_torch.settings import read_settings
 class _Run:
     """A session in a temporary run directory, its exit hooks taken back at the end."""
 
-    def __init__(self, test, clock=None, **env):
+    def __init__(self, test, clock=None, step_function=False, **env):
         self._tmp = tempfile.TemporaryDirectory()
         test.addCleanup(self._tmp.cleanup)
         excepthook = sys.excepthook
@@ -31,8 +31,19 @@ class _Run:
         data = TensorDataset(torch.randn(16, 8), torch.randint(0, 2, (16,)))
         settings = read_settings(dict(env, STEPSCOPE_RUN_DIR=self._tmp.name,
                                       STEPSCOPE_WARMUP_STEPS="0"))
-        self.session = _Session(settings, model, torch.optim.SGD(model.parameters(), lr=0.1),
-                                DataLoader(data, batch_size=4), clock=clock)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        loader = DataLoader(data, batch_size=4)
+        if step_function:
+            loss_fn = nn.CrossEntropyLoss()
+
+            def train_step(x, y):
+                optimizer.zero_grad()
+                loss_fn(self.session.model(x), y).backward()
+                optimizer.step()
+
+            self.session = _Session(settings, model, None, loader, clock=clock, step=train_step)
+        else:
+            self.session = _Session(settings, model, optimizer, loader, clock=clock)
         atexit.unregister(self.session.finish)
         self.path = os.path.join(self._tmp.name, "rank-0.steps.jsonl")
 
@@ -43,9 +54,12 @@ class _Run:
         for step, (x, y) in enumerate(s.loader):
             if step == steps:
                 break
-            s.optimizer.zero_grad()
-            loss_fn(s.model(x), y).backward()
-            s.optimizer.step()
+            if s.step is not None:
+                s.step(x, y)
+            else:
+                s.optimizer.zero_grad()
+                loss_fn(s.model(x), y).backward()
+                s.optimizer.step()
             returned.append(time.perf_counter())
         return returned
 
@@ -109,6 +123,20 @@ class Session(unittest.TestCase):
         for r in records:
             self.assertTrue(r["start"] <= r["backward_start"] <= r["end"])
             self.assertGreater(r["backward"], 0)
+
+    def test_on_the_cuda_path_a_step_function_resolves_once_at_its_return(self):
+        dev = FakeDevice(clock=lambda: time.perf_counter() + 100.0)
+        run = _Run(self, clock=event_clock(dev, time.perf_counter), step_function=True)
+        waits_at_wrap = len(dev.waits)
+        returned = run.train(2)
+        records = run.records()
+        self.assertEqual(len(dev.waits), waits_at_wrap + 2)
+        for r, t, end in zip(records, returned, dev.waits[waits_at_wrap:]):
+            self.assertAlmostEqual(r["end"], end.at - 100.0, delta=1e-3)
+            self.assertTrue(r["start"] <= r["backward_start"] <= r["end"] <= t)
+            for phase in ("forward", "backward", "optimizer"):
+                self.assertGreater(r[phase], 0, phase)
+        self.assertEqual([r["step"] for r in records], [0, 1])
 
 
 if __name__ == "__main__":

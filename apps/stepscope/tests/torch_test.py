@@ -128,11 +128,15 @@ class Shapes(TorchTest):
 
     @once_more_on_failure
     def test_slow_rank(self, name):
-        # Rank 1 computes 3 times as long: named by rank from its arrivals (one run, at 2).
-        _, d, _ = self.diagnose_job("slow_rank", "--no-ablations", replicas="2", name=name)
+        # Rank 1 computes 3 times as long: named by rank from its arrivals (one run, at 2). The
+        # script trains through a step function wrapped by wrap_step, its optimizer inside.
+        _, d, out = self.diagnose_job("slow_rank", "--no-ablations", replicas="2", name=name,
+                                      script=("--step-function",))
         v = d["verdict"]
         self.assertEqual(v["binding"], "stragglers", v["explanation"])
         self.assertEqual(v["straggler_ranks"], [1])
+        run = read_json(os.path.join(out, "runs", "baseline-n2", "run.json"))
+        self.assertEqual(run["config"]["optimizer"]["kind"], "step_function")
 
     @once_more_on_failure
     def test_healthy(self, name):

@@ -11,7 +11,8 @@ The sleep sits on the input, which needs no gradient, so backward is the model's
 --profile DIR also records the steps with PyTorch's autograd profiler (DIR/rank-R.pt.trace.json),
 to compare the helper's records with the profiler's view of the same run;
 --profile-into-run-dir --fail no_helper is a script for diagnose --torch-traces;
---comm-hook fp16 reduces through PyTorch's fp16 compression hook, the script's own.
+--comm-hook fp16 reduces through PyTorch's fp16 compression hook, the script's own;
+--step-function trains through a step function wrapped by stepscope_torch.wrap_step.
 Usage (under torch.distributed.run): python3 ddp_job.py --shape S --batch B [--workers W]
 """
 import contextlib
@@ -88,6 +89,8 @@ def main():
     p.add_argument("--slow-factor", type=float, default=3.0)
     p.add_argument("--comm-hook", choices=["none", "fp16"], default="none",
                    help="reduce through PyTorch's fp16 compression hook, registered after wrap")
+    p.add_argument("--step-function", action="store_true",
+                   help="wrap the training step (wrap_step) instead of the optimizer")
     p.add_argument("--fail", choices=["none", "start", "no_helper"], default="none")
     p.add_argument("--profile", default="")
     p.add_argument("--profile-into-run-dir", action="store_true",
@@ -113,19 +116,25 @@ def main():
     data = Items(args.batch * (args.steps + 1), 32, sleep_s)
     loader = DataLoader(data, batch_size=args.batch, num_workers=args.workers)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    if args.fail != "no_helper":
+    loss_fn = nn.CrossEntropyLoss()
+
+    def train_step(x, y):
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()  # the model wrap_step returns: the name is rebound
+        optimizer.step()
+
+    if args.step_function:
+        model, train_step, loader = stepscope_torch.wrap_step(model, train_step, loader)
+    elif args.fail != "no_helper":
         model, optimizer, loader = stepscope_torch.wrap(model, optimizer, loader)
     if args.comm_hook == "fp16":
         model.register_comm_hook(None, default_hooks.fp16_compress_hook)
-    loss_fn = nn.CrossEntropyLoss()
     profiler = torch.autograd.profiler.profile() if args.profile else contextlib.nullcontext()
     with profiler:
         for step, (x, y) in enumerate(loader):
             if step >= args.steps:
                 break
-            optimizer.zero_grad()
-            loss_fn(model(x), y).backward()
-            optimizer.step()
+            train_step(x, y)
     if args.profile:
         os.makedirs(args.profile, exist_ok=True)
         profiler.export_chrome_trace(os.path.join(args.profile, f"rank-{rank}.pt.trace.json"))
