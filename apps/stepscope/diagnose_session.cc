@@ -442,13 +442,9 @@ plan::LeverBasis Session::Basis() const {
     basis.gradient_mib = static_cast<double>(run->gradient_bytes) / kMiB;
     basis.comm_hook = run->comm_hook;
     if (!request_.plan.torch->Has("{workers}")) basis.loader_workers = run->loader_workers;
-    if (!request_.plan.torch->Has("{accum}")) {
-      // The helper accumulates only what --accum asks (STEPSCOPE_ACCUM); more is the script's.
-      basis.accumulation = run->accum;
-      if (request_.plan.options.accum == 1 && run->accum > 1) {
-        basis.script_accumulation = run->accum;
-      }
-    }
+    // The micro-batches a step of the script makes: --accum's (the helper's, STEPSCOPE_ACCUM)
+    // or the script's own.
+    if (!request_.plan.torch->Has("{accum}")) basis.accumulation = run->accum;
     break;
   }
   return basis;
@@ -660,7 +656,9 @@ int Session::Finish(decide::Diagnosis* d) {
   if (fitted) {
     std::vector<Lever> recommended;
     for (const decide::LeverAdvice& l : d->verdict.levers) recommended.push_back(l.lever);
-    recommended_levers = LeverOptions(recommended, plan::TrainBasis(request_.plan.options));
+    // The basis the priced decision used: a --torch job's from its runs (gradient bytes,
+    // loader, accumulation, the script's own hook), not the trainer options' defaults.
+    recommended_levers = LeverOptions(recommended, Basis());
     upgrade_curves =
         UpgradeCurves(*fitted, request_.decision, recommended_levers, replicas, &d->warnings);
   }

@@ -122,14 +122,6 @@ LeverPlan PlanLevers(const std::vector<Lever>& recommended, const LeverBasis& ba
                       "own lever)"});
       continue;
     }
-    if (lever == Lever::kGradientAccumulation && basis.script_accumulation > 1) {
-      plan.skipped.push_back(
-          {lever, fmt::format("the script accumulates {} micro-batches a step by itself and the "
-                              "command has no {{accum}} placeholder to change that; skipped (put "
-                              "one where the script takes its accumulation)",
-                              basis.script_accumulation)});
-      continue;
-    }
     PlannedLever planned = Plan(lever, basis);
     if (!ChangesAnything(planned.change, basis)) {
       plan.skipped.push_back({lever, "the job already has it (" + planned.words + "); skipped"});

@@ -43,9 +43,6 @@ struct LeverBasis {
   // The communication hook of the script's own that reduces the gradients (a --torch job's,
   // by name); empty: the reducer's own reduction, whose precision a lever can change.
   std::string comm_hook;
-  // A --torch script that accumulates this many micro-batches a step by itself, with no
-  // {accum} placeholder to change it (0: none); the helper does not accumulate on top.
-  int script_accumulation = 0;
 };
 
 // The job's values once `change` is made: the basis the levers of a re-measured (levered)

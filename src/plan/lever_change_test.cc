@@ -92,20 +92,6 @@ TEST(PlanLevers, ThePrecisionOfTheScriptsOwnHookIsNotALever) {
       << plan.skipped[0].reason;
 }
 
-TEST(PlanLevers, AScriptsOwnAccumulationWithoutAPlaceholderIsNotALever) {
-  LeverBasis b = Basis();
-  b.accumulation = 4;
-  ASSERT_EQ(PlanLevers({Lever::kGradientAccumulation}, b).planned.size(), 1u);
-  b.script_accumulation = 4;
-  const LeverPlan plan = PlanLevers({Lever::kGradientAccumulation, Lever::kBiggerMicroBatch}, b);
-  ASSERT_EQ(plan.planned.size(), 1u);
-  EXPECT_EQ(plan.planned[0].lever, Lever::kBiggerMicroBatch);
-  ASSERT_EQ(plan.skipped.size(), 1u);
-  EXPECT_NE(plan.skipped[0].reason.find("accumulates 4 micro-batches a step by itself"),
-            std::string::npos)
-      << plan.skipped[0].reason;
-}
-
 TEST(PlanLevers, KeepsTheRecommendedOrderAndPlansEachLeverOnce) {
   LeverPlan plan = PlanLevers(
       {Lever::kLowPrecisionReduction, Lever::kLoaderWorkersPrefetch, Lever::kLowPrecisionReduction},
