@@ -1,6 +1,7 @@
-"""Gradient accumulation applied by the helper (STEPSCOPE_ACCUM=K: diagnose's accumulation
-lever for a script without an `{accum}` placeholder): K of the script's iterations make one
-optimizer step, as a script that accumulates K micro-batches itself would.
+"""Gradient accumulation applied by the helper (STEPSCOPE_ACCUM=K, which diagnose sets from
+`--accum K`, or for a run whose change sets the accumulation, when the command has no `{accum}`
+placeholder): K of the script's iterations make one optimizer step, as a script that accumulates
+K micro-batches itself would.
 
 The script's loop stays as written (zero_grad, forward, backward, step). The helper
 - runs the first K-1 forwards of a step as DDP's `no_sync` does (`require_backward_grad_sync`
@@ -15,7 +16,7 @@ The script's loop stays as written (zero_grad, forward, backward, step). The hel
 What it cannot see: a script that accumulates by itself (several backward passes for one
 `step`) is refused, as K would multiply its own; a learning-rate scheduler stepped every
 iteration advances K times per optimizer step; gradient clipping between backward and `step`
-clips the running sum of a held step (docs/torch.md, Limits).
+runs at every iteration on the running sum, not yet averaged (docs/torch.md, Limits).
 """
 import torch
 
