@@ -7,6 +7,7 @@ import socket
 import sys
 import tempfile
 import unittest
+import warnings
 
 import torch
 import torch.distributed as dist
@@ -398,6 +399,48 @@ class UnderDdp(unittest.TestCase):
                         session.step(x, y)
                     finally:
                         session.recorder.close()
+
+    def test_an_lr_scheduler_made_before_or_after_wrap_is_kept(self):
+        # PyTorch's schedulers count the optimizer's steps by replacing optimizer.step on the
+        # instance; one made before wrap hid the timed step (no step was recorded). Either way
+        # the steps are timed, the learning rates and parameters are the plain job's, and the
+        # scheduler warns of nothing.
+        def train(model, optimizer, loader, scheduler):
+            lrs = []
+            for x, y in loader:
+                optimizer.zero_grad()
+                nn.functional.cross_entropy(model(x), y).backward()
+                optimizer.step()
+                scheduler.step()
+                lrs.append(optimizer.param_groups[0]["lr"])
+            return lrs
+
+        def scheduler_of(optimizer):
+            return torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)
+
+        model, optimizer, loader = _job()
+        plain_lrs = train(model, optimizer, loader, scheduler_of(optimizer))
+        for before in (True, False):
+            job = _job()
+            early = scheduler_of(job[1]) if before else None
+            with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                session = _Session(read_settings({"STEPSCOPE_RUN_DIR": tmp,
+                                                  "STEPSCOPE_WARMUP_STEPS": "0"}), *job)
+                atexit.unregister(session.finish)
+                self.addCleanup(setattr, sys, "excepthook", sys.excepthook)
+                scheduler = early or scheduler_of(session.optimizer)
+                lrs = train(session.model, session.optimizer, session.loader, scheduler)
+                session.recorder.close()
+                with open(os.path.join(tmp, "rank-0.steps.jsonl")) as f:
+                    records = f.readlines()
+            what = "made before wrap" if before else "made after wrap"
+            self.assertEqual(len(records), STEPS, what)
+            self.assertEqual(lrs, plain_lrs, what)
+            for p, q in zip(model.parameters(), session.model.parameters()):
+                self.assertTrue(torch.equal(p, q), what)
+            self.assertEqual([str(w.message) for w in seen if "step()" in str(w.message)], [],
+                             what)
 
     def test_loader_workers_rebuild_the_loader_with_the_same_batches(self):
         _, _, loader = _job()

@@ -5,6 +5,7 @@ import functools
 import os
 import sys
 import time
+import types
 
 import torch
 import torch.distributed as dist
@@ -113,6 +114,17 @@ def _on_backward_start(output, mark):
 
     for t in tensors:
         t.register_hook(once)
+
+
+def _inner_step(optimizer):
+    """What the timed step calls to update: the optimizer's class's `step`, or the step an LR
+    scheduler made before `wrap` left on the instance (PyTorch's schedulers count the
+    optimizer's steps by replacing `optimizer.step` with a counting wrapper), so that the
+    scheduler keeps counting."""
+    shadow = vars(optimizer).get("step")
+    if shadow is None:
+        return type(optimizer).step
+    return lambda self_, *args, **kwargs: shadow(*args, **kwargs)
 
 
 class _Session:
@@ -337,11 +349,22 @@ class _Session:
 
             methods = {"step": held_step, "zero_grad": zero_grad}
         optimizer.__class__ = type(base.__name__, (base,), methods)
+        if "step" in vars(optimizer):
+            # An LR scheduler made before wrap replaced the instance's step with its counter,
+            # which hides the class's: the timed step takes its place and calls it (_inner_step),
+            # marked as counted, as the scheduler's own is, so that no scheduler counts twice.
+            timed = methods["step"]
+
+            def counted(self_, *args, **kwargs):
+                return timed(self_, *args, **kwargs)
+
+            counted._with_counter = True
+            optimizer.step = types.MethodType(counted, optimizer)
         return optimizer
 
     def _wrap_optimizer(self, optimizer):
         session = self
-        base = type(optimizer)
+        inner = _inner_step(optimizer)
         rec = self.recorder
 
         def step(self_, *args, **kwargs):
@@ -351,7 +374,7 @@ class _Session:
             if session.t_startup_end is None:
                 session.t_startup_end = time.time()
             t0 = now()
-            out = base.step(self_, *args, **kwargs)
+            out = inner(self_, *args, **kwargs)
             t1 = now()
             rec.end_step(t1 - t0, t1)
             return out
@@ -402,7 +425,7 @@ class _Session:
 
     def _wrap_optimizer_events(self, optimizer):
         session = self
-        base = type(optimizer)
+        inner = _inner_step(optimizer)
         rec = self.recorder
         marks = self.marks
         clock = self.clock
@@ -415,7 +438,7 @@ class _Session:
             if session.t_startup_end is None:
                 session.t_startup_end = time.time()
             t0 = stamp()
-            out = base.step(self_, *args, **kwargs)
+            out = inner(self_, *args, **kwargs)
             t1 = stamp()
             clock.resolve()  # waits for t1, the step's last event
             marks.replay(rec)
