@@ -282,13 +282,16 @@ class _Session:
         rec = self.recorder
         state = {"t0": 0.0}
 
+        # A forward without gradients (an evaluation inside the loop) is not the step's compute:
+        # it is left to the step's overhead.
         def pre(module, inputs):
             rec.begin_if_needed()
             state["t0"] = now()
 
         def post(module, inputs, output):
-            rec.add_forward(now() - state["t0"])
-            _on_backward_start(output, on_output_grad)
+            if torch.is_grad_enabled():
+                rec.add_forward(now() - state["t0"])
+                _on_backward_start(output, on_output_grad)
 
         note_averaging = _averaging_probe(model, self.timed_hook)
 
@@ -394,11 +397,12 @@ class _Session:
 
         def pre(module, inputs):
             rec.begin_if_needed()
-            state["t0"] = stamp()
+            state["t0"] = stamp() if torch.is_grad_enabled() else None
 
         def post(module, inputs, output):
-            marks.forward(state["t0"], stamp())
-            _on_backward_start(output, on_output_grad)
+            if torch.is_grad_enabled():
+                marks.forward(state["t0"], stamp())
+                _on_backward_start(output, on_output_grad)
 
         note_averaging = _averaging_probe(model, self.timed_hook)
 

@@ -47,13 +47,17 @@ class _Run:
         atexit.unregister(self.session.finish)
         self.path = os.path.join(self._tmp.name, "rank-0.steps.jsonl")
 
-    def train(self, steps):
+    def train(self, steps, evaluate=False):
+        """`evaluate`: a forward without gradients too, every iteration (an evaluation)."""
         s = self.session
         loss_fn = nn.CrossEntropyLoss()
         returned = []
         for step, (x, y) in enumerate(s.loader):
             if step == steps:
                 break
+            if evaluate:
+                with torch.no_grad():
+                    s.model(x)
             if s.step is not None:
                 s.step(x, y)
             else:
@@ -82,6 +86,15 @@ class Session(unittest.TestCase):
         for r, t in zip(records, returned):
             self.assertTrue(before <= r["start"] <= r["backward_start"] <= r["end"] <= t)
             self.assertGreater(r["forward"], 0)
+
+    def test_a_forward_without_gradients_is_not_the_steps_compute(self):
+        # An evaluation inside the loop takes no marks: the steps' marks are the training's.
+        dev = FakeDevice(clock=lambda: time.perf_counter() + 100.0)
+        run = _Run(self, clock=event_clock(dev, time.perf_counter))
+        run.train(2, evaluate=True)
+        records = run.records()
+        self.assertEqual(len(dev.recorded), 2 + 2 * 7)
+        self.assertEqual([r["micro_batches"] for r in records], [1, 1])
 
     def test_the_cuda_path_resolves_each_step_once_at_its_end(self):
         # The fake device's clock is the host's plus 100 s: resolved marks are host times again.
