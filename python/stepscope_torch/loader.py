@@ -1,6 +1,8 @@
 """The input pipeline as the helper sees it: every batch's wait timed, the synthetic-input
 ablation (the first batch replayed from memory), the loader-worker lever (the DataLoader rebuilt
 with other num_workers / prefetch_factor) and the step limit diagnose sets (STEPSCOPE_STEPS)."""
+import itertools
+
 import torch
 from torch.utils.data import DataLoader
 
@@ -32,8 +34,20 @@ def rebuild(loader, workers, prefetch):
                       drop_last=loader.drop_last, **kwargs)
 
 
+def _replays(loader, already):
+    """How many more times the synthetic ablation replays the first batch in this pass: the rest
+    of an epoch, or without end for a loader that has no length (an iterator: the step limit, or
+    the script, ends it)."""
+    try:
+        return range(len(loader) - already)
+    except TypeError:
+        return itertools.count()
+
+
 class TimedLoader:
-    """Iterates like the wrapped loader; `len`, `dataset`, `sampler` and the rest pass through."""
+    """Iterates like the wrapped loader; `len`, `dataset`, `sampler` and the rest pass through.
+    A script that takes batches with next() from the loader it got (a generator, an iterator)
+    may do so from this one too."""
 
     def __init__(self, loader, recorder, synthetic, steps):
         self._loader = loader
@@ -41,12 +55,23 @@ class TimedLoader:
         self._synthetic = synthetic
         self._steps = steps
         self._first = None
+        self._next = None  # the pass next() takes batches from
 
     def __len__(self):
         return len(self._loader)
 
     def __getattr__(self, name):
         return getattr(self._loader, name)
+
+    def __next__(self):
+        if self._next is None:
+            self._next = iter(self)
+        return next(self._next)
+
+    @property
+    def done(self):
+        """The step limit (STEPSCOPE_STEPS) is reached: the loader gives no more batches."""
+        return self._done()
 
     def _done(self):
         return self._steps is not None and self._recorder.step >= self._steps
@@ -57,7 +82,7 @@ class TimedLoader:
             return
         rec.begin_if_needed()
         if self._synthetic and self._first is not None:
-            for _ in range(len(self._loader)):
+            for _ in _replays(self._loader, 0):
                 if self._done():
                     return
                 t0 = now()
@@ -78,7 +103,7 @@ class TimedLoader:
                 self._first = batch
                 yield batch
                 # Every later batch is this one, from memory.
-                for _ in range(len(self._loader) - 1):
+                for _ in _replays(self._loader, 1):
                     if self._done():
                         return
                     t0 = now()

@@ -497,11 +497,30 @@ class _Session:
         previous = sys.excepthook
 
         def excepthook(kind, value, tb):
+            if self._ended_by_step_limit(value):
+                # A script that takes its batches with next() and counts its own steps stops at
+                # the StopIteration of the loader the step limit ended: the run is over, and its
+                # records are complete. Its exit is 0 (a process ended by an exception exits 1).
+                print(f"stepscope_torch: rank {self.rank}: the step limit (STEPSCOPE_STEPS="
+                      f"{self.settings.steps}) ended the loader, and the script stopped at its "
+                      "StopIteration: the run is complete", file=sys.stderr)
+                self.finish()
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(0)
             self.failed = True
             previous(kind, value, tb)
 
         sys.excepthook = excepthook
         atexit.register(self.finish)
+
+    def _ended_by_step_limit(self, error):
+        """The uncaught `error` is the loader's end at the step limit: a StopIteration (or what
+        a generator makes of one) once the limit is reached."""
+        if not self.loader.done:
+            return False
+        return isinstance(error, StopIteration) or (
+            isinstance(error, RuntimeError) and isinstance(error.__cause__, StopIteration))
 
     def finish(self):
         rec = self.recorder

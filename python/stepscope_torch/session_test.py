@@ -3,6 +3,7 @@ and the CUDA path's wiring driven by the event clock over fake events."""
 import atexit
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -150,6 +151,61 @@ class Session(unittest.TestCase):
             for phase in ("forward", "backward", "optimizer"):
                 self.assertGreater(r[phase], 0, phase)
         self.assertEqual([r["step"] for r in records], [0, 1])
+
+
+# A script that takes its batches with next() from a generator and counts its own steps (10),
+# past diagnose's step limit.
+_NEXT_SCRIPT = """
+import sys, torch
+from torch import nn
+import stepscope_torch
+torch.manual_seed(0)
+model = nn.Linear(8, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+def batches(n):
+    for _ in range(n):
+        yield torch.randn(4, 8), torch.randint(0, 2, (4,))
+model, optimizer, loader = stepscope_torch.wrap(model, optimizer, batches(int(sys.argv[1])))
+for step in range(10):
+    x, y = next(loader)
+    optimizer.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    optimizer.step()
+"""
+
+
+class IteratorLoaders(unittest.TestCase):
+    def run_script(self, batches, **env):
+        with tempfile.TemporaryDirectory() as tmp:
+            python_path = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+            proc = subprocess.run(
+                [sys.executable, "-c", _NEXT_SCRIPT, str(batches)], capture_output=True,
+                text=True, timeout=120,
+                env=dict(os.environ, PYTHONPATH=python_path, STEPSCOPE_RUN_DIR=tmp,
+                         STEPSCOPE_WARMUP_STEPS="0", **env))
+            records = []
+            if os.path.exists(os.path.join(tmp, "rank-0.steps.jsonl")):
+                with open(os.path.join(tmp, "rank-0.steps.jsonl")) as f:
+                    records = [json.loads(line) for line in f]
+            return proc, records, os.path.exists(os.path.join(tmp, "run.json"))
+
+    def test_next_on_the_loader_and_the_step_limit_ends_the_script_cleanly(self):
+        # The limit reached, the script's StopIteration is the end of the run: exit 0,
+        # run.json written; the synthetic ablation replays a loader without a length too.
+        for variant in ("baseline", "synthetic_input"):
+            proc, records, finished = self.run_script(100, STEPSCOPE_STEPS="4",
+                                                      STEPSCOPE_VARIANT=variant)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertIn("the step limit (STEPSCOPE_STEPS=4) ended the loader", proc.stderr)
+            self.assertTrue(finished, variant)
+            self.assertEqual([r["samples"] for r in records], [4] * 4, variant)
+
+    def test_a_loader_that_runs_out_before_the_limit_is_the_scripts_failure(self):
+        proc, records, finished = self.run_script(3, STEPSCOPE_STEPS="4")
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("StopIteration", proc.stderr)
+        self.assertFalse(finished)
+        self.assertEqual(len(records), 3)
 
 
 if __name__ == "__main__":

@@ -114,9 +114,11 @@ class Shapes(TorchTest):
     @once_more_on_failure
     def test_slow_loader(self, name):
         # 3 ms per sample in the Dataset, no workers: every device waits for its input (a cost
-        # already there at one replica, so not a scaling loss); more workers fix it.
+        # already there at one replica, so not a scaling loss); more workers fix it. The script
+        # takes its batches with next() for 40 steps of its own: diagnose's limit, 30, ends it at
+        # the loader's StopIteration, a clean end.
         _, d, out = self.diagnose_job("slow_loader", "--no-ablations", "--apply-levers",
-                                      name=name)
+                                      name=name, script=("--next",))
         v = d["verdict"]
         self.assertEqual(v["throughput_constraint"], "input", v["explanation"])
         self.assertIn(v["binding"], ("none", "input"), v["explanation"])
@@ -125,6 +127,8 @@ class Shapes(TorchTest):
         run = read_json(os.path.join(out, "runs", "levers-n2", "run.json"))
         self.assertEqual(run["config"]["loader_workers"], 2)
         self.assertEqual(run["config"]["dataloader_num_workers"], 2)
+        with open(os.path.join(out, "runs", "levers-n2", "log.txt")) as f:
+            self.assertIn("the step limit (STEPSCOPE_STEPS=30) ended the loader", f.read())
 
     @once_more_on_failure
     def test_slow_rank(self, name):

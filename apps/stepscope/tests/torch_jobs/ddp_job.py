@@ -12,7 +12,9 @@ The sleep sits on the input, which needs no gradient, so backward is the model's
 to compare the helper's records with the profiler's view of the same run;
 --profile-into-run-dir --fail no_helper is a script for diagnose --torch-traces;
 --comm-hook fp16 reduces through PyTorch's fp16 compression hook, the script's own;
---step-function trains through a step function wrapped by stepscope_torch.wrap_step.
+--step-function trains through a step function wrapped by stepscope_torch.wrap_step;
+--next takes the batches with next() and counts its own --steps, as many scripts do (diagnose's
+step limit, when lower, ends it at the loader's StopIteration).
 Usage (under torch.distributed.run): python3 ddp_job.py --shape S --batch B [--workers W]
 """
 import contextlib
@@ -89,6 +91,8 @@ def main():
     p.add_argument("--slow-factor", type=float, default=3.0)
     p.add_argument("--comm-hook", choices=["none", "fp16"], default="none",
                    help="reduce through PyTorch's fp16 compression hook, registered after wrap")
+    p.add_argument("--next", action="store_true",
+                   help="take batches with next(iter(loader)) for --steps steps")
     p.add_argument("--step-function", action="store_true",
                    help="wrap the training step (wrap_step) instead of the optimizer")
     p.add_argument("--fail", choices=["none", "start", "no_helper"], default="none")
@@ -131,10 +135,16 @@ def main():
         model.register_comm_hook(None, default_hooks.fp16_compress_hook)
     profiler = torch.autograd.profiler.profile() if args.profile else contextlib.nullcontext()
     with profiler:
-        for step, (x, y) in enumerate(loader):
-            if step >= args.steps:
-                break
-            train_step(x, y)
+        if args.next:
+            batches = iter(loader)
+            for step in range(args.steps):
+                x, y = next(batches)
+                train_step(x, y)
+        else:
+            for step, (x, y) in enumerate(loader):
+                if step >= args.steps:
+                    break
+                train_step(x, y)
     if args.profile:
         os.makedirs(args.profile, exist_ok=True)
         profiler.export_chrome_trace(os.path.join(args.profile, f"rank-{rank}.pt.trace.json"))
