@@ -219,6 +219,11 @@ Result<plan::PlanRequest> BuildPlanRequest(const DiagnoseFlags& f, bool default_
     // A script's DataLoader may have no workers (0): train's own checks do not apply.
     return Status::Error(
         "options --batch and --accum must be at least 1, --loader-workers at least 0");
+  } else if (p.options.accum != 1 && !p.torch->helper && !p.torch->Has("{accum}")) {
+    return Status::Error(fmt::format(
+        "option --accum {}: with --torch-traces the helper is not there to accumulate, and the "
+        "command has no {{accum}} placeholder; put one where the script takes its accumulation",
+        p.options.accum));
   }
   if (!f.no_ablations) {
     const std::string at = !f.ablate_at.empty() ? f.ablate_at

@@ -244,6 +244,12 @@ class BadInput(TorchTest):
                          "--no-ablations", "--out", out], check=False)
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertIn("option --model: not used with --torch", proc.stderr)
+        # Without the helper (--torch-traces) only a placeholder can change the accumulation.
+        proc = diagnose(["--torch", self.command("--batch", "{batch}"), "--torch-traces",
+                         "--accum", "2", "--no-ablations", "--out", out], check=False)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("option --accum 2: with --torch-traces", proc.stderr)
+        self.assertFalse(os.path.exists(os.path.join(out, "sweep.json")))
 
     def test_unsupported_wrappers_are_refused(self):
         code = ("import torch, stepscope_torch\n"
