@@ -8,6 +8,7 @@ import sys
 import tempfile
 import unittest
 import warnings
+from unittest import mock
 
 import torch
 import torch.distributed as dist
@@ -16,6 +17,7 @@ from torch.distributed.algorithms.ddp_comm_hooks import default_hooks, powerSGD_
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, TensorDataset
 
+import stepscope_torch
 from stepscope_torch.session import HelperError, _Session
 from stepscope_torch.settings import read_settings
 
@@ -374,6 +376,18 @@ class UnderDdp(unittest.TestCase):
                 self.assertGreater(r[phase], 0, phase)
         self.assertEqual((config["optimizer"]["kind"], config["batch"], config["accum"]),
                          ("step_function", 8, 1))
+
+    def test_wrap_and_wrap_step_tell_an_optimizer_from_a_step_function(self):
+        model, optimizer, loader = _job()
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.dict(os.environ, {"STEPSCOPE_RUN_DIR": tmp}):
+            with self.assertRaisesRegex(HelperError, "wrap's second argument is a function, not "
+                                        "a torch.optim.Optimizer.*wrap_step"):
+                stepscope_torch.wrap(model, lambda x, y: None, loader)
+            with self.assertRaisesRegex(HelperError, "wrap_step's second argument is a SGD, not "
+                                        "the function.*stepscope_torch.wrap\\("):
+                stepscope_torch.wrap_step(model, optimizer, loader)
+            self.assertEqual(os.listdir(tmp), [])  # refused before anything is written
 
     def test_a_step_function_that_cannot_be_measured_is_refused(self):
         # One that runs another model than the one returned (the helper may have rebuilt it);

@@ -546,6 +546,11 @@ def wrap(model, optimizer, loader):
     if not settings.active:
         return model, optimizer, loader
     _check_supported(model, optimizer)
+    if not isinstance(optimizer, torch.optim.Optimizer):
+        raise HelperError(
+            f"stepscope_torch: wrap's second argument is a {type(optimizer).__name__}, not a "
+            "torch.optim.Optimizer; for a step function that updates the model itself use "
+            "stepscope_torch.wrap_step(model, train_step, loader) (docs/torch.md)")
     s = _Session(settings, model, optimizer, loader)
     return s.model, s.optimizer, s.loader
 
@@ -559,5 +564,10 @@ def wrap_step(model, step, loader):
     if not settings.active:
         return model, step, loader
     _check_supported(model, None)
+    if not callable(step):
+        raise HelperError(
+            f"stepscope_torch: wrap_step's second argument is a {type(step).__name__}, not the "
+            "function that makes one training step; for the optimizer use "
+            "stepscope_torch.wrap(model, optimizer, loader) (docs/torch.md)")
     s = _Session(settings, model, None, loader, step=step)
     return s.model, s.step, s.loader
