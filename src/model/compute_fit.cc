@@ -155,7 +155,9 @@ void FitCompute(const std::vector<RunObservation>& runs,
       const LengthBuckets& l = *m->length_buckets;
       work = WorkAt(l.token_share, l.positions, Mean(TypicalPositions(run, slow)));
     }
-    return (forward_b.value + backward_b.value) * work + m->optimizer.estimate.value;
+    // Per step, as the run's own compute: its micro-batches' forward and backward, one update.
+    return std::max(1, run.config.accum) * (forward_b.value + backward_b.value) * work +
+           m->optimizer.estimate.value;
   };
   double lo = 1, hi = 1;
   for (const RunObservation* run : baselines) {

@@ -522,6 +522,32 @@ TEST(FitStepModel, PredictsAHeldOutReplicaCount) {
   EXPECT_NEAR(c->error, 0.0, 1e-6);
 }
 
+TEST(FitStepModel, AccumulatingRunsArePredictedAsMeasured) {
+  // Two micro-batches a step: the records' phases are per step, the fitted constants per
+  // micro-batch. Each baseline's compute is its pool's (ratio 1): taking the step's compute over
+  // one micro-batch's had doubled the compute predicted at every measured N.
+  Truth t;
+  t.accum = 2;
+  const std::vector<RunObservation> runs = Sweep(t, {1, 2, 4, 8});
+  Result<StepModel> m = FitStepModel(runs);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->reference.accum, 2);
+  EXPECT_NEAR(m->forward_c1.estimate.value, t.forward_per_sample, 1e-9);
+  EXPECT_NEAR(m->backward_c0.estimate.value, t.backward_fixed, 1e-9);
+  for (const auto& [n, ratio] : m->compute_ratio) EXPECT_NEAR(ratio, 1.0, 1e-9) << "N=" << n;
+  for (const RunObservation& run : runs) {
+    if (run.role != RunRole::kBaseline) continue;
+    Scenario s;
+    s.replicas = run.config.replicas;
+    Result<Prediction> p = Predict(*m, s);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_NEAR(p->samples_per_s.value / run.samples_per_s, 1.0, 1e-6) << run.name;
+  }
+  Result<ModelCheck> c = CheckRun(*m, SyntheticRun(t, "baseline-n16", RunRole::kBaseline, 16, 8));
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_NEAR(c->error, 0.0, 1e-6);
+}
+
 // A sweep on one 2-core host whose overhead grows 2 ms per rank per core beyond one.
 RunObservation CrowdedRun(int n, RunRole role, int batch, int cores) {
   Truth t;

@@ -24,6 +24,7 @@ struct Truth {
   std::map<int, double> stragglers;  // rank -> compute factor
   double jitter = 0;                 // steps alternate compute x (1 - jitter), x (1 + jitter)
   int steps = 12, warmup = 2;
+  int accum = 1;  // micro-batches per step; the last one's backward reduces
   // Variable-length text: the positions rank r computes in step s of a run of n replicas
   // (records' tokens); forward and backward scale with them over `reference_positions`. Unset:
   // no tokens recorded.
@@ -38,6 +39,7 @@ inline RunObservation SyntheticRun(const Truth& t, const std::string& name, RunR
   run.role = role;
   run.config.replicas = replicas;
   run.config.batch = batch;
+  run.config.accum = t.accum;
   run.config.bucket_mb = 25;
   run.gradient_bytes = t.gradient_bytes;
   run.parameters = t.gradient_bytes / 4;
@@ -54,23 +56,27 @@ inline RunObservation SyntheticRun(const Truth& t, const std::string& name, RunR
     for (int r = 0; r < replicas; ++r) {
       const double factor = (t.stragglers.count(r) ? t.stragglers.at(r) : 1.0) * wobble;
       StepRecord& x = step[r];
-      x.rank = r, x.step = s, x.warmup = s < t.warmup, x.samples = batch, x.start = clock;
+      x.rank = r, x.step = s, x.warmup = s < t.warmup, x.samples = batch * t.accum;
+      x.micro_batches = t.accum, x.start = clock;
       x.input_wait = t.input_wait;
       double work = 1;
       if (t.positions) {
         x.tokens = t.positions(replicas, r, s);
         work = static_cast<double>(*x.tokens) / t.reference_positions;
       }
-      x.forward = (t.forward_fixed + t.forward_per_sample * batch) * factor * work;
-      x.backward = (t.backward_fixed + t.backward_per_sample * batch) * factor * work;
+      const Seconds forward = (t.forward_fixed + t.forward_per_sample * batch) * factor * work;
+      const Seconds backward = (t.backward_fixed + t.backward_per_sample * batch) * factor * work;
+      x.forward = t.accum * forward;
+      x.backward = t.accum * backward;
       x.optimizer = t.optimizer * factor;  // a slow rank is slow in all its compute
       x.compute = x.forward + x.backward + x.optimizer;
-      x.backward_start = clock + x.input_wait + x.forward;
-      last_ready = std::max(last_ready, *x.backward_start + x.backward);
+      // Every micro-batch's forward and backward in turn; the last backward reduces.
+      x.backward_start = clock + x.input_wait + x.forward + (t.accum - 1) * backward;
+      last_ready = std::max(last_ready, *x.backward_start + backward);
     }
     const Seconds comm_end = replicas > 1 ? last_ready + cost : last_ready;
     for (StepRecord& x : step) {
-      const Seconds ready = *x.backward_start + x.backward;
+      const Seconds ready = *x.backward_start + x.backward / t.accum;
       if (replicas > 1)
         x.collectives.push_back({0, t.gradient_bytes, ready, last_ready, comm_end, 0});
       x.exposed_comm = comm_end - ready;
@@ -86,7 +92,7 @@ inline RunObservation SyntheticRun(const Truth& t, const std::string& name, RunR
     if (s >= t.warmup) steady_time += end - clock;
     clock = end;
   }
-  run.samples_per_s = replicas * batch * (t.steps - t.warmup) / steady_time;
+  run.samples_per_s = replicas * batch * t.accum * (t.steps - t.warmup) / steady_time;
   return run;
 }
 
