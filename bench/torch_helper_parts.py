@@ -92,7 +92,7 @@ def apply(variant, model, optimizer, loader, run_dir, script_hook=None):
         model.register_comm_hook = lambda *args, **kwargs: None
     saved = helper_session._Session._install_model_hooks
     if variant == "no_model_hooks":
-        helper_session._Session._install_model_hooks = lambda self, m, norms_at_end: None
+        helper_session._Session._install_model_hooks = lambda self, m, norms_at_backward_end: None
     os.environ["STEPSCOPE_RUN_DIR"] = run_dir
     if variant == "no_norms":
         os.environ["STEPSCOPE_GRAD_NORM_EVERY"] = "0"

@@ -204,11 +204,8 @@ class _Session:
             self._install_accumulation(model)
         # With a step function the reduced gradient's norm is taken when backward ends, before
         # the function's update and zero_grad; with the optimizer, at its step().
-        norms_at_backward_end = step is not None
-        if self.marks is None:
-            self._install_model_hooks(model, norms_at_backward_end)
-        else:
-            self._install_event_hooks(model, norms_at_backward_end)
+        self._dots = []  # the CUDA path's norm products, queued at backward's end (wrap_step)
+        self._install_model_hooks(model, norms_at_backward_end=step is not None)
         self.optimizer = None
         self.step = None
         if step is None:
@@ -277,20 +274,46 @@ class _Session:
     # The model: forward timed by module hooks; backward's start by hooks on the outputs'
     # gradients (the first reached); backward's end (after DDP has waited for every bucket and
     # copied it back) by an autograd-engine callback queued from a callback, so that it runs
-    # after DDP's own.
+    # after DDP's own. On the host the marks are `now()` and go straight to the recorder. On
+    # the CUDA path they are the same marks at the same places, taken as CUDA events (clock.py)
+    # and held by self.marks; the step's end resolves them (the step's one synchronisation) and
+    # replays them onto the recorder, which then writes the record as on the host. The hooks on
+    # the outputs' gradients and the engine's callbacks run on autograd's device thread, each
+    # event on that thread's current stream of the device.
     def _install_model_hooks(self, model, norms_at_backward_end):
         rec = self.recorder
-        state = {"t0": 0.0}
+        marks = self.marks
+        if marks is None:
+            take = now
+            held = rec
+
+            def forward(t0, t1):
+                rec.add_forward(t1 - t0)
+
+            backward_start, backward_end_at = rec.mark_backward_start, rec.mark_backward_end
+            take_norms = rec.sample_global_norm
+        else:
+            take = self.clock.stamp
+            held = marks
+            forward = marks.forward
+            backward_start, backward_end_at = marks.backward_start, marks.backward_end
+
+            def take_norms():
+                dots = rec.queue_global_norm()  # none unless this backward reduced a sample
+                if dots:
+                    self._dots = dots
+
+        state = {"t0": None}
 
         # A forward without gradients (an evaluation inside the loop) is not the step's compute:
         # it is left to the step's overhead.
         def pre(module, inputs):
             rec.begin_if_needed()
-            state["t0"] = now()
+            state["t0"] = take() if torch.is_grad_enabled() else None
 
         def post(module, inputs, output):
             if torch.is_grad_enabled():
-                rec.add_forward(now() - state["t0"])
+                forward(state["t0"], take())
                 _on_backward_start(output, on_output_grad)
 
         note_averaging = _averaging_probe(model, self.timed_hook)
@@ -298,18 +321,18 @@ class _Session:
         counting = self.accumulation.on_backward if self.accumulation.active else None
 
         def on_output_grad(grad):
-            if counting is not None and not rec.backward_open:
+            if counting is not None and not held.backward_open:
                 counting()
-            rec.mark_backward_start(now())
+            backward_start(take())
             if note_averaging is not None:
                 note_averaging()
             _ENGINE.queue_callback(lambda: _ENGINE.queue_callback(backward_end))
             return None
 
         def backward_end():
-            rec.mark_backward_end(now())
+            backward_end_at(take())
             if norms_at_backward_end:
-                rec.sample_global_norm()
+                take_norms()
 
         model.register_forward_pre_hook(pre)
         model.register_forward_hook(post)
@@ -371,7 +394,7 @@ class _Session:
         rec = self.recorder
 
         def step(self_, *args, **kwargs):
-            if rec.backward_start is not None and rec.backward_end is None:
+            if rec.backward_open:
                 rec.mark_backward_end(now())  # no engine callback ran (should not happen)
             rec.sample_global_norm()
             if session.t_startup_end is None:
@@ -383,49 +406,6 @@ class _Session:
             return out
 
         return self._subclass(optimizer, step)
-
-    # The CUDA path: the same marks at the same places, taken as CUDA events (clock.py) and held
-    # by self.marks; the optimizer's wrapper resolves them at the step's end (the step's one
-    # synchronisation) and replays them onto the recorder, which then writes the record as on
-    # the host. The hooks on the outputs' gradients and the engine's callbacks run on autograd's
-    # device thread, each event on that thread's current stream of the device.
-    def _install_event_hooks(self, model, norms_at_backward_end):
-        rec = self.recorder
-        marks = self.marks
-        stamp = self.clock.stamp
-        state = {"t0": None}
-
-        def pre(module, inputs):
-            rec.begin_if_needed()
-            state["t0"] = stamp() if torch.is_grad_enabled() else None
-
-        def post(module, inputs, output):
-            if torch.is_grad_enabled():
-                marks.forward(state["t0"], stamp())
-                _on_backward_start(output, on_output_grad)
-
-        note_averaging = _averaging_probe(model, self.timed_hook)
-
-        counting = self.accumulation.on_backward if self.accumulation.active else None
-
-        def on_output_grad(grad):
-            if counting is not None and not marks.backward_open:
-                counting()
-            marks.backward_start(stamp())
-            if note_averaging is not None:
-                note_averaging()
-            _ENGINE.queue_callback(lambda: _ENGINE.queue_callback(backward_end))
-            return None
-
-        def backward_end():
-            marks.backward_end(stamp())
-            if norms_at_backward_end:
-                dots = rec.queue_global_norm()  # none unless this backward reduced a sample
-                if dots:
-                    self._dots = dots
-
-        model.register_forward_pre_hook(pre)
-        model.register_forward_hook(post)
 
     def _wrap_optimizer_events(self, optimizer):
         session = self
@@ -444,14 +424,19 @@ class _Session:
             t0 = stamp()
             out = inner(self_, *args, **kwargs)
             t1 = stamp()
-            clock.resolve()  # waits for t1, the step's last event
-            marks.replay(rec)
-            rec.set_global_norm(dots)
+            session._replay_marks(dots)
             end = clock.seconds(t1)
             rec.end_step(end - clock.seconds(t0), end)
             return out
 
         return self._subclass(optimizer, step)
+
+    def _replay_marks(self, dots):
+        """The CUDA path's step end, its last event just taken: the step's one wait, its marks
+        replayed onto the recorder as host seconds, and the norm's products (`dots`) read."""
+        self.clock.resolve()  # waits for the step's last event
+        self.marks.replay(self.recorder)
+        self.recorder.set_global_norm(dots)
 
     def _wrap_step(self, step):
         """wrap_step's step function: a step ends when it returns. What it does after backward
@@ -460,7 +445,6 @@ class _Session:
         rec = self.recorder
         marks = self.marks
         clock = self.clock
-        self._dots = []
 
         @functools.wraps(step)
         def timed(*args, **kwargs):
@@ -476,9 +460,7 @@ class _Session:
                 t1 = clock.stamp()
                 if marks.backward_open:
                     marks.backward_end(t1)
-                clock.resolve()  # waits for t1, the step's last event
-                marks.replay(rec)
-                rec.set_global_norm(session._dots)
+                session._replay_marks(session._dots)
                 session._dots = []
                 end = clock.seconds(t1)
             if rec.micro_batches == 0:
