@@ -22,7 +22,10 @@ differently.
   without gradients as the buckets' views: the hook folds the 1/2 into its average;
 - through a step function (`wrap_step`), with and without gradients as the buckets' views: the
   norms are sampled when backward ends, before the function's update and zero_grad (which
-  zeroes a view in place).
+  zeroes a view in place);
+- clipping the gradients between backward and the update, with gradients as the buckets'
+  views: the global norm sampled is the reduced gradient's before clipping (the norm
+  `clip_grad_norm_` returns), as the local one is, not the clipped view's.
 """
 import atexit
 import datetime
@@ -62,6 +65,27 @@ def _train_accumulating(model, optimizer, loader):
         x, y = next(batches)
         loss_fn(model(x), y).backward()
         optimizer.step()
+
+
+def _train_clipping(model, optimizer, loader):
+    """Clips every step's gradient to a norm of 1e-3 (in place: with gradients as the buckets'
+    views, in the reduced buckets); returns the norms before clipping."""
+    norms = []
+    for x, y in loader:
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        norms.append(float(nn.utils.clip_grad_norm_(model.parameters(), 1e-3)))
+        optimizer.step()
+    return norms
+
+
+def _misread_norms(path, every, norms):
+    """The sampled steps of the records at `path` whose global norm is not `norms`' (the
+    reduced gradient's, step by step)."""
+    with open(path) as f:
+        records = [json.loads(line) for line in f]
+    return [("norm", i) for i, r in enumerate(records) if i % every == 0 and
+            abs(r["global_grad_sq"] - norms[i] ** 2) > 1e-4 * norms[i] ** 2]
 
 
 def _script_hook(case):
@@ -131,13 +155,18 @@ def _rank(rank, port, results, case):
         elif "helper_accumulating" in case:
             _train_accumulating_mean(model, optimizer, loader)
             _train(session.model, session.optimizer, session.loader)
+        elif "clipping" in case:
+            _train_clipping(model, optimizer, loader)
+            norms = _train_clipping(session.model, session.optimizer, session.loader)
         else:
             train = _train_accumulating if "accumulating" in case else _train
             train(model, optimizer, loader)
             train(session.model, session.optimizer, session.loader)
         session.recorder.close()
-        unsampled = _unsampled_norms(os.path.join(tmp, f"rank-{rank}.steps.jsonl"),
-                                     settings.grad_norm_every, session.recorder.world)
+        path = os.path.join(tmp, f"rank-{rank}.steps.jsonl")
+        unsampled = _unsampled_norms(path, settings.grad_norm_every, session.recorder.world)
+        if "clipping" in case:
+            unsampled += _misread_norms(path, settings.grad_norm_every, norms)
     differ = [i for i, (p, q) in enumerate(zip(model.parameters(), session.model.parameters()))
               if not torch.equal(p, q)]
     results.put((rank, (differ, unsampled)))  # written to the pipe before put returns
@@ -193,6 +222,9 @@ class ThreeRanks(unittest.TestCase):
 
     def test_through_a_step_function_with_gradients_as_views(self):
         self.check("view_step_function")
+
+    def test_clipping_with_gradients_as_views(self):
+        self.check("view_clipping")
 
     def test_accumulating_by_the_helper(self):
         self.check("helper_accumulating")

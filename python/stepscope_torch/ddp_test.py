@@ -336,6 +336,68 @@ class UnderDdp(unittest.TestCase):
                 config = json.load(f)["config"]
             self.assertEqual((config["batch"], config["accum"]), (8, 2))
 
+    def test_an_iteration_whose_update_the_script_skips_is_a_step_of_its_own(self):
+        # As AMP's GradScaler does where the gradients hold an infinity (and scripts that skip
+        # the update of a step whose loss is not finite): no optimizer step in iterations 0 and
+        # 3. Each iteration is one record (the skipped ones with no optimizer time), one
+        # micro-batch of 8 samples, whether the script drops the gradients at the top of its
+        # loop (after drawing the next batch) or after the update, through the optimizer or the
+        # model; run.json reads no accumulation from a first step that skipped.
+        skip = {0, 3}
+
+        def train(model, optimizer, loader, zero_first, zero):
+            for i, (x, y) in enumerate(loader):
+                if zero_first:
+                    zero(model, optimizer)
+                nn.functional.cross_entropy(model(x), y).backward()
+                if i not in skip:
+                    optimizer.step()
+                if not zero_first:
+                    zero(model, optimizer)
+
+        model, optimizer, loader = _job()
+        train(model, optimizer, loader, True, lambda m, o: o.zero_grad())
+        for zero_first, zero, what in (
+                (True, lambda m, o: o.zero_grad(), "optimizer's zero_grad first"),
+                (False, lambda m, o: o.zero_grad(), "optimizer's zero_grad last"),
+                (True, lambda m, o: m.zero_grad(), "model's zero_grad first"),
+                (False, lambda m, o: m.module.zero_grad(), "module's zero_grad last")):
+            run = _Wrapped(self)
+            s = run.session
+            train(s.model, s.optimizer, s.loader, zero_first, zero)
+            for p, q in zip(model.parameters(), s.model.parameters()):
+                self.assertTrue(torch.equal(p, q), what)
+            s.finish()
+            records = run.records()
+            self.assertEqual([r.get("update_skipped", False) for r in records],
+                             [i in skip for i in range(STEPS)], what)
+            self.assertEqual({(r["samples"], r["micro_batches"]) for r in records}, {(8, 1)},
+                             what)
+            for r in records:
+                self.assertEqual(r["optimizer"] == 0.0, r.get("update_skipped", False), what)
+                self.assertGreater(r["backward"], 0.0, what)
+                self.assertEqual(len(r["collectives"]), 1, what)
+            for a, b in zip(records, records[1:]):
+                self.assertEqual(a["end"], b["start"], what)  # the steps still tile the run
+            with open(os.path.join(os.path.dirname(run.path), "run.json")) as f:
+                config = json.load(f)["config"]
+            self.assertEqual((config["batch"], config["accum"]), (8, 1), what)
+
+    def test_a_backward_after_the_update_before_the_next_batch_is_no_skipped_step(self):
+        # A GAN's generator step runs backward through the wrapped discriminator after the
+        # discriminator's update, then drops those gradients at the next iteration: one step
+        # an iteration, none skipped.
+        run = _Wrapped(self)
+        s = run.session
+        for x, y in s.loader:
+            s.optimizer.zero_grad()
+            nn.functional.cross_entropy(s.model(x), y).backward()
+            s.optimizer.step()
+            (-nn.functional.cross_entropy(s.model(x), y)).backward()
+        records = run.records()
+        self.assertEqual(len(records), STEPS)
+        self.assertFalse(any(r.get("update_skipped") for r in records))
+
     def test_a_step_function_trains_as_written_and_is_timed(self):
         # wrap_step: the script's own step function (zero_grad, forward, backward, step) over
         # the model it returns; the step ends when the function returns.

@@ -5,6 +5,7 @@ Times are time.perf_counter() seconds: CLOCK_MONOTONIC on Linux, one clock for e
 a host, so the ranks of a one-host job are aligned without offsets.
 """
 import json
+import math
 import threading
 import time
 
@@ -43,6 +44,13 @@ def _union_length(intervals):
     return total
 
 
+def _finite_or_unmeasured(sq):
+    """A squared gradient norm, or -1 (not measured) where the gradient held an infinity or a
+    NaN: a step AMP's GradScaler skips, a diverged one. JSON has no such numbers, and stepscope
+    reads the record's norms as a sample of the gradient's noise."""
+    return float(sq) if math.isfinite(sq) else -1.0
+
+
 class StepRecorder:
     """Accumulates one step's phases; `end_step` writes its record."""
 
@@ -59,6 +67,8 @@ class StepRecorder:
         self.steps_written = 0
         self.step_times = []  # (samples, seconds, warmup, micro-batches) of every step written
         self.buckets_per_step = 0
+        self.draws = 0  # batches the loader gave
+        self.last_draw = None  # (start, seconds, samples) of the latest
         self._start = None
         self._reset()
 
@@ -89,9 +99,12 @@ class StepRecorder:
             self.step % self.grad_norm_every == 0
 
     def add_input_wait(self, seconds, samples):
+        """The loader gave a batch of `samples` after `seconds` of waiting, ending now."""
         self.begin_if_needed()
         self.input_wait += seconds
         self.samples += samples
+        self.draws += 1
+        self.last_draw = (now() - seconds, seconds, samples)
 
     def add_forward(self, seconds):
         self.begin_if_needed()
@@ -141,7 +154,8 @@ class StepRecorder:
         """The reduced gradient's squared norm, from the buckets the hook kept on a sampled
         step (one dot product per bucket); called before the optimizer changes them."""
         if self.reduced:
-            self.global_grad_sq = float(sum(float(b.dot(b)) for b in self.reduced))
+            self.global_grad_sq = _finite_or_unmeasured(
+                sum(float(b.dot(b)) for b in self.reduced))
             self.reduced = []
 
     def queue_global_norm(self):
@@ -155,11 +169,17 @@ class StepRecorder:
     def set_global_norm(self, dots):
         """The squared norm from `queue_global_norm`'s products (none: not a sampled step)."""
         if dots:
-            self.global_grad_sq = float(sum(float(x) for x in dots))
+            self.global_grad_sq = _finite_or_unmeasured(sum(float(x) for x in dots))
 
-    def end_step(self, optimizer_seconds, end):
-        """Writes the step's record; `end` is the end of the optimizer update."""
+    def end_step(self, optimizer_seconds, end, update_skipped=False, carry_last_draw=False):
+        """Writes the step's record; `end` is the end of the optimizer update. A step the script
+        ended without the update (`update_skipped`: skipped_update.py) ends at `end`; with
+        `carry_last_draw` the batch drawn last, at `end`, is the next step's."""
         self.begin_if_needed()
+        carried = self.last_draw if carry_last_draw else None
+        if carried is not None:
+            self.input_wait -= carried[1]
+            self.samples -= carried[2]
         start = self._start
         collectives = []
         for c in self.collectives:
@@ -188,11 +208,13 @@ class StepRecorder:
             "optimizer": optimizer_seconds, "compute": compute, "exposed_comm": self.exposed,
             "comm_busy": _union_length([(c["start"], c["end"]) for c in collectives]),
             "loss": self.loss,
-            "local_grad_sq": float(sum(float(x) for x in self.local_sq)) if self.local_sq
-            else -1.0,
+            "local_grad_sq": _finite_or_unmeasured(sum(float(x) for x in self.local_sq))
+            if self.local_sq else -1.0,
             "global_grad_sq": self.global_grad_sq,
             "collectives": collectives,
         })
+        if update_skipped:
+            record["update_skipped"] = True
         self._pending.append(json.dumps(record, separators=(",", ":")))
         if len(self._pending) >= WRITE_EVERY:
             self._flush()
@@ -202,6 +224,8 @@ class StepRecorder:
         self.step += 1
         self._start = end
         self._reset()
+        if carried is not None:
+            self.input_wait, self.samples = carried[1], carried[2]
 
     def _flush(self):
         if self._pending:

@@ -109,6 +109,56 @@ class Recorder(unittest.TestCase):
             self.assertEqual(rec.global_grad_sq, -1.0)
             rec.close()
 
+    def test_a_norm_that_is_not_finite_is_not_measured(self):
+        # A step whose gradient holds an infinity (one AMP's GradScaler skips) or a NaN: JSON
+        # has no such numbers (json.dumps would write Infinity, which stepscope cannot read).
+        import torch
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "rank-0.steps.jsonl")
+            rec = StepRecorder(path, rank=0, world=2, warmup_steps=0, grad_norm_every=1)
+            for bad in (float("inf"), float("nan")):
+                rec.local_sq.append(torch.tensor(bad))
+                rec.reduced.append(torch.tensor([bad, 1.0]))
+                rec.sample_global_norm()
+                rec.end_step(0.0, 1.0)
+            rec.set_global_norm([torch.tensor(float("inf"))])
+            self.assertEqual(rec.global_grad_sq, -1.0)
+            rec.close()
+            with open(path) as f:
+                text = f.read()
+        self.assertNotIn("Infinity", text)
+        self.assertNotIn("NaN", text)
+        for r in map(json.loads, text.splitlines()):
+            self.assertEqual((r["local_grad_sq"], r["global_grad_sq"]), (-1.0, -1.0))
+
+    def test_a_skipped_update_ends_its_step_and_hands_on_the_batch_drawn_after_it(self):
+        # Step 0 drew 8 samples, ran backward and skipped its update; the script drew the next
+        # batch (4 samples, 0.5 s of waiting) before its zero_grad: that batch is step 1's, and
+        # step 0 ends where its draw began.
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "rank-0.steps.jsonl")
+            rec = StepRecorder(path, rank=0, world=2, warmup_steps=0, grad_norm_every=4)
+            rec._start = 10.0
+            rec.add_input_wait(0.25, 8)
+            rec.add_forward(1.0)
+            rec.mark_backward_start(11.5)
+            rec.mark_backward_end(12.5)
+            rec.add_input_wait(0.5, 4)
+            draw_start = rec.last_draw[0]
+            self.assertEqual(rec.draws, 2)
+            rec.end_step(0.0, draw_start, update_skipped=True, carry_last_draw=True)
+            rec.add_forward(1.0)
+            rec.end_step(0.1, draw_start + 2.0)
+            rec.close()
+            with open(path) as f:
+                skipped, updated = [json.loads(line) for line in f]
+        self.assertEqual((skipped["samples"], skipped["input_wait"], skipped["optimizer"],
+                          skipped["micro_batches"], skipped["end"]), (8, 0.25, 0.0, 1, draw_start))
+        self.assertTrue(skipped["update_skipped"])
+        self.assertEqual((updated["samples"], updated["input_wait"], updated["start"]),
+                         (4, 0.5, draw_start))
+        self.assertNotIn("update_skipped", updated)
+
 
 if __name__ == "__main__":
     unittest.main()

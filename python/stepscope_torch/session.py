@@ -21,6 +21,7 @@ from .recorder import StepRecorder, now
 from .run_info import write_run_json
 from .script_hook import ScriptHook, registered_hook
 from .settings import read_settings
+from .skipped_update import SkippedUpdates
 
 # Data-parallel wrappers the helper does not measure: it refuses them rather than misread them.
 UNSUPPORTED = ("FullyShardedDataParallel", "DataParallel", "ZeroRedundancyOptimizer",
@@ -200,12 +201,21 @@ class _Session:
             model._register_builtin_comm_hook = self._refuse_builtin_hook
         self.backend = backend
         self.model = model
+        # An iteration the script ends without the optimizer's update is a step of its own
+        # (skipped_update.py); a step function's step ends when it returns, and under
+        # STEPSCOPE_ACCUM the helper holds the zero_grad calls it would watch.
+        self.skips = None
         if self.accumulation.active:
             self._install_accumulation(model)
-        # With a step function the reduced gradient's norm is taken when backward ends, before
-        # the function's update and zero_grad; with the optimizer, at its step().
-        self._dots = []  # the CUDA path's norm products, queued at backward's end (wrap_step)
-        self._install_model_hooks(model, norms_at_backward_end=step is not None)
+        elif step is None:
+            self.skips = SkippedUpdates(self.recorder)
+            self._watch_zero_grad(model)
+        # The reduced gradient's norm is taken when backward ends, before what the script does
+        # to the gradients in place before its update (clipping them, GradScaler unscaling
+        # them: with `gradient_as_bucket_view` those are the reduced buckets), so that it is
+        # the same gradient as the local norm the hook took.
+        self._dots = []  # the CUDA path's norm products, queued at backward's end
+        self._install_model_hooks(model)
         self.optimizer = None
         self.step = None
         if step is None:
@@ -280,7 +290,7 @@ class _Session:
     # replays them onto the recorder, which then writes the record as on the host. The hooks on
     # the outputs' gradients and the engine's callbacks run on autograd's device thread, each
     # event on that thread's current stream of the device.
-    def _install_model_hooks(self, model, norms_at_backward_end):
+    def _install_model_hooks(self, model):
         rec = self.recorder
         marks = self.marks
         if marks is None:
@@ -319,6 +329,8 @@ class _Session:
         note_averaging = _averaging_probe(model, self.timed_hook)
 
         counting = self.accumulation.on_backward if self.accumulation.active else None
+        if self.skips is not None:
+            counting = self.skips.on_backward_start
 
         def on_output_grad(grad):
             if counting is not None and not held.backward_open:
@@ -331,8 +343,7 @@ class _Session:
 
         def backward_end():
             backward_end_at(take())
-            if norms_at_backward_end:
-                take_norms()
+            take_norms()
 
         model.register_forward_pre_hook(pre)
         model.register_forward_hook(post)
@@ -374,6 +385,14 @@ class _Session:
                     base.zero_grad(self_, *args, **kwargs)
 
             methods = {"step": held_step, "zero_grad": zero_grad}
+        elif self.skips is not None:
+            session = self
+
+            def watched_zero_grad(self_, *args, **kwargs):
+                session._end_skipped_update()
+                return base.zero_grad(self_, *args, **kwargs)
+
+            methods["zero_grad"] = watched_zero_grad
         optimizer.__class__ = type(base.__name__, (base,), methods)
         if "step" in vars(optimizer):
             # An LR scheduler made before wrap replaced the instance's step with its counter,
@@ -392,17 +411,19 @@ class _Session:
         session = self
         inner = _inner_step(optimizer)
         rec = self.recorder
+        skips = self.skips
 
         def step(self_, *args, **kwargs):
             if rec.backward_open:
                 rec.mark_backward_end(now())  # no engine callback ran (should not happen)
-            rec.sample_global_norm()
             if session.t_startup_end is None:
                 session.t_startup_end = time.time()
             t0 = now()
             out = inner(self_, *args, **kwargs)
             t1 = now()
             rec.end_step(t1 - t0, t1)
+            if skips is not None:
+                skips.on_step_end()
             return out
 
         return self._subclass(optimizer, step)
@@ -414,29 +435,70 @@ class _Session:
         marks = self.marks
         clock = self.clock
         stamp = clock.stamp
+        skips = self.skips
 
         def step(self_, *args, **kwargs):
             if marks.backward_open:
                 marks.backward_end(stamp())  # no engine callback ran (should not happen)
-            dots = rec.queue_global_norm()
             if session.t_startup_end is None:
                 session.t_startup_end = time.time()
             t0 = stamp()
             out = inner(self_, *args, **kwargs)
             t1 = stamp()
-            session._replay_marks(dots)
+            session._replay_marks()
             end = clock.seconds(t1)
             rec.end_step(end - clock.seconds(t0), end)
+            if skips is not None:
+                skips.on_step_end()
             return out
 
         return self._subclass(optimizer, step)
 
-    def _replay_marks(self, dots):
+    def _replay_marks(self):
         """The CUDA path's step end, its last event just taken: the step's one wait, its marks
-        replayed onto the recorder as host seconds, and the norm's products (`dots`) read."""
+        replayed onto the recorder as host seconds, and the norm's products queued at backward's
+        end read."""
         self.clock.resolve()  # waits for the step's last event
         self.marks.replay(self.recorder)
-        self.recorder.set_global_norm(dots)
+        self.recorder.set_global_norm(self._dots)
+        self._dots = []
+
+    def _watch_zero_grad(self, model):
+        """The model's zero_grad (the DDP's and its module's: neither calls the other's) ends a
+        step whose update the script skipped (skipped_update.py); the optimizer's does so from
+        its wrapper (_subclass)."""
+        for m in {id(model): model, id(getattr(model, "module", model)):
+                  getattr(model, "module", model)}.values():
+            zero_grad = m.zero_grad
+
+            def watched(*args, _zero_grad=zero_grad, **kwargs):
+                self._end_skipped_update()
+                return _zero_grad(*args, **kwargs)
+
+            m.zero_grad = watched
+
+    def _end_skipped_update(self):
+        """At a zero_grad: ends the step if its update was skipped (skipped_update.py), with no
+        optimizer time, at the draw of the next step's batch where that came first."""
+        how = self.skips.at_zero_grad()
+        if how is None:
+            return
+        rec = self.recorder
+        if self.marks is None:
+            if rec.backward_open:
+                rec.mark_backward_end(now())
+            end = now()
+        else:
+            t1 = self.clock.stamp()
+            if self.marks.backward_open:
+                self.marks.backward_end(t1)
+            self._replay_marks()
+            end = self.clock.seconds(t1)
+        carry = how == "at_last_draw"
+        if carry:
+            end = rec.last_draw[0]
+        rec.end_step(0.0, end, update_skipped=True, carry_last_draw=carry)
+        self.skips.on_step_end()
 
     def _wrap_step(self, step):
         """wrap_step's step function: a step ends when it returns. What it does after backward
@@ -460,8 +522,7 @@ class _Session:
                 t1 = clock.stamp()
                 if marks.backward_open:
                     marks.backward_end(t1)
-                session._replay_marks(session._dots)
-                session._dots = []
+                session._replay_marks()
                 end = clock.seconds(t1)
             if rec.micro_batches == 0:
                 raise HelperError(

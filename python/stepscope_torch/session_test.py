@@ -138,6 +138,30 @@ class Session(unittest.TestCase):
             self.assertTrue(r["start"] <= r["backward_start"] <= r["end"])
             self.assertGreater(r["backward"], 0)
 
+    def test_on_the_cuda_path_a_skipped_update_ends_its_step_at_the_next_draw(self):
+        # The update of iteration 1 is skipped (as GradScaler does), zero_grad at the top of
+        # the loop: four steps, each resolved once; the skipped one's marks replayed at its end,
+        # which is where the next batch's draw began (host time).
+        dev = FakeDevice(clock=lambda: time.perf_counter() + 100.0)
+        run = _Run(self, clock=event_clock(dev, time.perf_counter))
+        s = run.session
+        waits_at_wrap = len(dev.waits)
+        for i, (x, y) in enumerate(s.loader):
+            s.optimizer.zero_grad()
+            nn.functional.cross_entropy(s.model(x), y).backward()
+            if i != 1:
+                s.optimizer.step()
+        records = run.records()
+        self.assertEqual(len(dev.waits), waits_at_wrap + 4)
+        self.assertEqual([r.get("update_skipped", False) for r in records],
+                         [False, True, False, False])
+        for r in records:
+            self.assertTrue(r["start"] <= r["backward_start"] <= r["end"])
+            self.assertGreater(r["backward"], 0)
+            self.assertEqual((r["samples"], r["micro_batches"]), (4, 1))
+        self.assertEqual(records[1]["optimizer"], 0.0)
+        self.assertEqual([r["start"] for r in records[1:]], [r["end"] for r in records[:-1]])
+
     def test_on_the_cuda_path_a_step_function_resolves_once_at_its_return(self):
         dev = FakeDevice(clock=lambda: time.perf_counter() + 100.0)
         run = _Run(self, clock=event_clock(dev, time.perf_counter), step_function=True)
