@@ -236,7 +236,7 @@ class _Session:
             loader = rebuild(loader, workers, settings.prefetch)
             self.loader_workers = workers
         self.loader = TimedLoader(loader, self.recorder, settings.variant == "synthetic_input",
-                                  settings.steps)
+                                  settings.steps, self.notes)
         params = [p for p in model.parameters() if p.requires_grad]
         self.parameters = sum(p.numel() for p in params)
         self.gradient_bytes = sum(p.numel() * p.element_size() for p in params)
