@@ -1,6 +1,9 @@
 """The helper over a real DistributedDataParallel model (one process, gloo): it leaves training
 as the script wrote it, and the variables diagnose sets reach DDP and the DataLoader."""
 import atexit
+import contextlib
+import dataclasses
+import io
 import json
 import os
 import socket
@@ -8,6 +11,7 @@ import sys
 import tempfile
 import unittest
 import warnings
+from collections import UserDict
 from unittest import mock
 
 import torch
@@ -78,6 +82,18 @@ def _train_accumulating(model, optimizer, loader, k=2):
             else:
                 (loss_fn(model(x), y) / k).backward()
         optimizer.step()
+
+
+@dataclasses.dataclass
+class _Output:
+    """A model's output as a dataclass."""
+    indices: torch.Tensor
+    unused: torch.Tensor
+    logits: torch.Tensor
+
+
+class _Encoding(UserDict):
+    """A mapping that is not a dict (as HuggingFace's BatchEncoding)."""
 
 
 class _Wrapped:
@@ -230,7 +246,48 @@ class UnderDdp(unittest.TestCase):
 
     def test_backward_is_marked_whichever_output_the_loss_comes_from(self):
         # The model returns a tensor without a gradient and one the loss does not use before
-        # the logits: backward's start is still marked, from the logits' gradient.
+        # the logits: backward's start is still marked, from the logits' gradient; in a dict,
+        # in a mapping that is not one, or in a dataclass.
+        for kind in (dict, _Encoding, _Output):
+            self._check_backward_marked(kind)
+
+    def test_a_backward_the_helper_cannot_see_is_said_in_run_json(self):
+        # The loss is computed from an object of the script's own, in which the helper finds
+        # no tensor to hook: the steps are recorded, their backward is overhead, and run.json's
+        # notes say so.
+        class Opaque:
+            def __init__(self, logits):
+                self.logits = logits
+
+        class Outputs(nn.Module):
+            def __init__(self, body):
+                super().__init__()
+                self.body = body
+
+            def forward(self, x):
+                return Opaque(self.body(x))
+
+        model, optimizer, loader = _job()
+        with tempfile.TemporaryDirectory() as tmp:
+            session = _Session(read_settings({"STEPSCOPE_RUN_DIR": tmp}),
+                               DistributedDataParallel(Outputs(model.module)), optimizer, loader)
+            atexit.unregister(session.finish)
+            self.addCleanup(setattr, sys, "excepthook", sys.excepthook)
+            for x, y in session.loader:
+                session.optimizer.zero_grad()
+                nn.functional.cross_entropy(session.model(x).logits, y).backward()
+                session.optimizer.step()
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                session.finish()
+            with open(os.path.join(tmp, "run.json")) as f:
+                notes = json.load(f)["notes"]
+        self.assertEqual(session.recorder.steps_written, STEPS)
+        self.assertTrue(any(f"in {STEPS} of {STEPS} steps" in n and "not its backward" in n
+                            for n in notes), notes)
+        self.assertIn("not its backward", err.getvalue())
+
+    def _check_backward_marked(self, kind):
         class Outputs(nn.Module):
             def __init__(self, body):
                 super().__init__()
@@ -238,7 +295,7 @@ class UnderDdp(unittest.TestCase):
 
             def forward(self, x):
                 logits = self.body(x)
-                return {"indices": logits.argmax(1), "unused": logits * 2, "logits": logits}
+                return kind(indices=logits.argmax(1), unused=logits * 2, logits=logits)
 
         def job():
             model, optimizer, loader = _job()
@@ -247,7 +304,9 @@ class UnderDdp(unittest.TestCase):
         def train(model, optimizer, loader):
             for x, y in loader:
                 optimizer.zero_grad()
-                nn.functional.cross_entropy(model(x)["logits"], y).backward()
+                out = model(x)
+                logits = out.logits if kind is _Output else out["logits"]
+                nn.functional.cross_entropy(logits, y).backward()
                 optimizer.step()
 
         model, optimizer, loader = job()
@@ -265,7 +324,7 @@ class UnderDdp(unittest.TestCase):
             self.assertTrue(torch.equal(p, q))
         self.assertEqual(len(records), STEPS)
         for r in records:
-            self.assertIsNotNone(r.get("backward_start"), "backward not marked")
+            self.assertIsNotNone(r.get("backward_start"), f"{kind.__name__}: backward not marked")
             self.assertGreater(r["backward"], 0)
             (c,) = r["collectives"]
             self.assertLessEqual(r["backward_start"], c["ready"])

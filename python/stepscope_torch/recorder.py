@@ -65,6 +65,7 @@ class StepRecorder:
         self.step = 0
         self.epoch = 0
         self.steps_written = 0
+        self.steps_without_backward = 0  # steps with a forward of the model and no backward seen
         self.step_times = []  # (samples, seconds, warmup, micro-batches) of every step written
         self.buckets_per_step = 0
         self.draws = 0  # batches the loader gave
@@ -194,6 +195,8 @@ class StepRecorder:
         # A micro-batch is a backward pass (a model may run forward more than once for one);
         # where none was marked, a forward call.
         micro_batches = max(1, self.backwards or self.micro_batches)
+        if self.micro_batches and not self.backwards:
+            self.steps_without_backward += 1
         record = {
             "version": RECORD_VERSION, "rank": self.rank, "step": self.step,
             "epoch": self.epoch, "warmup": self.step < self.warmup_steps,

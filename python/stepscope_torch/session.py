@@ -1,11 +1,13 @@
 """`wrap` and `wrap_step`: one rank's recording session over the user's model, optimizer (or
 step function) and loader."""
 import atexit
+import dataclasses
 import functools
 import os
 import sys
 import time
 import types
+from collections.abc import Mapping
 
 import torch
 import torch.distributed as dist
@@ -86,12 +88,14 @@ def _averaging_probe(model, hook):
 
 
 def _grad_tensors(out):
-    """The tensors in a forward's output (nested in lists, tuples and dicts) that need a
-    gradient: backward reaches at least one of those the loss was computed from."""
+    """The tensors in a forward's output (nested in lists, tuples, mappings and dataclasses)
+    that need a gradient: backward reaches at least one of those the loss was computed from."""
     if isinstance(out, torch.Tensor):
         return [out] if out.requires_grad else []
-    if isinstance(out, dict):
+    if isinstance(out, Mapping):
         out = list(out.values())
+    elif dataclasses.is_dataclass(out) and not isinstance(out, type):
+        out = [getattr(out, f.name) for f in dataclasses.fields(out)]
     if isinstance(out, (list, tuple)):
         return [t for o in out for t in _grad_tensors(o)]
     return []
@@ -578,6 +582,14 @@ class _Session:
             print(f"stepscope_torch: rank {self.rank} finished without completing a step: the "
                   f"{called}; no run.json written", file=sys.stderr)
             return
+        if rec.steps_without_backward:
+            note = (f"in {rec.steps_without_backward} of {rec.steps_written} steps the helper saw "
+                    "the model's forward but not its backward: the forward's output held no "
+                    "tensor that needs a gradient in a tensor, tuple, list, mapping or "
+                    "dataclass, or the loss was not computed from it; those steps' backward is "
+                    "counted as overhead (docs/torch.md, What the helper records)")
+            self.notes.append(note)
+            print(f"stepscope_torch: rank {self.rank}: {note}", file=sys.stderr)
         if self.rank == 0:
             write_run_json(self)
 
