@@ -125,6 +125,20 @@ Result<RunSummary> ReadRunSummary(const std::string& run_dir) {
   return RunSummaryFromText(*text, RunJsonPath(run_dir));
 }
 
+std::vector<std::string> ReadRunNotes(const std::string& run_dir) {
+  std::vector<std::string> notes;
+  Result<std::string> text = ReadRunJsonText(run_dir);
+  if (!text.ok()) return notes;
+  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return notes;
+  const auto it = j.find("notes");
+  if (it == j.end() || !it->is_array()) return notes;
+  for (const nlohmann::json& note : *it) {
+    if (note.is_string()) notes.push_back(note.get<std::string>());
+  }
+  return notes;
+}
+
 Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string& path) {
   Result<nlohmann::json> read = ParseRunJson(text, path);
   if (!read.ok()) return read.status();

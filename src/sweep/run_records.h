@@ -113,6 +113,11 @@ struct RunSummary {
   std::optional<Lengths> lengths;
 };
 Result<RunSummary> ReadRunSummary(const std::string& run_dir);
+// run.json's notes: what the run itself says of how it was measured (the PyTorch helper's: a
+// precision it could not apply, batches it could not count, a backward it did not see), for the
+// progress lines. Empty when run.json has none or cannot be read: the analysis reads run.json
+// strictly, and names what is wrong there.
+std::vector<std::string> ReadRunNotes(const std::string& run_dir);
 // The same from run.json's text; `path` names the file in errors.
 Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string& path);
 

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "sweep/failure_cause.h"
+#include "sweep/run_records.h"
 
 namespace stepscope::sweep {
 
@@ -164,6 +165,9 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
     }
     if (out.state == JobState::kFinished) {
       say(fmt::format("{}: finished in {}\n", head, FormatDuration(out.seconds)));
+      for (const std::string& note : ReadRunNotes(out.run_dir)) {
+        say(fmt::format("  note from the run: {}\n", note));
+      }
     } else if (out.state == JobState::kFailed) {
       say(fmt::format(
           "{}: FAILED (exit {}): {}; the sweep goes on. Command:\n  {}{}\n{}", head, out.exit_code,

@@ -30,6 +30,8 @@ class SweepRunnerTest : public ::testing::Test {
            "echo \"N=$N $*\" > \"$out/args\"\n"
            "case \" $* \" in *' crash '*) echo boom-line; exit 3;; esac\n"
            "case \" $* \" in *' sleep '*) sleep 30;; esac\n"
+           "case \" $* \" in *' noted '*) echo '{\"notes\": [\"one\", 2, \"two\"]}' > "
+           "\"$out/run.json\"; exit 0;; esac\n"
            "echo '{}' > \"$out/run.json\"\n";
     chmod(program_.c_str(), 0755);
     options_.program = program_;
@@ -41,6 +43,32 @@ class SweepRunnerTest : public ::testing::Test {
   std::string dir_, program_;
   SweepRunOptions options_;
 };
+
+TEST_F(SweepRunnerTest, AFinishedRunsNotesAreSaidUnderIt) {
+  // The PyTorch helper's notes (run.json notes: batches it could not count, a backward it did
+  // not see) reach the progress lines; what is not a note's text is left out.
+  std::vector<Job> jobs{{"baseline-n1", 1, {"train", "noted"}}, {"baseline-n2", 2, {"train"}}};
+  auto store = SweepStore::Open(dir_ + "/s", {"w"}, false);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  std::FILE* progress = std::tmpfile();
+  ASSERT_NE(progress, nullptr);
+  options_.progress = progress;
+  SweepResult r = RunSweep(jobs, options_, &store.value(), nullptr);
+  ASSERT_EQ(r.outcomes.size(), 2u);
+  std::rewind(progress);
+  std::string text;
+  for (int c = std::fgetc(progress); c != EOF; c = std::fgetc(progress)) {
+    text.push_back(static_cast<char>(c));
+  }
+  std::fclose(progress);
+  const size_t finished = text.find("baseline-n1");
+  ASSERT_NE(finished, std::string::npos) << text;
+  EXPECT_NE(text.find("  note from the run: one\n  note from the run: two\n", finished),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("note from the run: 2"), std::string::npos) << text;
+  EXPECT_EQ(text.find("note from the run", text.find("baseline-n2")), std::string::npos) << text;
+}
 
 TEST_F(SweepRunnerTest, RunsPersistsAndSkipsOnRerun) {
   std::vector<Job> jobs{{"baseline-n1", 1, {"train", "a"}}, {"baseline-n2", 2, {"train", "b"}}};
