@@ -8,7 +8,8 @@ wall-clock time per step, with the quartiles.
 Variants:
   helper             stepscope_torch.wrap as is
   no_comm_hook       the helper, but DDP keeps its built-in reduction (no timed hook)
-  no_model_hooks     the helper without its forward hooks and backward marks
+  no_model_hooks     the helper without its forward hooks and backward marks (nor the
+                     global gradient norm, sampled when backward ends)
   no_norms           the helper without its gradient-norm samples (STEPSCOPE_GRAD_NORM_EVERY=0;
                      it samples none at --world 1 anyway)
   torch_python_hook  no helper; PyTorch's own Python all-reduce hook (divide, all-reduce, then)
@@ -92,7 +93,7 @@ def apply(variant, model, optimizer, loader, run_dir, script_hook=None):
         model.register_comm_hook = lambda *args, **kwargs: None
     saved = helper_session._Session._install_model_hooks
     if variant == "no_model_hooks":
-        helper_session._Session._install_model_hooks = lambda self, m, norms_at_backward_end: None
+        helper_session._Session._install_model_hooks = lambda self, m: None
     os.environ["STEPSCOPE_RUN_DIR"] = run_dir
     if variant == "no_norms":
         os.environ["STEPSCOPE_GRAD_NORM_EVERY"] = "0"

@@ -2,6 +2,7 @@
 as the script wrote it, and the variables diagnose sets reach DDP and the DataLoader."""
 import atexit
 import contextlib
+import copy
 import dataclasses
 import io
 import json
@@ -251,6 +252,39 @@ class UnderDdp(unittest.TestCase):
         for kind in (dict, _Encoding, _Output):
             self._check_backward_marked(kind)
 
+    def test_what_wrap_returns_pickles_and_copies_as_the_scripts_own(self):
+        # torch.save of the whole model or optimizer (and copy.deepcopy) failed under the helper:
+        # its hooks and its optimizer class are closures over the session. Saved, loaded and
+        # copied, they are the script's own classes, with none of the helper's hooks or
+        # attributes, and the same parameters and optimizer state; the wrapped objects go on
+        # being timed.
+        for env in ({}, {"STEPSCOPE_ACCUM": "2"}):
+            run = _Wrapped(self, **env)
+            s = run.session
+            s.model.register_comm_hook(None, default_hooks.allreduce_hook)
+            run.train()
+            for obj, base in ((s.model, DistributedDataParallel), (s.optimizer, torch.optim.SGD),
+                              (s.model.module, nn.Sequential)):
+                buffer = io.BytesIO()
+                torch.save(obj, buffer)
+                buffer.seek(0)
+                for copied in (torch.load(buffer), copy.deepcopy(obj)):
+                    what = f"{base.__name__} {env}"
+                    self.assertIs(type(copied), base, what)
+                    if base is torch.optim.SGD:
+                        for p, q in zip(obj.state.values(), copied.state.values()):
+                            self.assertTrue(torch.equal(p["momentum_buffer"],
+                                                        q["momentum_buffer"]), what)
+                        continue
+                    self.assertEqual((len(copied._forward_pre_hooks),
+                                      len(copied._forward_hooks)), (0, 0), what)
+                    self.assertNotIn("zero_grad", vars(copied), what)
+                    for p, q in zip(obj.parameters(), copied.parameters()):
+                        self.assertTrue(torch.equal(p, q), what)
+            written = s.recorder.steps_written
+            run.train()
+            self.assertGreater(s.recorder.steps_written, written)
+
     def test_a_backward_the_helper_cannot_see_is_said_in_run_json(self):
         # The loss is computed from an object of the script's own, in which the helper finds
         # no tensor to hook: the steps are recorded, their backward is overhead, and run.json's
@@ -420,7 +454,7 @@ class UnderDdp(unittest.TestCase):
                 (True, lambda m, o: o.zero_grad(), "optimizer's zero_grad first"),
                 (False, lambda m, o: o.zero_grad(), "optimizer's zero_grad last"),
                 (True, lambda m, o: m.zero_grad(), "model's zero_grad first"),
-                (False, lambda m, o: m.module.zero_grad(), "module's zero_grad last")):
+                (False, lambda m, o: m.zero_grad(), "model's zero_grad last")):
             run = _Wrapped(self)
             s = run.session
             train(s.model, s.optimizer, s.loader, zero_first, zero)

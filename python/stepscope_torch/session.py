@@ -19,6 +19,7 @@ from .comm_hook import TimedHook, timed_hook, wire_dtype_for
 from .errors import HelperError
 from .loader import TimedLoader, rebuild
 from .marks import StepMarks
+from .pickling import make_picklable
 from .recorder import StepRecorder, now
 from .run_info import write_run_json
 from .script_hook import ScriptHook, registered_hook
@@ -205,6 +206,12 @@ class _Session:
             model._register_builtin_comm_hook = self._refuse_builtin_hook
         self.backend = backend
         self.model = model
+        # Pickled or copied, the model is the script's own, without what the helper adds to it
+        # (pickling.py): its forward hooks (their handles' ids, added as they are registered)
+        # and instance attributes.
+        self._hook_ids = set()
+        make_picklable(model, attrs=("zero_grad", "register_comm_hook",
+                                     "_register_builtin_comm_hook"), hook_ids=self._hook_ids)
         # An iteration the script ends without the optimizer's update is a step of its own
         # (skipped_update.py); a step function's step ends when it returns, and under
         # STEPSCOPE_ACCUM the helper holds the zero_grad calls it would watch.
@@ -349,8 +356,8 @@ class _Session:
             backward_end_at(take())
             take_norms()
 
-        model.register_forward_pre_hook(pre)
-        model.register_forward_hook(post)
+        self._hook_ids.add(model.register_forward_pre_hook(pre).id)
+        self._hook_ids.add(model.register_forward_hook(post).id)
 
     def _install_accumulation(self, model):
         """STEPSCOPE_ACCUM (accumulation.py): DDP's reduction left to the step's last
@@ -358,7 +365,8 @@ class _Session:
         its wrapper)."""
         acc = self.accumulation
         if self.ddp:
-            model.register_forward_pre_hook(lambda module, inputs: acc.before_forward(module))
+            self._hook_ids.add(model.register_forward_pre_hook(
+                lambda module, inputs: acc.before_forward(module)).id)
         zero_grad = model.zero_grad
 
         def held_zero_grad(*args, **kwargs):
@@ -397,7 +405,7 @@ class _Session:
                 return base.zero_grad(self_, *args, **kwargs)
 
             methods["zero_grad"] = watched_zero_grad
-        optimizer.__class__ = type(base.__name__, (base,), methods)
+        make_picklable(optimizer, methods)  # pickled or copied, the script's own (pickling.py)
         if "step" in vars(optimizer):
             # An LR scheduler made before wrap replaced the instance's step with its counter,
             # which hides the class's: the timed step takes its place and calls it (_inner_step),
@@ -468,18 +476,16 @@ class _Session:
         self._dots = []
 
     def _watch_zero_grad(self, model):
-        """The model's zero_grad (the DDP's and its module's: neither calls the other's) ends a
-        step whose update the script skipped (skipped_update.py); the optimizer's does so from
-        its wrapper (_subclass)."""
-        for m in {id(model): model, id(getattr(model, "module", model)):
-                  getattr(model, "module", model)}.values():
-            zero_grad = m.zero_grad
+        """The model's zero_grad ends a step whose update the script skipped
+        (skipped_update.py); the optimizer's does so from its wrapper (_subclass). (The module
+        inside a DDP model is left as it is: its zero_grad is not watched.)"""
+        zero_grad = model.zero_grad
 
-            def watched(*args, _zero_grad=zero_grad, **kwargs):
-                self._end_skipped_update()
-                return _zero_grad(*args, **kwargs)
+        def watched(*args, **kwargs):
+            self._end_skipped_update()
+            return zero_grad(*args, **kwargs)
 
-            m.zero_grad = watched
+        model.zero_grad = watched
 
     def _end_skipped_update(self):
         """At a zero_grad: ends the step if its update was skipped (skipped_update.py), with no
