@@ -105,7 +105,7 @@ Result<std::vector<model::RunObservation>> ReadRuns(const std::string& dir) {
     o.config.bucket_mb = s->bucket_mb;
     o.config.first_bucket_mb = model::FirstBucketMb(s->allreduce);
     o.config.overlap = s->overlap;
-    o.config.loader_workers = s->loader_workers;
+    o.config.loader_workers = s->loader_in_process ? 0 : s->loader_workers;
     o.reduce = s->reduce;
     o.synthetic_input = s->synthetic_input;
     o.gradient_bytes = s->gradient_bytes;
@@ -476,8 +476,9 @@ void AddPredictCommand(CLI::App& app, std::function<int()>* run) {
       ->transform(WholeNumber("--batch 32", 1));
   cmd->add_option("--accum", f->accum, "What-if: micro-batches accumulated per step")
       ->transform(WholeNumber("--accum 4", 1));
-  cmd->add_option("--loader-workers", f->loader_workers, "What-if: loader workers per replica")
-      ->transform(WholeNumber("--loader-workers 4", 1));
+  cmd->add_option("--loader-workers", f->loader_workers,
+                  "What-if: loader workers per replica (0: loading in the training process)")
+      ->transform(WholeNumber("--loader-workers 4", 0));
   cmd->add_flag("--without-straggler", f->without_straggler,
                 "What-if: the persistent stragglers fixed");
   cmd->add_flag("--balance-lengths", f->balance_lengths,

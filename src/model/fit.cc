@@ -190,26 +190,47 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   }
   FitGradientLayout(reducing, baselines, &m);
 
-  // Input: a worker's service time per batch where the wait shows the loader binding.
-  std::vector<double> waits, services;
+  // Input: a worker's service time per batch where the wait shows the loader binding; a loader
+  // in the training process (no workers) waits its whole service time every batch.
+  std::vector<double> waits;
+  std::map<int, Estimate>& services = m.loader_service_at;  // by replicas
+  bool in_process = false;
   for (const RunObservation* run : baselines) {
     const std::vector<double> w =
         TypicalPerStep(run->records, [](const StepRecord& r) { return r.input_wait; });
     waits.insert(waits.end(), w.begin(), w.end());
-    if (LoaderBound(*run)) {
-      const double step =
-          Mean(TypicalPerStep(run->records, [](const StepRecord& r) { return r.step_time(); }));
-      services.push_back(run->config.loader_workers * step);  // wait + the rest = one period
+    if (run->config.loader_workers == 0) {
+      services[run->config.replicas] = BootstrapMean(w);
+      in_process = true;
+    } else if (LoaderBound(*run)) {
+      const std::vector<double> steps =
+          TypicalPerStep(run->records, [](const StepRecord& r) { return r.step_time(); });
+      services[run->config.replicas] =
+          BootstrapMean(steps) * run->config.loader_workers;  // one period
     }
   }
   m.input_wait = Constant{"input_wait", BootstrapMean(waits), "s per step",
                           "the baselines' mean wait for a batch, held constant"};
   if (!services.empty()) {
-    const auto [lo, hi] = std::minmax_element(services.begin(), services.end());
-    m.loader_service =
-        Constant{"loader_service", Estimate{Mean(services), *lo, *hi}, "s per batch per worker",
-                 "workers x step time of the baselines that waited for input "
-                 "(a loader-bound step lasts one loader period)"};
+    double lo = services.begin()->second.value, hi = lo, sum = 0;
+    for (const auto& [n, service] : services) {
+      lo = std::min(lo, service.value), hi = std::max(hi, service.value), sum += service.value;
+    }
+    const double mean = sum / static_cast<double>(services.size());
+    m.loader_service = Constant{
+        "loader_service", Estimate{mean, lo, hi}, "s per batch per worker",
+        in_process ? "the baselines' wait for their batches, loaded in the training process "
+                     "(the loader's whole service time, in series with the rest of the step)"
+                   : "workers x step time of the baselines that waited for input "
+                     "(a loader-bound step lasts one loader period)"};
+    if (hi > 1.05 * lo && services.size() > 1) {
+      m.notes.push_back(
+          "the loader's service per batch differs across the baselines (" +
+          std::to_string(static_cast<int>(std::lround(100 * lo / mean))) + "-" +
+          std::to_string(static_cast<int>(std::lround(100 * hi / mean))) +
+          " % of their mean; loader workers share the host's cores with the ranks): each "
+          "measured N keeps its own; other N use the mean");
+    }
   }
   // Each baseline's overhead per step on the typical rank: pooled for the overhead, and per run
   // for the crowding below.

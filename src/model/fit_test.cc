@@ -522,6 +522,73 @@ TEST(FitStepModel, PredictsAHeldOutReplicaCount) {
   EXPECT_NEAR(c->error, 0.0, 1e-6);
 }
 
+TEST(FitStepModel, ALoaderInTheTrainingProcessWaitsInSeries) {
+  // A PyTorch DataLoader without workers: every batch is loaded by the training process, its
+  // whole time in the step (the synthetic records wait for their batch before the forward). Read
+  // as one worker beside the ranks, the loader's "period" was the whole step, and a held-out N
+  // whose reduction is longer was predicted with less waiting than it has.
+  Truth t;
+  t.input_wait = 0.004;
+  std::vector<RunObservation> runs = Sweep(t, {1, 2, 4, 8});
+  RunObservation held_out = SyntheticRun(t, "baseline-n16", RunRole::kBaseline, 16, 8);
+  for (RunObservation* run : {&runs[0], &runs[1], &runs[2], &runs[3], &held_out}) {
+    run->config.loader_workers = 0;
+  }
+  Result<StepModel> m = FitStepModel(runs);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_TRUE(m->loader_service.has_value());
+  EXPECT_NEAR(m->loader_service->estimate.value, 0.004, 1e-9);
+  EXPECT_NE(m->loader_service->how.find("training process"), std::string::npos);
+  Result<ModelCheck> c = CheckRun(*m, held_out);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_NEAR(c->error, 0.0, 1e-6);
+  // Two workers beside each rank take the loading out of the step.
+  Scenario s = ScenarioOf(held_out);
+  Result<StepParts> simulated = SimulateStep(*m, s);
+  ASSERT_TRUE(simulated.ok());
+  const StepParts in_process = *simulated;
+  s.loader_workers = 2;
+  simulated = SimulateStep(*m, s);
+  ASSERT_TRUE(simulated.ok());
+  const StepParts workers = *simulated;
+  EXPECT_NEAR(in_process.input_wait, 0.004, 1e-9);
+  EXPECT_EQ(workers.input_wait, 0.0);
+  EXPECT_NEAR(in_process.step() - workers.step(), 0.004, 1e-9);
+
+  // The same records read as one worker beside the ranks: at N=16 the prediction was off.
+  for (RunObservation& run : runs) run.config.loader_workers = 1;
+  held_out.config.loader_workers = 1;
+  Result<StepModel> misread = FitStepModel(runs);
+  ASSERT_TRUE(misread.ok());
+  Result<ModelCheck> off = CheckRun(*misread, held_out);
+  ASSERT_TRUE(off.ok());
+  EXPECT_GT(std::fabs(off->error), 0.01);
+}
+
+TEST(FitStepModel, EachMeasuredReplicaCountKeepsItsLoadersService) {
+  // Loader workers beside the ranks, the loader binding: the service per batch measured at each
+  // N (its workers share the host's cores with the ranks, so it moves with N) reproduces that
+  // N's step; another N takes the mean.
+  Truth t;
+  t.input_wait = 0.004;
+  std::vector<RunObservation> runs = Sweep(t, {1, 2});
+  Result<StepModel> m = FitStepModel(runs);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_TRUE(m->loader_service.has_value());
+  ASSERT_EQ(m->loader_service_at.size(), 2u);
+  EXPECT_GT(m->loader_service_at.at(2).value, m->loader_service_at.at(1).value);
+  for (const RunObservation& run : runs) {
+    if (run.role != RunRole::kBaseline) continue;
+    Result<ModelCheck> c = CheckRun(*m, run);
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    EXPECT_NEAR(c->error, 0.0, 1e-6) << run.name;
+  }
+  bool noted = false;
+  for (const std::string& note : m->notes)
+    noted |= note.find("loader's service") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
 TEST(FitStepModel, AccumulatingRunsArePredictedAsMeasured) {
   // Two micro-batches a step: the records' phases are per step, the fitted constants per
   // micro-batch. Each baseline's compute is its pool's (ratio 1): taking the step's compute over

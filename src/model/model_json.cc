@@ -50,6 +50,9 @@ nlohmann::json ToJson(const StepModel& m) {
   }
   nlohmann::json compute_ratio = nlohmann::json::object();
   for (const auto& [n, ratio] : m.compute_ratio) compute_ratio[std::to_string(n)] = ratio;
+  nlohmann::json service_at = nlohmann::json::object();
+  for (const auto& [n, service] : m.loader_service_at)
+    service_at[std::to_string(n)] = ToJson(service);
   nlohmann::json readiness = nlohmann::json::array();
   for (const ReadinessPoint& p : m.readiness) {
     readiness.push_back({{"backward_share", p.backward_share}, {"bytes_share", p.bytes_share}});
@@ -89,6 +92,13 @@ nlohmann::json ToJson(const StepModel& m) {
                         {"how",
                          "at a measured replica count its own ratio; at another, the "
                          "crowding lines where they were fitted, else 1"}}},
+                      {"loader_service_at",
+                       {{"by_replicas", service_at},
+                        {"unit", "s per batch per worker"},
+                        {"how",
+                         "at a measured replica count its own (band: 90 % bootstrap over "
+                         "steps); at another, loader_service (the mean, its band the "
+                         "baselines' range)"}}},
                       {"readiness_how", m.readiness_how},
                       {"notes", m.notes}};
   if (!m.reference.comm_hook.empty()) {

@@ -210,7 +210,9 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side,
                    s.overlap.value_or(m.reference.overlap)};
   if (r.replicas < 1) return Status::Error("replicas must be at least 1");
   if (r.batch < 1 || r.accum < 1) return Status::Error("micro-batch and accumulation must be >= 1");
-  if (r.workers < 1) return Status::Error("loader workers must be at least 1");
+  if (r.workers < 0) {
+    return Status::Error("loader workers must be at least 0 (0: loading in the training process)");
+  }
   if (!(s.compute_scale > 0)) return Status::Error("compute scale must be > 0");
   if (!(r.bucket_mb > 0)) return Status::Error("bucket size must be > 0 MiB");
   const int width = WireWidth(r.dtype);
@@ -321,9 +323,16 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side,
   // (or K/K_ref of the reference's wait) per step, not one.
   const double batches = static_cast<double>(r.accum) / std::max(1, m.reference.accum);
   if (m.loader_service) {
+    // A measured N's own service; other N the baselines' mean, its band their range.
+    const auto measured_service = m.loader_service_at.find(r.replicas);
+    const Seconds service =
+        Pick(measured_service != m.loader_service_at.end() ? measured_service->second
+                                                           : m.loader_service->estimate,
+             side);
     const Seconds other = p.compute + p.straggler_wait + p.exposed_comm + p.overhead;
+    // No workers: the training process loads each batch itself, in series with the rest.
     p.input_wait =
-        std::max(0.0, batches * Pick(m.loader_service->estimate, side) / r.workers - other);
+        r.workers == 0 ? batches * service : std::max(0.0, batches * service / r.workers - other);
   } else {
     p.input_wait = batches * Pick(m.input_wait.estimate, side);
   }
@@ -334,7 +343,7 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side,
     const Seconds floor = HostCpuFloor(*m.host_cpu, s, r.batch * r.accum, side);
     if (floor > p.step()) {
       const Seconds other = p.compute + p.straggler_wait + p.exposed_comm + p.overhead;
-      p.input_wait = m.loader_service ? 0.0 : p.input_wait;
+      p.input_wait = m.loader_service && r.workers > 0 ? 0.0 : p.input_wait;
       p.overhead += floor - other - p.input_wait;
     }
   }

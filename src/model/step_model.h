@@ -74,6 +74,8 @@ struct Config {
   // DDP's is 1 MiB (its last layers' gradients go out early); 0 for none (stepscope's trainer).
   double first_bucket_mb = 0;
   bool overlap = true;
+  // Loader workers per replica; 0: batches loaded in the training process itself, one at a time
+  // between the steps' compute (a PyTorch DataLoader with num_workers=0).
   int loader_workers = 1;
 };
 
@@ -158,9 +160,13 @@ struct StepModel {
                         "assumed 1: no run overlapped several buckets without waiting for input",
                         true};
 
-  // Input: a loader worker's service time per batch, when the measured wait identifies it;
-  // otherwise the measured mean wait, held constant.
+  // Input: a loader worker's service time per batch, when the measured wait identifies it (a
+  // loader in the training process: its whole wait per step); otherwise the measured mean wait,
+  // held constant. Each measured N keeps its own service (the loader's workers share the
+  // host's cores with the ranks), with its band over the steps; other N take the constant, the
+  // mean of those, its band their range.
   std::optional<Constant> loader_service;
+  std::map<int, Estimate> loader_service_at;
   Constant input_wait;
   Constant overhead;  // the measured residual per step
   // Set when baselines ran more ranks than cores on a host: compute and overhead then follow

@@ -46,9 +46,11 @@ inline double PerMicroBatch(const StepRecord& r, Seconds total) {
   return total / std::max(1, r.micro_batches);
 }
 
-// True when the typical rank waited for its batch 2 % of the step or more: the loader, not the
-// rest of the step, set the step's length (one loader period).
+// True when the typical rank waited for its batch 2 % of the step or more from loader workers
+// beside it: the loader, not the rest of the step, set the step's length (one loader period).
+// A loader in the training process (no workers) waits in series with the rest instead.
 inline bool LoaderBound(const RunObservation& run) {
+  if (run.config.loader_workers == 0) return false;
   const double wait =
       Mean(TypicalPerStep(run.records, [](const StepRecord& r) { return r.input_wait; }));
   const double step =

@@ -182,6 +182,15 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
   STEPSCOPE_RETURN_IF_ERROR(field("config.batch", &s.batch));
   STEPSCOPE_RETURN_IF_ERROR(field("config.accum", &s.accum));
   STEPSCOPE_RETURN_IF_ERROR(field("config.loader_workers", &s.loader_workers));
+  if (const auto raw = j.at("config").find("dataloader_num_workers"); raw != j.at("config").end()) {
+    int64_t workers = 0;
+    if (!JsonValueTo(*raw, &workers) || workers < 0) {
+      return Status::Error(path +
+                           ": field 'config.dataloader_num_workers' is not a number of workers "
+                           "(0 or more); rerun the run with this stepscope, or remove the field");
+    }
+    s.loader_in_process = workers == 0;
+  }
   STEPSCOPE_RETURN_IF_ERROR(field("config.reducer.reduce", &s.reduce));
   STEPSCOPE_RETURN_IF_ERROR(field("config.reducer.overlap", &s.overlap));
   STEPSCOPE_RETURN_IF_ERROR(field("config.synthetic_input", &s.synthetic_input));

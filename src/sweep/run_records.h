@@ -42,6 +42,9 @@ Result<std::optional<RunPacing>> RunPacingFromText(const std::string& text,
 struct RunSummary {
   int replicas = 0;
   int batch = 0, accum = 1, loader_workers = 1;
+  // config.dataloader_num_workers 0 (a PyTorch DataLoader without workers): the training
+  // process loads each batch itself, in series with the step (loader_workers still says 1).
+  bool loader_in_process = false;
   bool reduce = true, overlap = true, synthetic_input = false;
   double bucket_mb = 25;
   std::string reduce_dtype = "fp32";

@@ -105,6 +105,34 @@ TEST(RunSummary, ReadsTheCpuPerStepAndRefusesANegativeOne) {
       << s.status().message();
 }
 
+TEST(RunSummary, ReadsALoaderInTheTrainingProcessAndNamesADamagedCount) {
+  // The PyTorch helper's run.json: loader_workers at least 1, the DataLoader's own count beside.
+  auto with_workers = [](const std::string& raw) {
+    std::string text = MinimalRunJson("");
+    const std::string workers = R"("loader_workers": 1,)";
+    text.replace(text.find(workers), workers.size(),
+                 workers + R"( "dataloader_num_workers": )" + raw + ",");
+    return RunSummaryFromText(text, "r/run.json");
+  };
+  auto s = RunSummaryFromText(MinimalRunJson(""), "r/run.json");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_FALSE(s->loader_in_process);  // stepscope's trainer: workers beside the ranks
+  s = with_workers("0");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_TRUE(s->loader_in_process);
+  EXPECT_EQ(s->loader_workers, 1);
+  s = with_workers("2");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_FALSE(s->loader_in_process);
+  for (const char* bad : {"-1", "\"none\""}) {
+    s = with_workers(bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.status().message().find("r/run.json: field 'config.dataloader_num_workers'"),
+              std::string::npos)
+        << s.status().message();
+  }
+}
+
 TEST(RunSummary, ReadsTheScriptsOwnCommunicationHookAndNamesADamagedOne) {
   auto with_hook = [](const std::string& hook) {
     std::string text = MinimalRunJson("");
