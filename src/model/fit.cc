@@ -117,6 +117,50 @@ void AddCrowdedResiduals(const std::vector<const RunObservation*>& baselines,
 
 }  // namespace
 
+namespace {
+
+// The share of the loader's service per batch that grows with the micro-batch, from the
+// double-batch run against the baseline at its N, where both show the service: a loader in the
+// training process (its wait), or workers the loader bound in both (one period each). Unset
+// otherwise: the service per batch is then held at the baselines' whatever the micro-batch.
+void FitLoaderBatchShare(const DoubleBatchPair& pair, StepModel* m) {
+  if (pair.baseline == nullptr || pair.doubled == nullptr) return;
+  const auto at = m->loader_service_at.find(pair.baseline->config.replicas);
+  if (at == m->loader_service_at.end()) return;
+  const RunObservation& d = *pair.doubled;
+  Estimate doubled;
+  if (d.config.loader_workers == 0) {
+    doubled =
+        BootstrapMean(TypicalPerStep(d.records, [](const StepRecord& r) { return r.input_wait; }));
+  } else if (LoaderBound(d)) {
+    doubled = BootstrapMean(
+                  TypicalPerStep(d.records, [](const StepRecord& r) { return r.step_time(); })) *
+              d.config.loader_workers;
+  } else {
+    return;
+  }
+  const Estimate& base = at->second;
+  if (!(base.value > 0 && base.low > 0)) return;
+  // Its micro-batches per step may differ from the baseline's: the service is per batch.
+  const double batches =
+      static_cast<double>(std::max(1, d.config.accum)) / std::max(1, pair.baseline->config.accum);
+  const double growth = static_cast<double>(d.config.batch) / pair.baseline->config.batch - 1;
+  if (!(growth > 0)) return;
+  auto share = [&](double doubled_service, double base_service) {
+    return std::clamp((doubled_service / batches / base_service - 1) / growth, 0.0, 1.0);
+  };
+  m->loader_batch_share = Constant{
+      "loader_batch_share",
+      Estimate{share(doubled.value, base.value), share(doubled.low, base.high),
+               share(doubled.high, base.low)},
+      "share of the service per batch",
+      "the double-batch run (" + d.name +
+          ") against the baseline at N=" + std::to_string(pair.baseline->config.replicas) +
+          ": how much of the loader's service per batch grows with the micro-batch (0 to 1)"};
+}
+
+}  // namespace
+
 Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const FitOptions& options) {
   std::vector<const RunObservation*> baselines, doubles;
   for (const RunObservation& run : runs) {
@@ -223,6 +267,7 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
                      "(the loader's whole service time, in series with the rest of the step)"
                    : "workers x step time of the baselines that waited for input "
                      "(a loader-bound step lasts one loader period)"};
+    FitLoaderBatchShare(pair, &m);
     if (hi > 1.05 * lo && services.size() > 1) {
       m.notes.push_back(
           "the loader's service per batch differs across the baselines (" +

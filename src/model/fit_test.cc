@@ -565,6 +565,44 @@ TEST(FitStepModel, ALoaderInTheTrainingProcessWaitsInSeries) {
   EXPECT_GT(std::fabs(off->error), 0.01);
 }
 
+TEST(FitStepModel, TheLoadersServiceGrowsWithTheMicroBatchAsTheDoubleBatchRunShows) {
+  // Loading in the training process: 4 ms a batch of 8, 6 ms a batch of 16 (the double-batch
+  // run): half the service grows with the micro-batch. Without the double-batch run the service
+  // per batch is held whatever the micro-batch.
+  Truth t;
+  t.input_wait = 0.004;
+  std::vector<RunObservation> runs = Sweep(t, {1, 2, 4, 8});
+  for (RunObservation& run : runs) {
+    run.config.loader_workers = 0;
+    if (run.role != RunRole::kDoubleBatch) continue;
+    for (StepRecord& r : run.records) r.input_wait = 0.006;
+  }
+  Result<StepModel> m = FitStepModel(runs);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_TRUE(m->loader_batch_share.has_value());
+  EXPECT_NEAR(m->loader_batch_share->estimate.value, 0.5, 1e-6);
+  Scenario s;
+  s.replicas = 16;
+  s.loader_workers = 0;
+  auto input_at = [&](const StepModel& model, int batch) {
+    s.batch = batch;
+    Result<StepParts> p = SimulateStep(model, s);
+    EXPECT_TRUE(p.ok());
+    return p.ok() ? p->input_wait : -1.0;
+  };
+  EXPECT_NEAR(input_at(*m, 8), 0.004, 1e-9);
+  EXPECT_NEAR(input_at(*m, 16), 0.006, 1e-9);
+  EXPECT_NEAR(input_at(*m, 32), 0.010, 1e-9);
+  std::vector<RunObservation> no_double;
+  for (const RunObservation& run : runs) {
+    if (run.role != RunRole::kDoubleBatch) no_double.push_back(run);
+  }
+  Result<StepModel> held = FitStepModel(no_double);
+  ASSERT_TRUE(held.ok()) << held.status().message();
+  EXPECT_FALSE(held->loader_batch_share.has_value());
+  EXPECT_NEAR(input_at(*held, 16), 0.004, 1e-9);
+}
+
 TEST(FitStepModel, EachMeasuredReplicaCountKeepsItsLoadersService) {
   // Loader workers beside the ranks, the loader binding: the service per batch measured at each
   // N (its workers share the host's cores with the ranks, so it moves with N) reproduces that

@@ -35,6 +35,7 @@ nlohmann::json ToJson(const StepModel& m) {
     constants.push_back(ConstantJson(*c));
   }
   if (m.loader_service) constants.push_back(ConstantJson(*m.loader_service));
+  if (m.loader_batch_share) constants.push_back(ConstantJson(*m.loader_batch_share));
   nlohmann::json collectives = nlohmann::json::object();
   for (const auto& [dtype, ab] : m.collectives) collectives[dtype] = AlphaBetaJson(ab);
   nlohmann::json stragglers = nlohmann::json::array();

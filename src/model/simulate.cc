@@ -325,10 +325,16 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side,
   if (m.loader_service) {
     // A measured N's own service; other N the baselines' mean, its band their range.
     const auto measured_service = m.loader_service_at.find(r.replicas);
+    // The share of it that grows with the micro-batch, where the double-batch run showed it.
+    const double per_batch =
+        m.loader_batch_share
+            ? std::max(0.0, 1 + Pick(m.loader_batch_share->estimate, side) *
+                                    (static_cast<double>(r.batch) / m.reference.batch - 1))
+            : 1.0;
     const Seconds service =
-        Pick(measured_service != m.loader_service_at.end() ? measured_service->second
-                                                           : m.loader_service->estimate,
-             side);
+        per_batch * Pick(measured_service != m.loader_service_at.end() ? measured_service->second
+                                                                       : m.loader_service->estimate,
+                         side);
     const Seconds other = p.compute + p.straggler_wait + p.exposed_comm + p.overhead;
     // No workers: the training process loads each batch itself, in series with the rest.
     p.input_wait =

@@ -167,6 +167,9 @@ struct StepModel {
   // mean of those, its band their range.
   std::optional<Constant> loader_service;
   std::map<int, Estimate> loader_service_at;
+  // How much of the service per batch grows with the micro-batch (0: none, 1: in proportion),
+  // from the double-batch run; unset: held at the baselines' service whatever the micro-batch.
+  std::optional<Constant> loader_batch_share;
   Constant input_wait;
   Constant overhead;  // the measured residual per step
   // Set when baselines ran more ranks than cores on a host: compute and overhead then follow
