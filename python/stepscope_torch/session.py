@@ -428,6 +428,7 @@ class _Session:
         def step(self_, *args, **kwargs):
             if rec.backward_open:
                 rec.mark_backward_end(now())  # no engine callback ran (should not happen)
+                rec.sample_global_norm()
             if session.t_startup_end is None:
                 session.t_startup_end = time.time()
             t0 = now()
@@ -452,6 +453,7 @@ class _Session:
         def step(self_, *args, **kwargs):
             if marks.backward_open:
                 marks.backward_end(stamp())  # no engine callback ran (should not happen)
+                session._dots = rec.queue_global_norm() or session._dots
             if session.t_startup_end is None:
                 session.t_startup_end = time.time()
             t0 = stamp()
@@ -506,7 +508,9 @@ class _Session:
             end = self.clock.seconds(t1)
         carry = how == "at_last_draw"
         if carry:
-            end = rec.last_draw[0]
+            # Where the next batch's draw began; on a device that ran behind the host (its
+            # backward still computing while the host drew the batch), at its backward's end.
+            end = max(rec.last_draw[0], rec.backward_end if rec.backward_end is not None else 0.0)
         rec.end_step(0.0, end, update_skipped=True, carry_last_draw=carry)
         self.skips.on_step_end()
 
