@@ -473,8 +473,11 @@ class UnderDdp(unittest.TestCase):
             for a, b in zip(records, records[1:]):
                 self.assertEqual(a["end"], b["start"], what)  # the steps still tile the run
             with open(os.path.join(os.path.dirname(run.path), "run.json")) as f:
-                config = json.load(f)["config"]
-            self.assertEqual((config["batch"], config["accum"]), (8, 1), what)
+                doc = json.load(f)
+            self.assertEqual((doc["config"]["batch"], doc["config"]["accum"]), (8, 1), what)
+            self.assertTrue(any(n.startswith(f"2 of {STEPS} steps (0 of them in the warm-up) "
+                                             "ended without the optimizer's update")
+                                for n in doc["notes"]), doc["notes"])
 
     def test_a_backward_after_the_update_before_the_next_batch_is_no_skipped_step(self):
         # A GAN's generator step runs backward through the wrapped discriminator after the

@@ -66,6 +66,7 @@ class StepRecorder:
         self.epoch = 0
         self.steps_written = 0
         self.steps_without_backward = 0  # steps with a forward of the model and no backward seen
+        self.skipped_updates = [0, 0]  # steps that ended without the update: all, in the warm-up
         self.step_times = []  # (samples, seconds, warmup, micro-batches) of every step written
         self.buckets_per_step = 0
         self.draws = 0  # batches the loader gave
@@ -218,6 +219,8 @@ class StepRecorder:
         })
         if update_skipped:
             record["update_skipped"] = True
+            self.skipped_updates[0] += 1
+            self.skipped_updates[1] += int(record["warmup"])
         self._pending.append(json.dumps(record, separators=(",", ":")))
         if len(self._pending) >= WRITE_EVERY:
             self._flush()

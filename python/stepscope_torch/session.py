@@ -592,6 +592,15 @@ class _Session:
             print(f"stepscope_torch: rank {self.rank} finished without completing a step: the "
                   f"{called}; no run.json written", file=sys.stderr)
             return
+        skipped, in_warmup = rec.skipped_updates
+        if skipped:
+            note = (f"{skipped} of {rec.steps_written} steps ({in_warmup} of them in the warm-up) "
+                    "ended without the optimizer's update (update_skipped: AMP's GradScaler skips "
+                    "a step whose gradients hold an infinity, as a script may one whose loss is not "
+                    "finite): they took their time and count in samples/s, but trained nothing "
+                    "(docs/torch.md, Skipped updates)")
+            self.notes.append(note)
+            print(f"stepscope_torch: rank {self.rank}: {note}", file=sys.stderr)
         if rec.steps_without_backward:
             note = (f"in {rec.steps_without_backward} of {rec.steps_written} steps the helper saw "
                     "the model's forward but not its backward: the forward's output held no "
