@@ -547,6 +547,32 @@ class UnderDdp(unittest.TestCase):
                 stepscope_torch.wrap_step(model, optimizer, loader)
             self.assertEqual(os.listdir(tmp), [])  # refused before anything is written
 
+    def test_a_loader_is_needed_and_must_be_drawn_from(self):
+        # No loader (None): refused at wrap, whichever wrap. A loader the script never draws
+        # from: the steps are recorded, but no example was counted, so no run.json (a run
+        # diagnose reports failed, with this line in its log) rather than one of 0 samples/s.
+        model, optimizer, loader = _job()
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.dict(os.environ, {"STEPSCOPE_RUN_DIR": tmp}):
+            with self.assertRaisesRegex(HelperError, "loader given to wrap is None.*a "
+                                        "generator over it"):
+                stepscope_torch.wrap(model, optimizer, None)
+            with self.assertRaisesRegex(HelperError, "loader given to wrap is None"):
+                stepscope_torch.wrap_step(model, lambda x, y: None, None)
+            self.assertEqual(os.listdir(tmp), [])
+        run = _Wrapped(self)
+        s = run.session
+        for x, y in loader:  # the script's own loader, not the one wrap returned
+            s.optimizer.zero_grad()
+            nn.functional.cross_entropy(s.model(x), y).backward()
+            s.optimizer.step()
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            s.finish()
+        self.assertIn(f"finished {STEPS} steps without taking a batch from the loader wrap "
+                      "returned", err.getvalue())
+        self.assertFalse(os.path.exists(os.path.join(os.path.dirname(run.path), "run.json")))
+
     def test_a_step_function_that_cannot_be_measured_is_refused(self):
         # One that runs another model than the one returned (the helper may have rebuilt it);
         # accumulation by the helper, which would have to hold the update inside the function.

@@ -33,7 +33,13 @@ UNSUPPORTED = ("FullyShardedDataParallel", "DataParallel", "ZeroRedundancyOptimi
 _ENGINE = torch.autograd.Variable._execution_engine
 
 
-def _check_supported(model, optimizer):
+def _check_supported(model, optimizer, loader):
+    if loader is None:
+        raise HelperError(
+            "stepscope_torch: the loader given to wrap is None; the helper times the wait for "
+            "each batch and counts its examples from the loader, so give it the DataLoader, or "
+            "for batches made by a function a generator over it, and take the batches from what "
+            "wrap returns (docs/torch.md, A loader of any kind)")
     for obj, what in ((model, "model"), (optimizer, "optimizer")):
         name = type(obj).__name__
         if name in UNSUPPORTED:
@@ -592,6 +598,12 @@ class _Session:
             print(f"stepscope_torch: rank {self.rank} finished without completing a step: the "
                   f"{called}; no run.json written", file=sys.stderr)
             return
+        if rec.draws == 0:
+            print(f"stepscope_torch: rank {self.rank} finished {rec.steps_written} steps without "
+                  "taking a batch from the loader wrap returned, so no example was counted and no "
+                  "input timed; take the batches from the returned loader (docs/torch.md); no "
+                  "run.json written", file=sys.stderr)
+            return
         skipped, in_warmup = rec.skipped_updates
         if skipped:
             note = (f"{skipped} of {rec.steps_written} steps ({in_warmup} of them in the warm-up) "
@@ -619,7 +631,7 @@ def wrap(model, optimizer, loader):
     settings = read_settings()
     if not settings.active:
         return model, optimizer, loader
-    _check_supported(model, optimizer)
+    _check_supported(model, optimizer, loader)
     if not isinstance(optimizer, torch.optim.Optimizer):
         raise HelperError(
             f"stepscope_torch: wrap's second argument is a {type(optimizer).__name__}, not a "
@@ -637,7 +649,7 @@ def wrap_step(model, step, loader):
     settings = read_settings()
     if not settings.active:
         return model, step, loader
-    _check_supported(model, None)
+    _check_supported(model, None, loader)
     if not callable(step):
         raise HelperError(
             f"stepscope_torch: wrap_step's second argument is a {type(step).__name__}, not the "
