@@ -606,23 +606,24 @@ class _Session:
             return
         skipped, in_warmup = rec.skipped_updates
         if skipped:
-            note = (f"{skipped} of {rec.steps_written} steps ({in_warmup} of them in the warm-up) "
-                    "ended without the optimizer's update (update_skipped: AMP's GradScaler skips "
-                    "a step whose gradients hold an infinity, as a script may one whose loss is not "
-                    "finite): they took their time and count in samples/s, but trained nothing "
-                    "(docs/torch.md, Skipped updates)")
-            self.notes.append(note)
-            print(f"stepscope_torch: rank {self.rank}: {note}", file=sys.stderr)
+            self._note(f"{skipped} of {rec.steps_written} steps ({in_warmup} of them in the "
+                       "warm-up) ended without the optimizer's update (update_skipped: AMP's "
+                       "GradScaler skips a step whose gradients hold an infinity, as a script may "
+                       "one whose loss is not finite): they took their time and count in "
+                       "samples/s, but trained nothing (docs/torch.md, Skipped updates)")
         if rec.steps_without_backward:
-            note = (f"in {rec.steps_without_backward} of {rec.steps_written} steps the helper saw "
-                    "the model's forward but not its backward: the forward's output held no "
-                    "tensor that needs a gradient in a tensor, tuple, list, mapping or "
-                    "dataclass, or the loss was not computed from it; those steps' backward is "
-                    "counted as overhead (docs/torch.md, What the helper records)")
-            self.notes.append(note)
-            print(f"stepscope_torch: rank {self.rank}: {note}", file=sys.stderr)
+            self._note(f"in {rec.steps_without_backward} of {rec.steps_written} steps the helper "
+                       "saw the model's forward but not its backward: the forward's output held "
+                       "no tensor that needs a gradient in a tensor, tuple, list, mapping or "
+                       "dataclass, or the loss was not computed from it; those steps' backward "
+                       "is counted as overhead (docs/torch.md, What the helper records)")
         if self.rank == 0:
             write_run_json(self)
+
+    def _note(self, note):
+        """A note for run.json (which diagnose prints under the run), said in the log too."""
+        self.notes.append(note)
+        print(f"stepscope_torch: rank {self.rank}: {note}", file=sys.stderr)
 
 
 def wrap(model, optimizer, loader):
