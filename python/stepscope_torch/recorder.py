@@ -70,6 +70,7 @@ class StepRecorder:
         self.step_times = []  # (samples, seconds, warmup, micro-batches) of every step written
         self.buckets_per_step = 0
         self.draws = 0  # batches the loader gave
+        self.step_draws = 0  # of them, the batches of the steps written
         self.last_draw = None  # (start, seconds, samples) of the latest
         self._start = None
         self._reset()
@@ -228,6 +229,7 @@ class StepRecorder:
         self.steps_written += 1
         self.buckets_per_step = len(collectives)
         self.step += 1
+        self.step_draws = self.draws - (carried is not None)
         self._start = end
         self._reset()
         if carried is not None:

@@ -429,7 +429,6 @@ class _Session:
         session = self
         inner = _inner_step(optimizer)
         rec = self.recorder
-        skips = self.skips
 
         def step(self_, *args, **kwargs):
             if rec.backward_open:
@@ -441,8 +440,6 @@ class _Session:
             out = inner(self_, *args, **kwargs)
             t1 = now()
             rec.end_step(t1 - t0, t1)
-            if skips is not None:
-                skips.on_step_end()
             return out
 
         return self._subclass(optimizer, step)
@@ -454,7 +451,6 @@ class _Session:
         marks = self.marks
         clock = self.clock
         stamp = clock.stamp
-        skips = self.skips
 
         def step(self_, *args, **kwargs):
             if marks.backward_open:
@@ -468,8 +464,6 @@ class _Session:
             session._replay_marks()
             end = clock.seconds(t1)
             rec.end_step(end - clock.seconds(t0), end)
-            if skips is not None:
-                skips.on_step_end()
             return out
 
         return self._subclass(optimizer, step)
@@ -518,7 +512,6 @@ class _Session:
             # backward still computing while the host drew the batch), at its backward's end.
             end = max(rec.last_draw[0], rec.backward_end if rec.backward_end is not None else 0.0)
         rec.end_step(0.0, end, update_skipped=True, carry_last_draw=carry)
-        self.skips.on_step_end()
 
     def _wrap_step(self, step):
         """wrap_step's step function: a step ends when it returns. What it does after backward

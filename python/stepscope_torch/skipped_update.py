@@ -22,25 +22,21 @@ step (its iteration is read as a skipped step and a step) (docs/torch.md, Limits
 
 class SkippedUpdates:
     """Where the script is since the last update, from the loader's draws (the recorder's
-    `draws`) and the model's backward passes."""
+    `draws`, and `step_draws`: those of the steps written) and the model's backward passes."""
 
     def __init__(self, recorder):
         self._recorder = recorder
-        self._step_draws = 0  # batches drawn when the last step ended
-        self._backward_draws = None  # batches drawn at the latest backward of a batch since then
+        self._backward_draws = None  # batches drawn at the latest backward of a drawn batch
 
     def on_backward_start(self):
-        draws = self._recorder.draws
-        if draws > self._step_draws:
-            self._backward_draws = draws
-
-    def on_step_end(self):
-        self._step_draws = self._recorder.draws
-        self._backward_draws = None
+        rec = self._recorder
+        if rec.draws > rec.step_draws:
+            self._backward_draws = rec.draws
 
     def at_zero_grad(self):
         """None while the gradients may still be updated; else how the skipped step ends:
         "now", or "at_last_draw" where a batch was drawn after its backward."""
-        if self._backward_draws is None:
+        rec = self._recorder
+        if self._backward_draws is None or self._backward_draws <= rec.step_draws:
             return None
-        return "at_last_draw" if self._recorder.draws > self._backward_draws else "now"
+        return "at_last_draw" if rec.draws > self._backward_draws else "now"
