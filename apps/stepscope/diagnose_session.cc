@@ -441,9 +441,7 @@ plan::LeverBasis Session::Basis() const {
     if (!run.ok()) continue;
     basis.gradient_mib = static_cast<double>(run->gradient_bytes) / kMiB;
     basis.comm_hook = run->comm_hook;
-    if (!request_.plan.torch->Has("{workers}")) {
-      basis.loader_workers = run->loader_in_process ? 0 : run->loader_workers;
-    }
+    if (!request_.plan.torch->Has("{workers}")) basis.loader_workers = run->workers_beside_ranks();
     // The micro-batches a step of the script makes: --accum's (the helper's, STEPSCOPE_ACCUM)
     // or the script's own.
     if (!request_.plan.torch->Has("{accum}")) basis.accumulation = run->accum;

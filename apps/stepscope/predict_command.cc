@@ -105,7 +105,7 @@ Result<std::vector<model::RunObservation>> ReadRuns(const std::string& dir) {
     o.config.bucket_mb = s->bucket_mb;
     o.config.first_bucket_mb = model::FirstBucketMb(s->allreduce);
     o.config.overlap = s->overlap;
-    o.config.loader_workers = s->loader_in_process ? 0 : s->loader_workers;
+    o.config.loader_workers = s->workers_beside_ranks();
     o.reduce = s->reduce;
     o.synthetic_input = s->synthetic_input;
     o.gradient_bytes = s->gradient_bytes;

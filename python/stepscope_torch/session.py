@@ -496,16 +496,7 @@ class _Session:
         if how is None:
             return
         rec = self.recorder
-        if self.marks is None:
-            if rec.backward_open:
-                rec.mark_backward_end(now())
-            end = now()
-        else:
-            t1 = self.clock.stamp()
-            if self.marks.backward_open:
-                self.marks.backward_end(t1)
-            self._replay_marks()
-            end = self.clock.seconds(t1)
+        end = self._marks_settled_now()
         carry = how == "at_last_draw"
         if carry:
             # Where the next batch's draw began; on a device that ran behind the host (its
@@ -513,13 +504,26 @@ class _Session:
             end = max(rec.last_draw[0], rec.backward_end if rec.backward_end is not None else 0.0)
         rec.end_step(0.0, end, update_skipped=True, carry_last_draw=carry)
 
+    def _marks_settled_now(self):
+        """Now, in host seconds, with the step's marks settled: a backward still open closed here
+        (no engine callback ran: should not happen), and on the CUDA path the marks resolved
+        (the step's one wait) and replayed onto the recorder."""
+        if self.marks is None:
+            end = now()
+            if self.recorder.backward_open:
+                self.recorder.mark_backward_end(end)
+            return end
+        t1 = self.clock.stamp()
+        if self.marks.backward_open:
+            self.marks.backward_end(t1)
+        self._replay_marks()
+        return self.clock.seconds(t1)
+
     def _wrap_step(self, step):
         """wrap_step's step function: a step ends when it returns. What it does after backward
         (the update, zero_grad, the script's own bookkeeping) is the record's `optimizer`."""
         session = self
         rec = self.recorder
-        marks = self.marks
-        clock = self.clock
 
         @functools.wraps(step)
         def timed(*args, **kwargs):
@@ -527,16 +531,7 @@ class _Session:
             out = step(*args, **kwargs)
             if session.t_startup_end is None:
                 session.t_startup_end = time.time()
-            if marks is None:
-                end = now()
-                if rec.backward_open:
-                    rec.mark_backward_end(end)  # no engine callback ran (should not happen)
-            else:
-                t1 = clock.stamp()
-                if marks.backward_open:
-                    marks.backward_end(t1)
-                session._replay_marks()
-                end = clock.seconds(t1)
+            end = session._marks_settled_now()
             if rec.micro_batches == 0:
                 raise HelperError(
                     "stepscope_torch: the step function wrap_step returned ran no forward of the "

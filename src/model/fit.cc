@@ -115,9 +115,19 @@ void AddCrowdedResiduals(const std::vector<const RunObservation*>& baselines,
   }
 }
 
-}  // namespace
-
-namespace {
+// A run's loader service per batch, where its records show it: a loader in the training process
+// waits its whole service time (its mean wait); workers the loader bound serve one batch per
+// period each (workers x its mean step). nullopt otherwise.
+std::optional<Estimate> LoaderService(const RunObservation& run) {
+  if (run.config.loader_workers == 0) {
+    return BootstrapMean(
+        TypicalPerStep(run.records, [](const StepRecord& r) { return r.input_wait; }));
+  }
+  if (!LoaderBound(run)) return std::nullopt;
+  return BootstrapMean(
+             TypicalPerStep(run.records, [](const StepRecord& r) { return r.step_time(); })) *
+         run.config.loader_workers;
+}
 
 // The share of the loader's service per batch that grows with the micro-batch, from the
 // double-batch run against the baseline at its N, where both show the service: a loader in the
@@ -128,17 +138,9 @@ void FitLoaderBatchShare(const DoubleBatchPair& pair, StepModel* m) {
   const auto at = m->loader_service_at.find(pair.baseline->config.replicas);
   if (at == m->loader_service_at.end()) return;
   const RunObservation& d = *pair.doubled;
-  Estimate doubled;
-  if (d.config.loader_workers == 0) {
-    doubled =
-        BootstrapMean(TypicalPerStep(d.records, [](const StepRecord& r) { return r.input_wait; }));
-  } else if (LoaderBound(d)) {
-    doubled = BootstrapMean(
-                  TypicalPerStep(d.records, [](const StepRecord& r) { return r.step_time(); })) *
-              d.config.loader_workers;
-  } else {
-    return;
-  }
+  const std::optional<Estimate> service = LoaderService(d);
+  if (!service) return;
+  const Estimate& doubled = *service;
   const Estimate& base = at->second;
   if (!(base.value > 0 && base.low > 0)) return;
   // Its micro-batches per step may differ from the baseline's: the service is per batch.
@@ -243,14 +245,9 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
     const std::vector<double> w =
         TypicalPerStep(run->records, [](const StepRecord& r) { return r.input_wait; });
     waits.insert(waits.end(), w.begin(), w.end());
-    if (run->config.loader_workers == 0) {
-      services[run->config.replicas] = BootstrapMean(w);
-      in_process = true;
-    } else if (LoaderBound(*run)) {
-      const std::vector<double> steps =
-          TypicalPerStep(run->records, [](const StepRecord& r) { return r.step_time(); });
-      services[run->config.replicas] =
-          BootstrapMean(steps) * run->config.loader_workers;  // one period
+    if (std::optional<Estimate> service = LoaderService(*run)) {
+      services[run->config.replicas] = *service;
+      in_process = in_process || run->config.loader_workers == 0;
     }
   }
   m.input_wait = Constant{"input_wait", BootstrapMean(waits), "s per step",

@@ -129,10 +129,10 @@ std::vector<std::string> ReadRunNotes(const std::string& run_dir) {
   std::vector<std::string> notes;
   Result<std::string> text = ReadRunJsonText(run_dir);
   if (!text.ok()) return notes;
-  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return notes;
-  const auto it = j.find("notes");
-  if (it == j.end() || !it->is_array()) return notes;
+  Result<nlohmann::json> j = ParseRunJson(*text, RunJsonPath(run_dir));
+  if (!j.ok()) return notes;
+  const auto it = j->find("notes");
+  if (it == j->end() || !it->is_array()) return notes;
   for (const nlohmann::json& note : *it) {
     if (note.is_string()) notes.push_back(note.get<std::string>());
   }

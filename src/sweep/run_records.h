@@ -45,6 +45,9 @@ struct RunSummary {
   // config.dataloader_num_workers 0 (a PyTorch DataLoader without workers): the training
   // process loads each batch itself, in series with the step (loader_workers still says 1).
   bool loader_in_process = false;
+  // The loader workers beside each rank, as the step-time model and the levers count them: 0
+  // for a loader in the training process.
+  int workers_beside_ranks() const { return loader_in_process ? 0 : loader_workers; }
   bool reduce = true, overlap = true, synthetic_input = false;
   double bucket_mb = 25;
   std::string reduce_dtype = "fp32";
