@@ -23,6 +23,7 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, TensorDataset
 
 import stepscope_torch
+from stepscope_torch import loss_capture
 from stepscope_torch.session import HelperError, _Session
 from stepscope_torch.settings import read_settings
 
@@ -362,6 +363,132 @@ class UnderDdp(unittest.TestCase):
             self.assertGreater(r["backward"], 0)
             (c,) = r["collectives"]
             self.assertLessEqual(r["backward_start"], c["ready"])
+
+    def test_each_step_records_the_loss_its_backward_started_from(self):
+        # The loss is the value the script called backward on: one a step, the mean of the
+        # micro-batches' where the script accumulates (each divided by 2, as it wrote them).
+        # A backward the helper does not see (torch.autograd.backward; a backward from a
+        # tensor of several elements) and a loss that is not finite leave the step without
+        # one, and run.json's notes say how many.
+        loss_fn = nn.CrossEntropyLoss()
+
+        def plain(model, optimizer, loader):
+            losses = []
+            for x, y in loader:
+                optimizer.zero_grad()
+                loss = loss_fn(model(x), y)
+                loss.backward()
+                optimizer.step()
+                losses.append(loss.item())
+            return losses
+
+        def accumulating(model, optimizer, loader):
+            losses, batches = [], iter(loader)
+            for x, y in batches:
+                optimizer.zero_grad()
+                parts = []
+                for i in range(2):
+                    if i:
+                        x, y = next(batches)
+                    loss = loss_fn(model(x), y) / 2
+                    loss.backward()
+                    parts.append(loss.item())
+                optimizer.step()
+                losses.append(sum(parts) / 2)
+            return losses
+
+        def unseen_and_not_finite(model, optimizer, loader):
+            for i, (x, y) in enumerate(loader):
+                optimizer.zero_grad()
+                loss = loss_fn(model(x), y)
+                if i == 0:
+                    torch.autograd.backward(loss)
+                elif i == 1:
+                    model(x).backward(torch.ones(8, 3))
+                elif i == STEPS - 1:
+                    (loss * float("inf")).backward()
+                else:
+                    loss.backward()
+                optimizer.step()
+            return [None, None] + [True] * (STEPS - 3) + [None]
+
+        for loop in (plain, accumulating, unseen_and_not_finite):
+            with tempfile.TemporaryDirectory() as tmp:
+                session = _Session(read_settings({"STEPSCOPE_RUN_DIR": tmp,
+                                                  "STEPSCOPE_WARMUP_STEPS": "0"}), *_job())
+                atexit.unregister(session.finish)
+                self.addCleanup(setattr, sys, "excepthook", sys.excepthook)
+                losses = loop(session.model, session.optimizer, session.loader)
+                with contextlib.redirect_stderr(io.StringIO()):
+                    session.finish()
+                with open(os.path.join(tmp, "rank-0.steps.jsonl")) as f:
+                    recorded = [json.loads(line).get("loss") for line in f]
+                with open(os.path.join(tmp, "run.json")) as f:
+                    notes = json.load(f)["notes"]
+            if loop is unseen_and_not_finite:
+                self.assertEqual([x is not None for x in recorded],
+                                 [x is not None for x in losses])
+                self.assertTrue(all(x > 0 for x in recorded if x is not None), recorded)
+                self.assertTrue(any(f"the loss of 2 of {STEPS} steps was not seen" in n
+                                    for n in notes), notes)
+                self.assertTrue(any(f"the loss of 1 of {STEPS} steps was not finite" in n
+                                    for n in notes), notes)
+            else:
+                self.assertEqual(recorded, losses, loop.__name__)
+                self.assertFalse(any("the loss of" in n for n in notes), notes)
+
+    def test_a_loss_gradscaler_scaled_is_recorded_unscaled(self):
+        # GradScaler's scaled loss (CUDA only in PyTorch 1.13: here a scale of the same form)
+        # carries the loss it scaled; a backward from it records that loss. A disabled scaler
+        # (as on the CPU) hands back the loss itself.
+        loss_capture.install()
+        self.assertTrue(getattr(torch.cuda.amp.GradScaler.scale, loss_capture.SCALED_FROM))
+        scale = loss_capture.remembering_scale(lambda scaler, loss: loss * 1024.0)
+        weight = torch.tensor(3.0, requires_grad=True)
+        loss = weight * 0.5
+        seen = []
+        weight.register_hook(lambda grad: seen.append((loss_capture.running_loss(), grad)))
+        scale(None, loss).backward()
+        self.assertEqual(float(seen[0][0]), 1.5)
+        self.assertEqual(float(seen[0][1]), 512.0)  # the gradient of the scaled loss
+        self.assertIsNone(loss_capture.running_loss())  # outside a backward
+        disabled = torch.cuda.amp.GradScaler(enabled=False)
+        self.assertIs(disabled.scale(loss), loss)
+
+    def test_a_seed_reseeds_the_shuffle_order_and_the_global_generator(self):
+        # STEPSCOPE_SEED (the reduced-precision check's reference run): a DistributedSampler's
+        # order and torch's global generator (dropout) are reseeded at wrap, the model's
+        # initial weights are not; the same seed twice is the same run, and the notes say it.
+        def run(env):
+            model, optimizer, loader = _job()
+            initial = [p.detach().clone() for p in model.parameters()]
+            loader = DataLoader(loader.dataset, batch_size=8,
+                                sampler=torch.utils.data.DistributedSampler(loader.dataset))
+            with tempfile.TemporaryDirectory() as tmp:
+                session = _Session(read_settings(dict(env, STEPSCOPE_RUN_DIR=tmp)), model,
+                                   optimizer, loader)
+                atexit.unregister(session.finish)
+                self.addCleanup(setattr, sys, "excepthook", sys.excepthook)
+                drawn = torch.rand(1).item()
+                batches = _train(session.model, session.optimizer, session.loader)
+                session.finish()
+                with open(os.path.join(tmp, "run.json")) as f:
+                    notes = json.load(f)["notes"]
+            return initial, drawn, [v for b in batches for v in b[:, 0].tolist()], notes
+
+        torch.manual_seed(123)
+        initial, drawn, plain, notes = run({})
+        self.assertFalse(any("STEPSCOPE_SEED" in n for n in notes), notes)
+        reseeded = run({"STEPSCOPE_SEED": "7"})
+        again = run({"STEPSCOPE_SEED": "7"})
+        self.assertNotEqual(sorted(plain), plain, "the sampler shuffles")
+        self.assertNotEqual(reseeded[2], plain)
+        self.assertEqual(sorted(reseeded[2]), sorted(plain))  # the same examples, reordered
+        self.assertEqual(reseeded[1:3], again[1:3])
+        for p, q in zip(initial, reseeded[0]):
+            self.assertTrue(torch.equal(p, q))
+        self.assertTrue(any("STEPSCOPE_SEED=7 reseeded the global generators, the "
+                            "DistributedSampler's seed" in n for n in reseeded[3]), reseeded[3])
 
     def test_the_helpers_accumulation_is_the_scripts_own(self):
         # STEPSCOPE_ACCUM=2 on the plain loop trains as the loop that accumulates two

@@ -67,6 +67,7 @@ class StepRecorder:
         self.steps_written = 0
         self.steps_without_backward = 0  # steps with a forward of the model and no backward seen
         self.skipped_updates = [0, 0]  # steps that ended without the update: all, in the warm-up
+        self.steps_without_loss = [0, 0]  # steps whose loss was not seen, not finite
         self.step_times = []  # (samples, seconds, warmup, micro-batches) of every step written
         self.buckets_per_step = 0
         self.draws = 0  # batches the loader gave
@@ -89,7 +90,7 @@ class StepRecorder:
         self.local_sq = []  # per bucket, before the reduction (tensors)
         self.reduced = []  # the buckets' buffers, reduced once their futures complete
         self.global_grad_sq = -1.0
-        self.loss = 0.0
+        self.losses = []  # the values the step's backward passes started from (tensors)
 
     def begin_if_needed(self):
         if self._start is None:
@@ -212,12 +213,12 @@ class StepRecorder:
             "input_wait": self.input_wait, "forward": self.forward, "backward": self.backward,
             "optimizer": optimizer_seconds, "compute": compute, "exposed_comm": self.exposed,
             "comm_busy": _union_length([(c["start"], c["end"]) for c in collectives]),
-            "loss": self.loss,
             "local_grad_sq": _finite_or_unmeasured(sum(float(x) for x in self.local_sq))
             if self.local_sq else -1.0,
             "global_grad_sq": self.global_grad_sq,
             "collectives": collectives,
         })
+        self._add_loss(record)
         if update_skipped:
             record["update_skipped"] = True
             self.skipped_updates[0] += 1
@@ -234,6 +235,19 @@ class StepRecorder:
         self._reset()
         if carried is not None:
             self.input_wait, self.samples = carried[1], carried[2]
+
+    def _add_loss(self, record):
+        """The step's loss: the mean of the values its backward passes started from (one per
+        micro-batch; loss_capture.py). Left out where none was seen, or where it is not finite
+        (JSON has no such number): both counted for run.json's notes."""
+        if not self.losses:
+            self.steps_without_loss[0] += 1
+            return
+        loss = sum(float(x) for x in self.losses) / len(self.losses)
+        if math.isfinite(loss):
+            record["loss"] = loss
+        else:
+            self.steps_without_loss[1] += 1
 
     def _flush(self):
         if self._pending:

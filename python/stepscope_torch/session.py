@@ -18,9 +18,11 @@ from .clock import clock_for
 from .comm_hook import TimedHook, timed_hook, wire_dtype_for
 from .errors import HelperError
 from .loader import TimedLoader, rebuild
+from .loss_capture import install as install_loss_capture, running_loss
 from .marks import StepMarks
 from .pickling import make_picklable
 from .recorder import StepRecorder, now
+from .reseed import reseed
 from .run_info import write_run_json
 from .script_hook import ScriptHook, registered_hook
 from .settings import read_settings
@@ -252,6 +254,10 @@ class _Session:
                 else loader.num_workers
             loader = rebuild(loader, workers, settings.prefetch)
             self.loader_workers = workers
+        if settings.seed is not None:
+            reached = reseed(loader, settings.seed)
+            self.notes.append(f"STEPSCOPE_SEED={settings.seed} reseeded {', '.join(reached)} "
+                              "at wrap (the model's initial weights are the script's)")
         self.loader = TimedLoader(loader, self.recorder, settings.variant == "synthetic_input",
                                   settings.steps, self.notes)
         params = [p for p in model.parameters() if p.requires_grad]
@@ -350,8 +356,12 @@ class _Session:
             counting = self.skips.on_backward_start
 
         def on_output_grad(grad):
-            if counting is not None and not held.backward_open:
-                counting()
+            if not held.backward_open:  # the first output this backward reached
+                if counting is not None:
+                    counting()
+                loss = running_loss()
+                if loss is not None:
+                    rec.losses.append(loss)
             backward_start(take())
             if note_averaging is not None:
                 note_averaging()
@@ -364,6 +374,7 @@ class _Session:
 
         self._hook_ids.add(model.register_forward_pre_hook(pre).id)
         self._hook_ids.add(model.register_forward_hook(post).id)
+        install_loss_capture()
 
     def _install_accumulation(self, model):
         """STEPSCOPE_ACCUM (accumulation.py): DDP's reduction left to the step's last
@@ -605,6 +616,16 @@ class _Session:
                        "no tensor that needs a gradient in a tensor, tuple, list, mapping or "
                        "dataclass, or the loss was not computed from it; those steps' backward "
                        "is counted as overhead (docs/torch.md, What the helper records)")
+        unseen, not_finite = rec.steps_without_loss
+        if unseen:
+            self._note(f"the loss of {unseen} of {rec.steps_written} steps was not seen (their "
+                       "backward was not started by a one-element tensor's backward(): "
+                       "torch.autograd.backward or .grad, or a backward(gradient)); their "
+                       "records have no loss, and the reduced-precision lever's numerical check "
+                       "cannot use the run (docs/torch.md, What the helper records)")
+        if not_finite:
+            self._note(f"the loss of {not_finite} of {rec.steps_written} steps was not finite; "
+                       "their records have no loss")
         if self.rank == 0:
             write_run_json(self)
 

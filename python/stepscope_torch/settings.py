@@ -27,6 +27,7 @@ class Settings:
     accum: int = 1                     # STEPSCOPE_ACCUM: the script's iterations per step
     warmup_steps: int = 5              # STEPSCOPE_WARMUP_STEPS: marked warm-up in the records
     grad_norm_every: int = 4           # STEPSCOPE_GRAD_NORM_EVERY: steps between norm samples
+    seed: Optional[int] = None         # STEPSCOPE_SEED: the job's randomness reseeded (reseed.py)
 
     @property
     def active(self):
@@ -73,4 +74,5 @@ def read_settings(env=None):
         accum=_number(env, "STEPSCOPE_ACCUM", int, 1) or 1,
         warmup_steps=5 if warmup is None else warmup,
         grad_norm_every=4 if every is None else every,
+        seed=_number(env, "STEPSCOPE_SEED", int, 0),
     )

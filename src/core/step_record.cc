@@ -56,11 +56,9 @@ std::string StepRecordToJson(const StepRecord& r) {
       .Number("compute", r.compute);
   if (r.cpu_wait) w.Number("cpu_wait", *r.cpu_wait);
   if (r.tokens) w.Int("tokens", *r.tokens);
-  w.Number("exposed_comm", r.exposed_comm)
-      .Number("comm_busy", r.comm_busy)
-      .Number("loss", r.loss)
-      .Number("local_grad_sq", r.local_grad_sq)
-      .Number("global_grad_sq", r.global_grad_sq);
+  w.Number("exposed_comm", r.exposed_comm).Number("comm_busy", r.comm_busy);
+  if (r.loss) w.Number("loss", *r.loss);
+  w.Number("local_grad_sq", r.local_grad_sq).Number("global_grad_sq", r.global_grad_sq);
   std::string& list = w.Raw("collectives");
   list.push_back('[');
   for (size_t i = 0; i < r.collectives.size(); ++i) {
@@ -133,7 +131,11 @@ Result<StepRecord> StepRecordFromJson(const std::string& line, const std::string
   }
   STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "exposed_comm", &r.exposed_comm, where));
   STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "comm_busy", &r.comm_busy, where));
-  STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "loss", &r.loss, where));
+  if (j.contains("loss")) {
+    double loss = 0;
+    STEPSCOPE_RETURN_IF_ERROR(Field(j, "loss", &loss, where));
+    r.loss = loss;
+  }
   STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "local_grad_sq", &r.local_grad_sq, where));
   STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "global_grad_sq", &r.global_grad_sq, where));
   if (r.end < r.start) {

@@ -35,19 +35,21 @@ struct StepRecord {
   int rank = 0;
   int64_t step = 0;  // global step number, from 0
   int64_t epoch = 0;
-  bool warmup = false;         // excluded from steady-state statistics
-  int64_t samples = 0;         // examples this rank processed in the step (all micro-batches)
-  int micro_batches = 1;       // gradient accumulation factor
-  Seconds start = 0;           // step start, on the clock aligned across ranks
-  Seconds end = 0;             // end of the optimizer update
-  Seconds input_wait = 0;      // blocked waiting for a batch
-  Seconds forward = 0;         // forward compute (0 when a source cannot separate it)
-  Seconds backward = 0;        // backward compute, excluding time blocked on communication
-  Seconds optimizer = 0;       // optimizer update
-  Seconds compute = 0;         // forward + backward + optimizer (what a source can measure)
-  Seconds exposed_comm = 0;    // main thread blocked on reductions after backward finished
-  Seconds comm_busy = 0;       // time with at least one reduction in flight
-  double loss = 0;             // mean training loss of this rank's samples
+  bool warmup = false;       // excluded from steady-state statistics
+  int64_t samples = 0;       // examples this rank processed in the step (all micro-batches)
+  int micro_batches = 1;     // gradient accumulation factor
+  Seconds start = 0;         // step start, on the clock aligned across ranks
+  Seconds end = 0;           // end of the optimizer update
+  Seconds input_wait = 0;    // blocked waiting for a batch
+  Seconds forward = 0;       // forward compute (0 when a source cannot separate it)
+  Seconds backward = 0;      // backward compute, excluding time blocked on communication
+  Seconds optimizer = 0;     // optimizer update
+  Seconds compute = 0;       // forward + backward + optimizer (what a source can measure)
+  Seconds exposed_comm = 0;  // main thread blocked on reductions after backward finished
+  Seconds comm_busy = 0;     // time with at least one reduction in flight
+  // Mean training loss of this rank's samples. nullopt: not recorded (a script's step whose
+  // backward the PyTorch helper did not see, or whose loss was not finite).
+  std::optional<double> loss;
   double local_grad_sq = -1;   // |g|^2 of this rank's gradient before reduction; <0: unknown
   double global_grad_sq = -1;  // |G|^2 of the reduced gradient; <0: unknown
   // When the backward pass whose gradients are reduced began (with gradient accumulation, the

@@ -49,6 +49,24 @@ TEST(StepRecord, UnknownBackwardStartIsNotWritten) {
   EXPECT_EQ(StepRecordToJson(r).find("backward_start"), std::string::npos);
 }
 
+TEST(StepRecord, ALossIsWrittenAndReadOnlyWhereRecorded) {
+  StepRecord r;
+  r.end = 1;
+  EXPECT_EQ(StepRecordToJson(r).find("loss"), std::string::npos);
+  auto unknown = StepRecordFromJson(StepRecordToJson(r), "test");
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_FALSE(unknown->loss.has_value());
+  r.loss = 0.0;  // a loss of 0 is a loss
+  auto zero = StepRecordFromJson(StepRecordToJson(r), "test");
+  ASSERT_TRUE(zero.ok());
+  ASSERT_TRUE(zero->loss.has_value());
+  EXPECT_EQ(*zero->loss, 0.0);
+  auto bad = StepRecordFromJson(
+      R"({"version":4,"rank":0,"step":0,"start":0,"end":1,"loss":"high"})", "f:3");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("loss"), std::string::npos) << bad.status().message();
+}
+
 TEST(StepRecord, TokensRoundTripAndAreChecked) {
   StepRecord r;
   r.end = 1;

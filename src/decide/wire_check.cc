@@ -5,22 +5,39 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 namespace stepscope::decide {
 
 Result<double> FinalLoss(const std::vector<StepRecord>& records, int64_t tail) {
-  std::map<int64_t, std::pair<double, int>> by_step;  // step -> (loss sum, ranks)
+  struct StepLoss {
+    double sum = 0;
+    int ranks = 0;
+    std::optional<int> unrecorded;  // the first rank without a loss
+  };
+  std::map<int64_t, StepLoss> by_step;
   for (const StepRecord& r : records) {
-    auto& [sum, ranks] = by_step[r.step];
-    sum += r.loss;
-    ++ranks;
+    StepLoss& s = by_step[r.step];
+    if (!r.loss) {
+      if (!s.unrecorded) s.unrecorded = r.rank;
+      continue;
+    }
+    s.sum += *r.loss;
+    ++s.ranks;
   }
   if (by_step.empty()) return Status::Error("no step records");
   double total = 0;
   int64_t used = 0;
   for (auto it = by_step.rbegin(); it != by_step.rend() && used < std::max<int64_t>(1, tail);
        ++it, ++used) {
-    const double loss = it->second.first / it->second.second;
+    if (it->second.unrecorded) {
+      return Status::Error(fmt::format(
+          "step {}: rank {} recorded no training loss (a PyTorch script's backward the helper "
+          "did not see, or a loss that was not finite: the run's notes say which; "
+          "docs/torch.md)",
+          it->first, *it->second.unrecorded));
+    }
+    const double loss = it->second.sum / it->second.ranks;
     if (!std::isfinite(loss)) {
       return Status::Error(fmt::format("step {}: the training loss is not finite", it->first));
     }
@@ -55,6 +72,14 @@ Result<WireCheck> CompareWire(const std::vector<StepRecord>& fp32,
   }
   c.difference = std::abs(c.loss_reduced - c.loss_fp32);
   c.spread = std::abs(c.loss_fp32_reseeded - c.loss_fp32);
+  if (c.spread == 0) {
+    return Status::Error(fmt::format(
+        "the fp32 run from another seed ended at exactly the same loss ({:.6g}): the seed "
+        "reached nothing the training draws from, so there is no drift to judge {} against "
+        "(a PyTorch script: give the command a {{seed}} placeholder where it takes its seed, "
+        "docs/torch.md)",
+        c.loss_fp32, dtype));
+  }
   c.kept = c.difference <= c.spread;
   c.sentence = fmt::format(
       "{} on the wire checked by {} steps at {} replicas: final loss (mean of the last {} steps) "

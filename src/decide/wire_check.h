@@ -41,10 +41,12 @@ struct WireError {
 };
 
 // Final loss of a run: the mean over ranks and over its last `tail` steps (at least one).
-// Errors name what is missing (no steps, a non-finite loss).
+// Errors name what is missing (no steps, a step whose loss no rank or not every rank recorded,
+// a non-finite loss).
 Result<double> FinalLoss(const std::vector<StepRecord>& records, int64_t tail);
 
-// Compares the three runs. `tail_share` of the steps (at least 5) make each final loss.
+// Compares the three runs. `tail_share` of the steps (at least 5) make each final loss. An
+// error where the reseeded run ends at exactly the fp32 run's loss: the seed reached nothing.
 Result<WireCheck> CompareWire(const std::vector<StepRecord>& fp32,
                               const std::vector<StepRecord>& reduced,
                               const std::vector<StepRecord>& fp32_reseeded,

@@ -55,5 +55,23 @@ TEST(WireCheck, FinalLossIsTheMeanOfTheLastStepsOverRanks) {
       << c.status().message();
 }
 
+TEST(WireCheck, AStepWithoutALossOrARunThatDidNotDriftIsNotJudged) {
+  // A script's step whose loss the helper did not see: the error names the step and rank.
+  auto unseen = LossRun(50, 1.0);
+  unseen[2 * 45 + 1].loss.reset();
+  Result<double> loss = FinalLoss(unseen, 10);
+  ASSERT_FALSE(loss.ok());
+  EXPECT_NE(loss.status().message().find("step 45: rank 1 recorded no training loss"),
+            std::string::npos)
+      << loss.status().message();
+  EXPECT_TRUE(FinalLoss(unseen, 4).ok());  // steps 46 to 49 all have theirs
+  // A reseeded run that ended at exactly the fp32 run's loss: the seed reached nothing.
+  const auto fp32 = LossRun(100, 0.5);
+  Result<WireCheck> c = CompareWire(fp32, LossRun(100, 0.6), fp32, "bf16");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("no drift to judge bf16 against"), std::string::npos)
+      << c.status().message();
+}
+
 }  // namespace
 }  // namespace stepscope::decide

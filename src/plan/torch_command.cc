@@ -74,6 +74,7 @@ TorchMapping MapOntoTorch(const TorchCommand& command, const train::TrainOptions
   const int accum = c.accumulation.value_or(options.accum);
   const double bucket = c.bucket_mib.value_or(options.reducer.bucket_mb);
   const int workers = c.loader_workers.value_or(options.loader_workers);
+  const uint64_t seed = change.seed.value_or(options.seed);
   route("{batch}", nullptr, c.micro_batch.has_value(), std::to_string(batch), "micro-batch");
   route("{accum}", "STEPSCOPE_ACCUM", c.accumulation.has_value(), std::to_string(accum),
         "gradient accumulation");
@@ -84,6 +85,7 @@ TorchMapping MapOntoTorch(const TorchCommand& command, const train::TrainOptions
         "bucket size");
   route("{workers}", "STEPSCOPE_LOADER_WORKERS", c.loader_workers.has_value(),
         std::to_string(workers), "loader workers");
+  route("{seed}", "STEPSCOPE_SEED", change.seed.has_value(), std::to_string(seed), "seed");
   if (c.prefetch && command.helper) {
     m.env.push_back(fmt::format("STEPSCOPE_PREFETCH={}", *c.prefetch));
     m.flags.push_back(fmt::format("STEPSCOPE_PREFETCH={}", *c.prefetch));
@@ -113,6 +115,7 @@ TorchMapping MapOntoTorch(const TorchCommand& command, const train::TrainOptions
     ReplaceAll(&word, "{accum}", std::to_string(accum));
     ReplaceAll(&word, "{bucket_mb}", fmt::format("{}", bucket));
     ReplaceAll(&word, "{workers}", std::to_string(workers));
+    ReplaceAll(&word, "{seed}", std::to_string(seed));
     m.args.push_back(std::move(word));
   }
   return m;

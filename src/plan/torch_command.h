@@ -16,9 +16,9 @@
 namespace stepscope::plan {
 
 // The placeholders a command may hold, filled from the workload's options (--batch, --accum,
-// --bucket-mb, --loader-workers) with the run's change applied.
+// --bucket-mb, --loader-workers, the seed) with the run's change applied.
 inline constexpr std::string_view kTorchPlaceholders[] = {"{batch}", "{accum}", "{bucket_mb}",
-                                                          "{workers}"};
+                                                          "{workers}", "{seed}"};
 
 // The train options that mean something to a torch workload; others are refused.
 inline constexpr std::string_view kTorchWorkloadFlags[] = {

@@ -135,6 +135,35 @@ TEST(PlanMainRuns, TorchRunsCarryTheScriptsArgumentsAndTheHelpersEnvironment) {
   EXPECT_TRUE(Contains(plan.runs[2].env, "STEPSCOPE_VARIANT=no_reduce"));
 }
 
+TEST(PlanWireCheck, AScriptsRunsReduceInTheCheckedPrecisionAndReseedTheThird) {
+  PlanRequest r;
+  r.options = ScriptOptions();
+  r.torch = Command({"python3", "t.py", "--batch", "{batch}"});
+  const RunPlan plan = PlanWireCheck(r, comm::WireDtype::kBf16, 200);
+  ASSERT_EQ(plan.runs.size(), 3u);
+  for (const PlannedRun& run : plan.runs) {
+    EXPECT_EQ(run.args, (Words{"--batch", "8"}));
+    EXPECT_TRUE(Contains(run.env, "STEPSCOPE_STEPS=200")) << run.name;
+  }
+  EXPECT_FALSE(Contains(plan.runs[0].env, "STEPSCOPE_REDUCE_DTYPE=bf16"));
+  EXPECT_TRUE(Contains(plan.runs[1].env, "STEPSCOPE_REDUCE_DTYPE=bf16"));
+  EXPECT_FALSE(Contains(plan.runs[2].env, "STEPSCOPE_REDUCE_DTYPE=bf16"));
+  for (int i : {0, 1}) {
+    EXPECT_FALSE(
+        std::any_of(plan.runs[i].env.begin(), plan.runs[i].env.end(),
+                    [](const std::string& e) { return e.rfind("STEPSCOPE_SEED", 0) == 0; }))
+        << plan.runs[i].name;
+  }
+  EXPECT_TRUE(Contains(plan.runs[2].env, "STEPSCOPE_SEED=2"));
+  // A script that takes its seed: every run fills {seed}, the third with another.
+  r.torch = Command({"python3", "t.py", "--seed", "{seed}"});
+  const RunPlan seeded = PlanWireCheck(r, comm::WireDtype::kBf16, 200);
+  EXPECT_EQ(seeded.runs[0].args, (Words{"--seed", "1"}));
+  EXPECT_EQ(seeded.runs[1].args, (Words{"--seed", "1"}));
+  EXPECT_EQ(seeded.runs[2].args, (Words{"--seed", "2"}));
+  EXPECT_FALSE(Contains(seeded.runs[2].env, "STEPSCOPE_SEED=2"));
+}
+
 TEST(PlanMainRuns, WithoutTheHelperOnlyTheDoubleBatchAblationRuns) {
   PlanRequest r;
   r.options = ScriptOptions();

@@ -97,9 +97,9 @@ Status RankRecorder::Write(const Entry& entry) {
   auto span = [&](int tid, const char* name, const char* cat, const Interval& i) {
     if (i.end > i.begin) trace_->Complete(pid, tid, name, cat, i.begin, i.end - i.begin);
   };
-  trace_->Complete(pid, kMainTrack, "step " + std::to_string(rec.step), "step", rec.start,
-                   rec.end - rec.start,
-                   {{"loss", rec.loss}, {"warmup", rec.warmup}, {"samples", rec.samples}});
+  trace_->Complete(
+      pid, kMainTrack, "step " + std::to_string(rec.step), "step", rec.start, rec.end - rec.start,
+      {{"loss", rec.loss.value_or(0)}, {"warmup", rec.warmup}, {"samples", rec.samples}});
   for (const auto& i : t.input_waits) span(kMainTrack, "input wait", "input", i);
   for (const auto& i : t.forwards) span(kMainTrack, "forward", "compute", i);
   for (const auto& i : t.backwards) span(kMainTrack, "backward", "compute", i);
