@@ -480,11 +480,13 @@ void Session::CheckWire(decide::Diagnosis* d) {
     error = decide::WireError{*reduced->wire_relative_error, reduced->wire_relative_error_max,
                               reduced->wire_error_steps};
   }
+  // The precision the reduced run recorded (a script's helper on gloo reduces fp16 for bf16).
+  const std::string checked = reduced.ok() ? reduced->reduce_dtype : comm::ToString(wire);
   Result<decide::WireCheck> check =
-      decide::CompareWire(records[0], records[1], records[2], comm::ToString(wire), error);
+      decide::CompareWire(records[0], records[1], records[2], checked, error);
   if (!check.ok()) {
-    d->warnings.push_back(fmt::format("the {} lever was not checked: {}", comm::ToString(wire),
-                                      check.status().message()));
+    d->warnings.push_back(
+        fmt::format("the {} lever was not checked: {}", checked, check.status().message()));
     return;
   }
   v.evidence.push_back(check->sentence);

@@ -35,13 +35,15 @@ class TorchTest(TempDirTest):
     def command(self, *args):
         return " ".join([self.python, JOB] + list(args))
 
-    def diagnose_job(self, shape, *extra, replicas="1,2", name="d", check=True, script=()):
+    def diagnose_job(self, shape, *extra, replicas="1,2", name="d", check=True, script=(),
+                     wire_check_steps=0):
         """diagnose --torch over the job of `shape` (`script`: more of its own flags), with
-        diagnose's flags `extra`."""
+        diagnose's flags `extra`; the reduced-precision check only where a test asks."""
         out = self.path(name)
         proc = diagnose(["--torch", self.command("--shape", shape, "--batch", "{batch}",
                                                  "--workers", "{workers}", *script),
-                         "--loader-workers", "0", "--replicas", replicas, "--out", out]
+                         "--loader-workers", "0", "--replicas", replicas, "--out", out,
+                         "--wire-check-steps", str(wire_check_steps)]
                         + STEPS + list(extra), check=check)
         return proc, read_json(os.path.join(out, "diagnosis.json")), out
 
@@ -80,10 +82,28 @@ class Shapes(TorchTest):
     @once_more_on_failure
     def test_comm_heavy_small_batch(self, name):
         # 3.2 M parameters (12.8 MB of gradient) against 4 samples per step.
+        # The job shuffles its batches with torch's generator, which the reduced-precision
+        # check's reseeded run (STEPSCOPE_SEED) reseeds.
         _, d, out = self.diagnose_job("comm_heavy", "--batch", "4", "--ablate-at", "2",
-                                      name=name)
+                                      name=name, script=("--shuffle",), wire_check_steps=30)
         v = d["verdict"]
         self.assertEqual(v["binding"], "communication", v["explanation"])
+        # The reduced wire's numerical cost, checked from the losses the helper recorded: the
+        # three runs' final losses are the job's (cross-entropy over 10 classes, near ln 10),
+        # and the reseeded run drifted. gloo has no bf16 all-reduce: the helper reduced in fp16,
+        # and the check names what it checked.
+        w = v["wire_check"]
+        self.assertIsNotNone(w, json.dumps(d.get("warnings")))
+        self.assertEqual((w["dtype"], w["replicas"], w["steps"]), ("fp16", 2, 30))
+        for key in ("loss_fp32", "loss_reduced", "loss_fp32_reseeded"):
+            self.assertTrue(1.5 < w[key] < 3.5, json.dumps(w))
+        self.assertGreater(w["spread"], 0, json.dumps(w))
+        self.assertEqual(w["kept"], w["difference"] <= w["spread"])
+        self.assertEqual(v["wire_check"]["kept"],
+                         any(x["lever"] == "low_precision_reduction" for x in v["levers"]))
+        for run in ("wire_fp32-n2", "wire_reduced-n2", "wire_fp32_seed2-n2"):
+            recs = read_jsonl(os.path.join(out, "runs", run, "rank-0.steps.jsonl"))
+            self.assertTrue(recs and all("loss" in r for r in recs), run)
         # The first lever is the bigger micro-batch, and the double-batch ablation is exactly
         # its change (the script at {batch} 8) measured at 2 replicas: it helps.
         self.assertEqual(v["levers"][0]["lever"], "bigger_micro_batch", v["explanation"])

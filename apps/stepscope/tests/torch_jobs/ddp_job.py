@@ -14,7 +14,9 @@ to compare the helper's records with the profiler's view of the same run;
 --comm-hook fp16 reduces through PyTorch's fp16 compression hook, the script's own;
 --step-function trains through a step function wrapped by stepscope_torch.wrap_step;
 --next takes the batches with next() and counts its own --steps, as many scripts do (diagnose's
-step limit, when lower, ends it at the loader's StopIteration).
+step limit, when lower, ends it at the loader's StopIteration);
+--shuffle draws the batches in an order from torch's global generator (which STEPSCOPE_SEED
+reseeds).
 Usage (under torch.distributed.run): python3 ddp_job.py --shape S --batch B [--workers W]
 """
 import contextlib
@@ -95,6 +97,8 @@ def main():
                    help="take batches with next(iter(loader)) for --steps steps")
     p.add_argument("--step-function", action="store_true",
                    help="wrap the training step (wrap_step) instead of the optimizer")
+    p.add_argument("--shuffle", action="store_true",
+                   help="draw the batches in a random order (torch's global generator)")
     p.add_argument("--fail", choices=["none", "start", "no_helper"], default="none")
     p.add_argument("--profile", default="")
     p.add_argument("--profile-into-run-dir", action="store_true",
@@ -118,7 +122,8 @@ def main():
     model = DistributedDataParallel(Net(32, width, depth, per_sample))
     sleep_s = args.item_sleep_ms / 1000 if args.shape == "slow_loader" else 0.0
     data = Items(args.batch * (args.steps + 1), 32, sleep_s)
-    loader = DataLoader(data, batch_size=args.batch, num_workers=args.workers)
+    loader = DataLoader(data, batch_size=args.batch, num_workers=args.workers,
+                        shuffle=args.shuffle)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     loss_fn = nn.CrossEntropyLoss()
 
