@@ -488,7 +488,8 @@ class UnderDdp(unittest.TestCase):
         for p, q in zip(initial, reseeded[0]):
             self.assertTrue(torch.equal(p, q))
         self.assertTrue(any("STEPSCOPE_SEED=7 reseeded the global generators, the "
-                            "DistributedSampler's seed" in n for n in reseeded[3]), reseeded[3])
+                            "DistributedSampler's seed at wrap" in n for n in reseeded[3]),
+                        reseeded[3])
 
     def test_the_helpers_accumulation_is_the_scripts_own(self):
         # STEPSCOPE_ACCUM=2 on the plain loop trains as the loop that accumulates two

@@ -16,10 +16,14 @@ import torch
 
 
 def _samplers(loader):
-    sampler = getattr(loader, "sampler", None)
+    """The loader's samplers, each once (its batch sampler usually holds its sampler)."""
     batch_sampler = getattr(loader, "batch_sampler", None)
-    inner = getattr(batch_sampler, "sampler", None)
-    return [s for s in (sampler, batch_sampler, inner) if s is not None]
+    found = []
+    for s in (getattr(loader, "sampler", None), batch_sampler,
+              getattr(batch_sampler, "sampler", None)):
+        if s is not None and all(s is not t for t in found):
+            found.append(s)
+    return found
 
 
 def reseed(loader, seed):
