@@ -255,9 +255,11 @@ Result<DiagnoseRequest> BuildRequest(const DiagnoseFlags& f) {
   // The wire check trains the job to compare losses (decide/wire_check.h) and the noise-scale
   // run is a train run of its own: neither is made for a user's script, whose noise scale is
   // pooled from the sweep's runs.
-  // A script's check needs its loss: the helper's (not a profiler trace's).
-  r.wire_check_steps = r.plan.torch && !r.plan.torch->helper ? 0 : f.wire_check_steps;
-  r.noise_scale_steps = r.plan.torch ? 0 : f.noise_scale_steps;
+  // A script's check needs its loss and its noise scale its gradient norms: the helper's (a
+  // profiler trace has neither).
+  const bool traces = r.plan.torch && !r.plan.torch->helper;
+  r.wire_check_steps = traces ? 0 : f.wire_check_steps;
+  r.noise_scale_steps = traces ? 0 : f.noise_scale_steps;
   r.fresh = f.fresh;
   if (!(f.run_timeout_s >= 0)) {
     return Status::Error("--run-timeout must be 0 (no limit) or a number of seconds, e.g. 600");

@@ -114,8 +114,9 @@ RunPlan PlanNoiseScale(const PlanRequest& request, int64_t steps) {
   const RunId id{Variant::Of(VariantKind::kNoiseScale), 2};
   RunChange change = ChangeFor(VariantKind::kNoiseScale, request.options, LeverChange{});
   change.steps = steps;
-  TrainMapping mapping = MapOntoTrain(request.workload, request.options, change);
-  plan.runs.push_back({id, RunName(id), std::move(mapping.args)});
+  MappedRun mapped = Map(request, change);
+  plan.runs.push_back(
+      {id, RunName(id), std::move(mapped.args), std::move(mapped.env), request.options.batch});
   return plan;
 }
 

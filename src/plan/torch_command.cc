@@ -109,7 +109,8 @@ TorchMapping MapOntoTorch(const TorchCommand& command, const train::TrainOptions
     m.env.push_back(fmt::format("STEPSCOPE_STEPS={}", steps));
   }
   m.env.push_back(fmt::format("STEPSCOPE_WARMUP_STEPS={}", options.warmup_steps));
-  m.env.push_back(fmt::format("STEPSCOPE_GRAD_NORM_EVERY={}", options.grad_norm_every));
+  m.env.push_back(fmt::format("STEPSCOPE_GRAD_NORM_EVERY={}",
+                              change.grad_norm_every.value_or(options.grad_norm_every)));
   for (std::string word : command.args) {
     ReplaceAll(&word, "{batch}", std::to_string(batch));
     ReplaceAll(&word, "{accum}", std::to_string(accum));

@@ -164,6 +164,23 @@ TEST(PlanWireCheck, AScriptsRunsReduceInTheCheckedPrecisionAndReseedTheThird) {
   EXPECT_FALSE(Contains(seeded.runs[2].env, "STEPSCOPE_SEED=2"));
 }
 
+TEST(PlanNoiseScale, AScriptsRunSamplesTheNormsEveryStep) {
+  PlanRequest r;
+  r.options = ScriptOptions();
+  r.torch = Command({"python3", "t.py", "--batch", "{batch}"});
+  const RunPlan plan = PlanNoiseScale(r, 1000);
+  ASSERT_EQ(plan.runs.size(), 1u);
+  const PlannedRun& run = plan.runs[0];
+  EXPECT_EQ(run.name, "noise_scale-n2");
+  EXPECT_EQ(run.args, (Words{"--batch", "8"}));
+  EXPECT_TRUE(Contains(run.env, "STEPSCOPE_STEPS=1000"));
+  EXPECT_TRUE(Contains(run.env, "STEPSCOPE_GRAD_NORM_EVERY=1"));
+  EXPECT_FALSE(Contains(run.env, "STEPSCOPE_GRAD_NORM_EVERY=4"));
+  // The sweep's own runs sample as the workload says.
+  r.replicas = {1, 2};
+  EXPECT_TRUE(Contains(PlanMainRuns(r).runs.at(0).env, "STEPSCOPE_GRAD_NORM_EVERY=4"));
+}
+
 TEST(PlanMainRuns, WithoutTheHelperOnlyTheDoubleBatchAblationRuns) {
   PlanRequest r;
   r.options = ScriptOptions();

@@ -15,8 +15,8 @@ to compare the helper's records with the profiler's view of the same run;
 --step-function trains through a step function wrapped by stepscope_torch.wrap_step;
 --next takes the batches with next() and counts its own --steps, as many scripts do (diagnose's
 step limit, when lower, ends it at the loader's StopIteration);
---shuffle draws the batches in an order from torch's global generator (which STEPSCOPE_SEED
-reseeds).
+--shuffle gives each rank its own examples through a DistributedSampler that shuffles them
+(from its seed, which STEPSCOPE_SEED reseeds); without it every rank trains on the same batches.
 Usage (under torch.distributed.run): python3 ddp_job.py --shape S --batch B [--workers W]
 """
 import contextlib
@@ -29,7 +29,7 @@ import torch.distributed as dist
 from torch import nn
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 import stepscope_torch
 
@@ -38,7 +38,8 @@ class Items(Dataset):
     def __init__(self, n, features, sleep_s):
         g = torch.Generator().manual_seed(0)
         self.x = torch.randn(n, features, generator=g)
-        self.y = torch.randint(0, 10, (n,), generator=g)
+        # Labels a linear model can learn: the gradient has a signal against its noise.
+        self.y = (self.x @ torch.randn(features, 10, generator=g)).argmax(1)
         self.sleep_s = sleep_s
 
     def __len__(self):
@@ -98,7 +99,7 @@ def main():
     p.add_argument("--step-function", action="store_true",
                    help="wrap the training step (wrap_step) instead of the optimizer")
     p.add_argument("--shuffle", action="store_true",
-                   help="draw the batches in a random order (torch's global generator)")
+                   help="each rank its own examples, shuffled by a DistributedSampler")
     p.add_argument("--fail", choices=["none", "start", "no_helper"], default="none")
     p.add_argument("--profile", default="")
     p.add_argument("--profile-into-run-dir", action="store_true",
@@ -121,9 +122,13 @@ def main():
         per_sample *= args.slow_factor
     model = DistributedDataParallel(Net(32, width, depth, per_sample))
     sleep_s = args.item_sleep_ms / 1000 if args.shape == "slow_loader" else 0.0
-    data = Items(args.batch * (args.steps + 1), 32, sleep_s)
-    loader = DataLoader(data, batch_size=args.batch, num_workers=args.workers,
-                        shuffle=args.shuffle)
+    if args.shuffle:  # each rank its own share of examples, in an order from the sampler's seed
+        data = Items(args.batch * (args.steps + 1) * dist.get_world_size(), 32, sleep_s)
+        sampler = DistributedSampler(data, shuffle=True)
+    else:  # every rank the same examples, in order
+        data = Items(args.batch * (args.steps + 1), 32, sleep_s)
+        sampler = None
+    loader = DataLoader(data, batch_size=args.batch, num_workers=args.workers, sampler=sampler)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     loss_fn = nn.CrossEntropyLoss()
 
