@@ -47,6 +47,7 @@ class _Run:
             self.session = _Session(settings, model, optimizer, loader, clock=clock)
         atexit.unregister(self.session.finish)
         self.path = os.path.join(self._tmp.name, "rank-0.steps.jsonl")
+        self.losses = []  # each iteration's, where the loop computes it (not a step function)
 
     def train(self, steps, evaluate=False):
         """`evaluate`: a forward without gradients too, every iteration (an evaluation)."""
@@ -63,8 +64,10 @@ class _Run:
                 s.step(x, y)
             else:
                 s.optimizer.zero_grad()
-                loss_fn(s.model(x), y).backward()
+                loss = loss_fn(s.model(x), y)
+                loss.backward()
                 s.optimizer.step()
+                self.losses.append(loss.item())
             returned.append(time.perf_counter())
         return returned
 
@@ -119,6 +122,7 @@ class Session(unittest.TestCase):
             self.assertGreater(r["optimizer"], 0)
             self.assertEqual(r["micro_batches"], 1)
         self.assertEqual(records[1]["start"], records[0]["end"])
+        self.assertEqual([r["loss"] for r in records], run.losses)
         # marks per step: forward's two, backward's two, the optimizer's two, and the anchor
         # recorded after the wait
         self.assertEqual(len(dev.recorded), 2 + 2 * 7)
@@ -134,6 +138,9 @@ class Session(unittest.TestCase):
         self.assertEqual(len(dev.waits), waits_at_wrap + 2)
         self.assertEqual([(r["step"], r["samples"], r["micro_batches"]) for r in records],
                          [(0, 8, 2), (1, 8, 2)])
+        # each step's loss: the mean of its two iterations'
+        for r, pair in zip(records, (run.losses[:2], run.losses[2:])):
+            self.assertAlmostEqual(r["loss"], sum(pair) / 2, places=12)
         for r in records:
             self.assertTrue(r["start"] <= r["backward_start"] <= r["end"])
             self.assertGreater(r["backward"], 0)
