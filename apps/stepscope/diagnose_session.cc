@@ -441,6 +441,8 @@ plan::LeverBasis Session::Basis() const {
     if (!run.ok()) continue;
     basis.gradient_mib = static_cast<double>(run->gradient_bytes) / kMiB;
     basis.comm_hook = run->comm_hook;
+    // gloo has no bf16 all-reduce: the helper's reduced precision there is fp16.
+    if (run->allreduce == "gloo") basis.reduced_wire = comm::WireDtype::kFp16;
     if (!request_.plan.torch->Has("{workers}")) basis.loader_workers = run->workers_beside_ranks();
     // The micro-batches a step of the script makes: --accum's (the helper's, STEPSCOPE_ACCUM)
     // or the script's own.

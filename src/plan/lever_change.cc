@@ -42,7 +42,7 @@ PlannedLever Plan(Lever lever, const LeverBasis& b) {
                             b.bucket_mib, *c.bucket_mib);
       break;
     case Lever::kLowPrecisionReduction:
-      c.wire = comm::WireDtype::kBf16;
+      c.wire = b.reduced_wire;
       p.words =
           fmt::format("wire precision {} -> {}", comm::ToString(b.wire), comm::ToString(*c.wire));
       break;

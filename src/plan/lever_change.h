@@ -37,6 +37,9 @@ struct LeverBasis {
   double bucket_mib = 25;
   bool overlap = true;
   comm::WireDtype wire = comm::WireDtype::kFp32;
+  // The precision the low-precision lever reduces in: bf16, or fp16 where the job's all-reduce
+  // has no bf16 (a --torch job on gloo).
+  comm::WireDtype reduced_wire = comm::WireDtype::kBf16;
   int loader_workers = 1;
   int prefetch = 4;
   double gradient_mib = 0;  // gradient size per step; 0: unknown

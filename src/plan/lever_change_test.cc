@@ -56,6 +56,13 @@ TEST(PlanLevers, OverlapBucketingTurnsOverlapOnWithSeveralBuckets) {
 TEST(PlanLevers, LowPrecisionReductionIsBf16AndBalanceLengthsIsTyped) {
   EXPECT_EQ(Only(Lever::kLowPrecisionReduction, Basis()).wire, comm::WireDtype::kBf16);
   EXPECT_EQ(Only(Lever::kBalanceLengths, Basis()).balance_lengths, true);
+  // A job whose all-reduce has no bf16 (a script on gloo): fp16, the same bytes.
+  LeverBasis gloo = Basis();
+  gloo.reduced_wire = comm::WireDtype::kFp16;
+  const LeverPlan plan = PlanLevers({Lever::kLowPrecisionReduction}, gloo);
+  ASSERT_EQ(plan.planned.size(), 1u);
+  EXPECT_EQ(plan.planned[0].change.wire, comm::WireDtype::kFp16);
+  EXPECT_EQ(plan.planned[0].words, "wire precision fp32 -> fp16");
 }
 
 TEST(PlanLevers, RemovingAStragglerIsSkipped) {
