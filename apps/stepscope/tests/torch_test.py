@@ -94,8 +94,8 @@ class Shapes(TorchTest):
         self.assertEqual(v["binding"], "communication", v["explanation"])
         # The reduced wire's numerical cost, checked from the losses the helper recorded: the
         # three runs' final losses are the job's (cross-entropy over 10 classes, near ln 10),
-        # and the reseeded run drifted. gloo has no bf16 all-reduce: the helper reduced in fp16,
-        # and the check names what it checked.
+        # and the reseeded run drifted. gloo has no bf16 all-reduce: the lever, and so the
+        # check, is fp16.
         w = v["wire_check"]
         self.assertIsNotNone(w, json.dumps(d.get("warnings")))
         self.assertEqual((w["dtype"], w["replicas"], w["steps"]), ("fp16", 2, 30))
