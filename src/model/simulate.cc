@@ -376,7 +376,8 @@ std::string WireNote(const StepModel& m, const Scenario& s) {
          "'s fitted cost per wire byte (" + std::to_string(WireWidth(dtype)) + " bytes per " +
          "gradient element instead of " + std::to_string(WireWidth(m.reference.dtype)) +
          "), an assumption: an all-reduce that reduces on the host can be slower in 16 bits " +
-         "(docs/model.md); measure it (diagnose's wire check runs) to replace it";
+         "(docs/model.md); a run at that precision replaces it (the lever's own run, diagnose "
+         "--apply-levers; not the reduced-precision check's, which measures the loss)";
 }
 
 // A smaller bucket size than the measured one, with the measured buckets but not the gradient's
