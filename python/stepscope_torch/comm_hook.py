@@ -58,6 +58,10 @@ class TimedHook:
     divide = False
     script = None
     accum = 1
+    # STEPSCOPE_MEASURE_WIRE_ERROR: on a sampled step, a reduced-precision bucket is also
+    # reduced in fp32 (launched after the timed reduction, outside its record), for the
+    # recorder to compare when backward ends (StepRecorder.compare_wire)
+    measure_error = False
 
     def __init__(self, recorder, world, reduce=True, wire="fp32", stamp=now, collectives=None,
                  all_reduce=None, group=None):
@@ -107,9 +111,13 @@ class TimedHook:
             wire = buffer.to(WIRE_DTYPES[self.wire]).div_(self.world)
         if sampling:
             rec.reduced.append(buffer)  # holds the reduced gradient once the future completes
+        exact = buffer.mul(1.0 / self.world) if (
+            self.measure_error and sampling and wire is not buffer) else None
         c = self.collectives.add_collective(wire.numel() * wire.element_size(), ready)
         c.start = stamp()
         fut = self.all_reduce(wire, async_op=True).get_future()
+        if exact is not None:
+            rec.wire_exact.append((buffer, exact, self.all_reduce(exact, async_op=True)))
         if wire is buffer:
             def done(f):
                 c.end = stamp()

@@ -25,7 +25,10 @@ differently.
   zeroes a view in place);
 - clipping the gradients between backward and the update, with gradients as the buckets'
   views: the global norm sampled is the reduced gradient's before clipping (the norm
-  `clip_grad_norm_` returns), as the local one is, not the clipped view's.
+  `clip_grad_norm_` returns), as the local one is, not the clipped view's;
+- reducing in fp16 with the wire error measured (STEPSCOPE_MEASURE_WIRE_ERROR=1) against the
+  script reducing through PyTorch's fp16 compression hook: the same parameters (the fp32
+  reduction beside it changes nothing), and a relative error of fp16's size.
 """
 import atexit
 import datetime
@@ -124,7 +127,11 @@ def _rank(rank, port, results, case):
         ddp = {"gradient_as_bucket_view": True}
     if "helper_accumulating" in case:
         env = {"STEPSCOPE_ACCUM": "2"}
+    if case == "wire_error":
+        env = {"STEPSCOPE_REDUCE_DTYPE": "fp16", "STEPSCOPE_MEASURE_WIRE_ERROR": "1"}
     model, optimizer, loader = _job(rank=rank, **ddp)
+    if case == "wire_error":  # the plain job reduces in fp16 as the helper does
+        model.register_comm_hook(None, default_hooks.fp16_compress_hook)
     with tempfile.TemporaryDirectory() as tmp:
         settings = read_settings(dict(env, STEPSCOPE_RUN_DIR=tmp, STEPSCOPE_WARMUP_STEPS="0"))
         if "step_function" in case:
@@ -167,6 +174,13 @@ def _rank(rank, port, results, case):
         unsampled = _unsampled_norms(path, settings.grad_norm_every, session.recorder.world)
         if "clipping" in case:
             unsampled += _misread_norms(path, settings.grad_norm_every, norms)
+        if case == "wire_error":
+            # fp16 keeps 11 significant bits: a relative error of a few 1e-4, on the 2 sampled
+            # steps of 6 (every 4th)
+            error, exact, worst, steps = session.recorder.wire_error
+            relative = (error / exact) ** 0.5 if exact > 0 else 0.0
+            if not (steps == 2 and 0 < relative <= worst < 0.01):
+                unsampled.append(f"wire error {relative} (worst {worst}) over {steps} steps")
     differ = [i for i, (p, q) in enumerate(zip(model.parameters(), session.model.parameters()))
               if not torch.equal(p, q)]
     results.put((rank, (differ, unsampled)))  # written to the pipe before put returns
@@ -231,6 +245,9 @@ class ThreeRanks(unittest.TestCase):
 
     def test_with_gradients_as_views_accumulating_by_the_helper(self):
         self.check("view_helper_accumulating")
+
+    def test_the_wire_error_against_the_same_buckets_reduced_in_fp32(self):
+        self.check("wire_error")
 
 
 if __name__ == "__main__":

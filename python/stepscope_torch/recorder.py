@@ -68,6 +68,9 @@ class StepRecorder:
         self.steps_without_backward = 0  # steps with a forward of the model and no backward seen
         self.skipped_updates = [0, 0]  # steps that ended without the update: all, in the warm-up
         self.steps_without_loss = [0, 0]  # steps whose loss was not seen, not finite
+        # STEPSCOPE_MEASURE_WIRE_ERROR: |G_wire - G_fp32|^2 and |G_fp32|^2 summed over the
+        # sampled steps, the largest relative error of one, and how many steps
+        self.wire_error = [0.0, 0.0, 0.0, 0]
         self.step_times = []  # (samples, seconds, warmup, micro-batches) of every step written
         self.buckets_per_step = 0
         self.draws = 0  # batches the loader gave
@@ -90,6 +93,8 @@ class StepRecorder:
         self.local_sq = []  # per bucket, before the reduction (tensors)
         self.reduced = []  # the buckets' buffers, reduced once their futures complete
         self.global_grad_sq = -1.0
+        self.wire_exact = []  # (reduced bucket, its fp32 reduction, that reduction's work)
+        self.wire_dots = []  # per bucket (|G_wire - G_fp32|^2, |G_fp32|^2), tensors
         self.losses = []  # the values the step's backward passes started from (tensors)
 
     def begin_if_needed(self):
@@ -162,6 +167,28 @@ class StepRecorder:
                 sum(float(b.dot(b)) for b in self.reduced))
             self.reduced = []
 
+    def compare_wire(self):
+        """On a step whose buckets were also reduced in fp32 (the hook's `exact`), each reduced
+        bucket's distance from its fp32 reduction: products queued as tensors, read when the
+        record is written. Called when backward ends, after DDP has waited for every bucket."""
+        for reduced, exact, work in self.wire_exact:
+            work.wait()
+            diff = reduced - exact
+            self.wire_dots.append((diff.dot(diff), exact.dot(exact)))
+        self.wire_exact = []
+
+    def _add_wire_error(self):
+        if not self.wire_dots:
+            return
+        error = sum(float(e) for e, _ in self.wire_dots)
+        exact = sum(float(x) for _, x in self.wire_dots)
+        if exact > 0 and math.isfinite(error) and math.isfinite(exact):
+            w = self.wire_error
+            w[0] += error
+            w[1] += exact
+            w[2] = max(w[2], math.sqrt(error / exact))
+            w[3] += 1
+
     def queue_global_norm(self):
         """`sample_global_norm` without waiting for the device (the CUDA path): the kept
         buckets' dot products, queued and returned as tensors for `set_global_norm` once the
@@ -219,6 +246,7 @@ class StepRecorder:
             "collectives": collectives,
         })
         self._add_loss(record)
+        self._add_wire_error()
         if update_skipped:
             record["update_skipped"] = True
             self.skipped_updates[0] += 1

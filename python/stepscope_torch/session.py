@@ -208,6 +208,7 @@ class _Session:
                     f"communication hook ({e}); register yours after stepscope_torch.wrap "
                     "(docs/torch.md, Your own communication hook)") from e
             hook.accum = settings.accum
+            hook.measure_error = settings.measure_wire_error
             self.timed_hook = hook
             # The script's own hook, registered on the returned model, runs inside this one.
             model.register_comm_hook = self._adopt_script_hook
@@ -371,6 +372,7 @@ class _Session:
         def backward_end():
             backward_end_at(take())
             take_norms()
+            rec.compare_wire()
 
         self._hook_ids.add(model.register_forward_pre_hook(pre).id)
         self._hook_ids.add(model.register_forward_hook(post).id)
@@ -445,6 +447,7 @@ class _Session:
             if rec.backward_open:
                 rec.mark_backward_end(now())  # no engine callback ran (should not happen)
                 rec.sample_global_norm()
+                rec.compare_wire()
             if session.t_startup_end is None:
                 session.t_startup_end = time.time()
             t0 = now()

@@ -28,6 +28,7 @@ class Settings:
     warmup_steps: int = 5              # STEPSCOPE_WARMUP_STEPS: marked warm-up in the records
     grad_norm_every: int = 4           # STEPSCOPE_GRAD_NORM_EVERY: steps between norm samples
     seed: Optional[int] = None         # STEPSCOPE_SEED: the job's randomness reseeded (reseed.py)
+    measure_wire_error: bool = False   # STEPSCOPE_MEASURE_WIRE_ERROR=1: a reduced wire against fp32
 
     @property
     def active(self):
@@ -75,4 +76,5 @@ def read_settings(env=None):
         warmup_steps=5 if warmup is None else warmup,
         grad_norm_every=4 if every is None else every,
         seed=_number(env, "STEPSCOPE_SEED", int, 0),
+        measure_wire_error=_choice(env, "STEPSCOPE_MEASURE_WIRE_ERROR", ("0", "1"), "0") == "1",
     )

@@ -102,6 +102,8 @@ TorchMapping MapOntoTorch(const TorchCommand& command, const train::TrainOptions
     const std::string dtype = comm::ToString(*c.wire);
     m.env.push_back("STEPSCOPE_REDUCE_DTYPE=" + dtype);
     m.flags.push_back("STEPSCOPE_REDUCE_DTYPE=" + dtype);
+    // The reduced-precision check's reduced run: each sampled bucket also reduced in fp32.
+    if (change.measure_wire_error) m.env.push_back("STEPSCOPE_MEASURE_WIRE_ERROR=1");
   }
   if (change.no_reduce) m.env.push_back("STEPSCOPE_VARIANT=no_reduce");
   if (change.synthetic_input) m.env.push_back("STEPSCOPE_VARIANT=synthetic_input");

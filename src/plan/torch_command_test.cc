@@ -148,6 +148,10 @@ TEST(PlanWireCheck, AScriptsRunsReduceInTheCheckedPrecisionAndReseedTheThird) {
   EXPECT_FALSE(Contains(plan.runs[0].env, "STEPSCOPE_REDUCE_DTYPE=bf16"));
   EXPECT_TRUE(Contains(plan.runs[1].env, "STEPSCOPE_REDUCE_DTYPE=bf16"));
   EXPECT_FALSE(Contains(plan.runs[2].env, "STEPSCOPE_REDUCE_DTYPE=bf16"));
+  // The reduced run measures its gradient's error against fp32; the others do not.
+  EXPECT_FALSE(Contains(plan.runs[0].env, "STEPSCOPE_MEASURE_WIRE_ERROR=1"));
+  EXPECT_TRUE(Contains(plan.runs[1].env, "STEPSCOPE_MEASURE_WIRE_ERROR=1"));
+  EXPECT_FALSE(Contains(plan.runs[2].env, "STEPSCOPE_MEASURE_WIRE_ERROR=1"));
   for (int i : {0, 1}) {
     EXPECT_FALSE(
         std::any_of(plan.runs[i].env.begin(), plan.runs[i].env.end(),

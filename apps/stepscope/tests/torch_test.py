@@ -102,6 +102,9 @@ class Shapes(TorchTest):
         for key in ("loss_fp32", "loss_reduced", "loss_fp32_reseeded"):
             self.assertTrue(1.5 < w[key] < 3.5, json.dumps(w))
         self.assertGreater(w["spread"], 0, json.dumps(w))
+        # the reduced gradient's own error against fp32 (fp16: a few 1e-4), from the reduced run
+        self.assertGreater(w["error_steps"], 0, json.dumps(w))
+        self.assertTrue(0 < w["relative_error"] <= w["relative_error_max"] < 0.01, json.dumps(w))
         self.assertEqual(w["kept"], w["difference"] <= w["spread"])
         if not w["kept"]:  # a lever kept may still be ruled out by its gain
             self.assertNotIn("low_precision_reduction", [x["lever"] for x in v["levers"]])
