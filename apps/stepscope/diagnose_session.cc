@@ -482,7 +482,8 @@ void Session::CheckWire(decide::Diagnosis* d) {
     error = decide::WireError{*reduced->wire_relative_error, reduced->wire_relative_error_max,
                               reduced->wire_error_steps};
   }
-  // The precision the reduced run recorded (a script's helper on gloo reduces fp16 for bf16).
+  // The precision the reduced run recorded: what it reduced in (a helper that cannot reduce in
+  // the asked precision says which it used).
   const std::string checked = reduced.ok() ? reduced->reduce_dtype : comm::ToString(wire);
   Result<decide::WireCheck> check =
       decide::CompareWire(records[0], records[1], records[2], checked, error);

@@ -177,10 +177,10 @@ def _rank(rank, port, results, case):
         if case == "wire_error":
             # fp16 keeps 11 significant bits: a relative error of a few 1e-4, on the 2 sampled
             # steps of 6 (every 4th)
-            error, exact, worst, steps = session.recorder.wire_error
-            relative = (error / exact) ** 0.5 if exact > 0 else 0.0
-            if not (steps == 2 and 0 < relative <= worst < 0.01):
-                unsampled.append(f"wire error {relative} (worst {worst}) over {steps} steps")
+            w = session.recorder.wire_error
+            relative = (w.error_sq / w.exact_sq) ** 0.5 if w.exact_sq > 0 else 0.0
+            if not (w.steps == 2 and 0 < relative <= w.worst < 0.01):
+                unsampled.append(f"wire error {relative} (worst {w.worst}) over {w.steps} steps")
     differ = [i for i, (p, q) in enumerate(zip(model.parameters(), session.model.parameters()))
               if not torch.equal(p, q)]
     results.put((rank, (differ, unsampled)))  # written to the pipe before put returns

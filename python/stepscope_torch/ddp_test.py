@@ -99,15 +99,16 @@ class _Encoding(UserDict):
 
 
 class _Wrapped:
-    """A session over a fresh job in a temporary run directory, with `env` added."""
+    """A session over a fresh job (or `job`: the model, optimizer and loader) in a temporary
+    run directory, with `env` added."""
 
-    def __init__(self, test, width=64, **env):
+    def __init__(self, test, width=64, job=None, **env):
         tmp = tempfile.TemporaryDirectory()
         test.addCleanup(tmp.cleanup)
         test.addCleanup(setattr, sys, "excepthook", sys.excepthook)
         settings = read_settings(dict(env, STEPSCOPE_RUN_DIR=tmp.name,
                                       STEPSCOPE_WARMUP_STEPS="0"))
-        self.session = _Session(settings, *_job(width))
+        self.session = _Session(settings, *(job or _job(width)))
         atexit.unregister(self.session.finish)
         self.path = os.path.join(tmp.name, "rank-0.steps.jsonl")
 
@@ -119,6 +120,14 @@ class _Wrapped:
         self.session.recorder.close()
         with open(self.path) as f:
             return [json.loads(line) for line in f]
+
+    def run_json(self):
+        """The run ended as at the script's exit (its notes said on stderr, kept quiet here):
+        its run.json."""
+        with contextlib.redirect_stderr(io.StringIO()):
+            self.session.finish()
+        with open(os.path.join(os.path.dirname(self.path), "run.json")) as f:
+            return json.load(f)
 
 
 class UnderDdp(unittest.TestCase):
@@ -413,18 +422,11 @@ class UnderDdp(unittest.TestCase):
             return [None, None] + [True] * (STEPS - 3) + [None]
 
         for loop in (plain, accumulating, unseen_and_not_finite):
-            with tempfile.TemporaryDirectory() as tmp:
-                session = _Session(read_settings({"STEPSCOPE_RUN_DIR": tmp,
-                                                  "STEPSCOPE_WARMUP_STEPS": "0"}), *_job())
-                atexit.unregister(session.finish)
-                self.addCleanup(setattr, sys, "excepthook", sys.excepthook)
-                losses = loop(session.model, session.optimizer, session.loader)
-                with contextlib.redirect_stderr(io.StringIO()):
-                    session.finish()
-                with open(os.path.join(tmp, "rank-0.steps.jsonl")) as f:
-                    recorded = [json.loads(line).get("loss") for line in f]
-                with open(os.path.join(tmp, "run.json")) as f:
-                    notes = json.load(f)["notes"]
+            run = _Wrapped(self)
+            s = run.session
+            losses = loop(s.model, s.optimizer, s.loader)
+            notes = run.run_json()["notes"]
+            recorded = [r.get("loss") for r in run.records()]
             if loop is unseen_and_not_finite:
                 self.assertEqual([x is not None for x in recorded],
                                  [x is not None for x in losses])
@@ -464,16 +466,10 @@ class UnderDdp(unittest.TestCase):
             initial = [p.detach().clone() for p in model.parameters()]
             loader = DataLoader(loader.dataset, batch_size=8,
                                 sampler=torch.utils.data.DistributedSampler(loader.dataset))
-            with tempfile.TemporaryDirectory() as tmp:
-                session = _Session(read_settings(dict(env, STEPSCOPE_RUN_DIR=tmp)), model,
-                                   optimizer, loader)
-                atexit.unregister(session.finish)
-                self.addCleanup(setattr, sys, "excepthook", sys.excepthook)
-                drawn = torch.rand(1).item()
-                batches = _train(session.model, session.optimizer, session.loader)
-                session.finish()
-                with open(os.path.join(tmp, "run.json")) as f:
-                    notes = json.load(f)["notes"]
+            wrapped = _Wrapped(self, job=(model, optimizer, loader), **env)
+            drawn = torch.rand(1).item()
+            batches = wrapped.train()
+            notes = wrapped.run_json()["notes"]
             return initial, drawn, [v for b in batches for v in b[:, 0].tolist()], notes
 
         torch.manual_seed(123)

@@ -51,6 +51,29 @@ def _finite_or_unmeasured(sq):
     return float(sq) if math.isfinite(sq) else -1.0
 
 
+class WireError:
+    """STEPSCOPE_MEASURE_WIRE_ERROR over a run: |G_wire - G_fp32|^2 and |G_fp32|^2 summed over
+    the sampled steps, the largest relative error of one step, and how many steps."""
+
+    def __init__(self):
+        self.error_sq = self.exact_sq = self.worst = 0.0
+        self.steps = 0
+
+    def add(self, error_sq, exact_sq):
+        if exact_sq > 0 and math.isfinite(error_sq) and math.isfinite(exact_sq):
+            self.error_sq += error_sq
+            self.exact_sq += exact_sq
+            self.worst = max(self.worst, math.sqrt(error_sq / exact_sq))
+            self.steps += 1
+
+    def summary(self, dtype):
+        """run.json's `wire_error` (docs/train-output.md), or None where nothing was measured."""
+        if not self.steps:
+            return None
+        return {"dtype": dtype, "relative": math.sqrt(self.error_sq / self.exact_sq),
+                "relative_max": self.worst, "steps": self.steps}
+
+
 class StepRecorder:
     """Accumulates one step's phases; `end_step` writes its record."""
 
@@ -68,9 +91,7 @@ class StepRecorder:
         self.steps_without_backward = 0  # steps with a forward of the model and no backward seen
         self.skipped_updates = [0, 0]  # steps that ended without the update: all, in the warm-up
         self.steps_without_loss = [0, 0]  # steps whose loss was not seen, not finite
-        # STEPSCOPE_MEASURE_WIRE_ERROR: |G_wire - G_fp32|^2 and |G_fp32|^2 summed over the
-        # sampled steps, the largest relative error of one, and how many steps
-        self.wire_error = [0.0, 0.0, 0.0, 0]
+        self.wire_error = WireError()
         self.step_times = []  # (samples, seconds, warmup, micro-batches) of every step written
         self.buckets_per_step = 0
         self.draws = 0  # batches the loader gave
@@ -177,18 +198,6 @@ class StepRecorder:
             self.wire_dots.append((diff.dot(diff), exact.dot(exact)))
         self.wire_exact = []
 
-    def _add_wire_error(self):
-        if not self.wire_dots:
-            return
-        error = sum(float(e) for e, _ in self.wire_dots)
-        exact = sum(float(x) for _, x in self.wire_dots)
-        if exact > 0 and math.isfinite(error) and math.isfinite(exact):
-            w = self.wire_error
-            w[0] += error
-            w[1] += exact
-            w[2] = max(w[2], math.sqrt(error / exact))
-            w[3] += 1
-
     def queue_global_norm(self):
         """`sample_global_norm` without waiting for the device (the CUDA path): the kept
         buckets' dot products, queued and returned as tensors for `set_global_norm` once the
@@ -246,7 +255,9 @@ class StepRecorder:
             "collectives": collectives,
         })
         self._add_loss(record)
-        self._add_wire_error()
+        if self.wire_dots:
+            self.wire_error.add(sum(float(e) for e, _ in self.wire_dots),
+                                sum(float(x) for _, x in self.wire_dots))
         if update_skipped:
             record["update_skipped"] = True
             self.skipped_updates[0] += 1

@@ -17,17 +17,6 @@ def _steady_throughput(step_times, world):
     return samples, seconds
 
 
-def _wire_error(session):
-    """STEPSCOPE_MEASURE_WIRE_ERROR's result: the reduced gradient's relative error against the
-    same gradients reduced in fp32, pooled over the sampled steps and the largest of one
-    (docs/decide.md); None where not measured."""
-    error, exact, worst, steps = session.recorder.wire_error
-    if not steps or exact <= 0:
-        return None
-    return {"dtype": session.wire, "relative": (error / exact) ** 0.5, "relative_max": worst,
-            "steps": steps}
-
-
 def write_run_json(session):
     rec = session.recorder
     settings = session.settings
@@ -81,7 +70,7 @@ def write_run_json(session):
         "startup_s": (session.t_startup_end or time.time()) - session.t_enter,
         "evaluation_s": 0.0,
         "notes": session.notes,
-        "wire_error": _wire_error(session),
+        "wire_error": session.recorder.wire_error.summary(session.wire),
         "emulation": {"emulated": False},
         "software": {"pytorch": torch.__version__, "python": platform.python_version()},
     }

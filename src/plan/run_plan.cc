@@ -38,6 +38,17 @@ void AddRun(const PlanRequest& request, const RunId& id, const LeverChange& leve
   AddNotes(std::move(notes), plan);
 }
 
+// A run that measures numerics (docs/decide.md): 2 replicas, `steps` steps, the kind's change.
+void AddNumericsRun(const PlanRequest& request, VariantKind kind, const LeverChange& levers,
+                    int64_t steps, RunPlan* plan) {
+  const RunId id{Variant::Of(kind), 2};
+  RunChange change = ChangeFor(kind, request.options, levers);
+  change.steps = steps;
+  MappedRun mapped = Map(request, change);
+  plan->runs.push_back({id, RunName(id), std::move(mapped.args), std::move(mapped.env),
+                        change.levers.micro_batch.value_or(request.options.batch)});
+}
+
 }  // namespace
 
 TrainArgs DefaultWorkload() {
@@ -99,24 +110,14 @@ RunPlan PlanWireCheck(const PlanRequest& request, comm::WireDtype reduced, int64
   wire.wire = reduced;
   for (VariantKind kind :
        {VariantKind::kWireFp32, VariantKind::kWireReduced, VariantKind::kWireReseeded}) {
-    const RunId id{Variant::Of(kind), 2};
-    RunChange change = ChangeFor(kind, request.options, wire);
-    change.steps = steps;
-    MappedRun mapped = Map(request, change);
-    plan.runs.push_back({id, RunName(id), std::move(mapped.args), std::move(mapped.env),
-                         change.levers.micro_batch.value_or(request.options.batch)});
+    AddNumericsRun(request, kind, wire, steps, &plan);
   }
   return plan;
 }
 
 RunPlan PlanNoiseScale(const PlanRequest& request, int64_t steps) {
   RunPlan plan;
-  const RunId id{Variant::Of(VariantKind::kNoiseScale), 2};
-  RunChange change = ChangeFor(VariantKind::kNoiseScale, request.options, LeverChange{});
-  change.steps = steps;
-  MappedRun mapped = Map(request, change);
-  plan.runs.push_back(
-      {id, RunName(id), std::move(mapped.args), std::move(mapped.env), request.options.batch});
+  AddNumericsRun(request, VariantKind::kNoiseScale, LeverChange{}, steps, &plan);
   return plan;
 }
 
