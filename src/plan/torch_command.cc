@@ -5,18 +5,9 @@
 #include <algorithm>
 
 #include "comm/allreduce.h"
+#include "core/placeholders.h"
 
 namespace stepscope::plan {
-namespace {
-
-void ReplaceAll(std::string* word, std::string_view from, const std::string& to) {
-  for (size_t pos = word->find(from); pos != std::string::npos; pos = word->find(from, pos)) {
-    word->replace(pos, from.size(), to);
-    pos += to.size();
-  }
-}
-
-}  // namespace
 
 Result<TorchCommand> TorchCommand::FromWords(std::vector<std::string> words) {
   if (words.size() < 2) {
@@ -29,6 +20,10 @@ Result<TorchCommand> TorchCommand::FromWords(std::vector<std::string> words) {
                          "' after the interpreter is an option; the second word must be the "
                          "script (python3 train.py ...)");
   }
+  const std::vector<std::string> args(words.begin() + 2, words.end());
+  const Status placeholders = core::CheckPlaceholders(
+      args, {std::begin(kTorchPlaceholders), std::end(kTorchPlaceholders)}, "option --torch");
+  if (!placeholders.ok()) return placeholders;
   TorchCommand c;
   c.interpreter = words[0];
   c.script = words[1];
@@ -37,8 +32,12 @@ Result<TorchCommand> TorchCommand::FromWords(std::vector<std::string> words) {
 }
 
 bool TorchCommand::Has(std::string_view placeholder) const {
+  if (placeholder.size() > 2 && placeholder.front() == '{' && placeholder.back() == '}') {
+    placeholder = placeholder.substr(1, placeholder.size() - 2);
+  }
   return std::any_of(args.begin(), args.end(), [&](const std::string& w) {
-    return w.find(placeholder) != std::string::npos;
+    const std::vector<std::string> names = core::PlaceholderNames(w);
+    return std::find(names.begin(), names.end(), placeholder) != names.end();
   });
 }
 
@@ -113,14 +112,14 @@ TorchMapping MapOntoTorch(const TorchCommand& command, const train::TrainOptions
   m.env.push_back(fmt::format("STEPSCOPE_WARMUP_STEPS={}", options.warmup_steps));
   m.env.push_back(fmt::format("STEPSCOPE_GRAD_NORM_EVERY={}",
                               change.grad_norm_every.value_or(options.grad_norm_every)));
-  for (std::string word : command.args) {
-    ReplaceAll(&word, "{batch}", std::to_string(batch));
-    ReplaceAll(&word, "{accum}", std::to_string(accum));
-    ReplaceAll(&word, "{bucket_mb}", fmt::format("{}", bucket));
-    ReplaceAll(&word, "{workers}", std::to_string(workers));
-    ReplaceAll(&word, "{seed}", std::to_string(seed));
-    m.args.push_back(std::move(word));
-  }
+  const std::vector<std::pair<std::string_view, std::string>> values = {
+      {"batch", std::to_string(batch)},
+      {"accum", std::to_string(accum)},
+      {"bucket_mb", fmt::format("{}", bucket)},
+      {"workers", std::to_string(workers)},
+      {"seed", std::to_string(seed)}};
+  for (const std::string& word : command.args)
+    m.args.push_back(core::FillPlaceholders(word, values));
   return m;
 }
 

@@ -15,10 +15,11 @@
 
 namespace stepscope::plan {
 
-// The placeholders a command may hold, filled from the workload's options (--batch, --accum,
-// --bucket-mb, --loader-workers, the seed) with the run's change applied.
-inline constexpr std::string_view kTorchPlaceholders[] = {"{batch}", "{accum}", "{bucket_mb}",
-                                                          "{workers}", "{seed}"};
+// The placeholders a command may hold ({batch}, ...), filled from the workload's options
+// (--batch, --accum, --bucket-mb, --loader-workers, the seed) with the run's change applied.
+// Another {name} in the command is refused; {{ and }} pass a brace through (core/placeholders.h).
+inline constexpr std::string_view kTorchPlaceholders[] = {"batch", "accum", "bucket_mb", "workers",
+                                                          "seed"};
 
 // The train options that mean something to a torch workload; others are refused.
 inline constexpr std::string_view kTorchWorkloadFlags[] = {
@@ -35,9 +36,9 @@ struct TorchCommand {
   bool helper = true;
 
   // From the command's words (split like a shell would). Errors say what the command must
-  // look like.
+  // look like, and name a placeholder that is not one of kTorchPlaceholders.
   static Result<TorchCommand> FromWords(std::vector<std::string> words);
-  // True when some word holds `placeholder` ("{batch}").
+  // True when some word holds `placeholder` ("{batch}"; not "{{batch}}", which is text).
   bool Has(std::string_view placeholder) const;
   // The words as given, for the sweep's identity and the reports.
   std::vector<std::string> Words() const;

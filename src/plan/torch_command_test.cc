@@ -36,6 +36,21 @@ TEST(TorchCommand, NeedsAnInterpreterAndAScript) {
   EXPECT_EQ(c.Words(), (Words{"python3", "train.py", "--batch", "{batch}"}));
 }
 
+TEST(TorchCommand, AMisspeltPlaceholderIsRefusedAndDoubledBracesReachTheScript) {
+  Result<TorchCommand> typo = TorchCommand::FromWords({"python3", "t.py", "--bs", "{batch_size}"});
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("option --torch: '{batch_size}'"), std::string::npos);
+  EXPECT_NE(typo.status().message().find("did you mean {batch}?"), std::string::npos);
+  // The launcher's replica count is not the script's: it reads WORLD_SIZE.
+  EXPECT_FALSE(TorchCommand::FromWords({"python3", "t.py", "--name", "n{n}"}).ok());
+  const TorchCommand c =
+      Command({"python3", "t.py", "--batch", "{batch}", "--ckpt", "ckpt-{{epoch}}-{{batch}}.pt"});
+  EXPECT_TRUE(c.Has("{batch}"));
+  EXPECT_FALSE(Command({"python3", "t.py", "{{batch}}"}).Has("{batch}"));
+  const TorchMapping m = MapOntoTorch(c, ScriptOptions(), RunChange{});
+  EXPECT_EQ(m.args, (Words{"--batch", "8", "--ckpt", "ckpt-{epoch}-{batch}.pt"}));
+}
+
 TEST(TorchCommand, DefaultLauncherIsTorchRunByTheCommandsInterpreter) {
   EXPECT_EQ(DefaultTorchLauncher(Command({"/usr/bin/python3", "t.py"})),
             "/usr/bin/python3 -m stepscope_torch.run --nproc_per_node {n}");

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/placeholders.h"
+
 namespace stepscope::sweep {
 
 std::vector<std::string> LauncherEnvironment() {
@@ -58,6 +60,9 @@ Result<Launcher> Launcher::Parse(const std::string& text) {
     return Status::Error(
         "launcher template is empty; write e.g. 'mpirun -np {n}' or 'srun -n {n}'");
   }
+  const Status placeholders =
+      core::CheckPlaceholders(*words, {"n", "nnodes", "nproc_per_node"}, "launcher template");
+  if (!placeholders.ok()) return placeholders;
   Launcher l;
   l.words = std::move(words).value();
   return l;
@@ -67,19 +72,12 @@ std::vector<std::string> Launcher::Argv(int replicas, const std::string& program
                                         const std::vector<std::string>& args) const {
   const int procs = per_node > 0 ? std::min(per_node, replicas) : replicas;
   const int nodes = (replicas + procs - 1) / procs;
-  const std::pair<std::string, std::string> values[] = {{"{n}", std::to_string(replicas)},
-                                                        {"{nproc_per_node}", std::to_string(procs)},
-                                                        {"{nnodes}", std::to_string(nodes)}};
+  const std::vector<std::pair<std::string_view, std::string>> values = {
+      {"n", std::to_string(replicas)},
+      {"nproc_per_node", std::to_string(procs)},
+      {"nnodes", std::to_string(nodes)}};
   std::vector<std::string> argv;
-  for (std::string w : words) {
-    for (const auto& [key, value] : values) {
-      for (size_t pos = w.find(key); pos != std::string::npos; pos = w.find(key, pos)) {
-        w.replace(pos, key.size(), value);
-        pos += value.size();
-      }
-    }
-    argv.push_back(std::move(w));
-  }
+  for (const std::string& w : words) argv.push_back(core::FillPlaceholders(w, values));
   argv.push_back(program);
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;

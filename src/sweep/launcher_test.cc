@@ -47,6 +47,18 @@ TEST(Launcher, HostsAndProcessesPerHost) {
   EXPECT_EQ(l->Argv(20, "t.py", {})[4], "8");
 }
 
+TEST(Launcher, AMisspeltPlaceholderIsRefusedAndShellVariablesStay) {
+  Result<Launcher> typo = Launcher::Parse("srun -n {N}");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find("launcher template: '{N}' in '{N}'"), std::string::npos);
+  EXPECT_NE(typo.status().message().find("did you mean {n}?"), std::string::npos);
+  auto l = Launcher::Parse("srun -n {n} --job-name=${SLURM_JOB_NAME} --x={{n}}");
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->Argv(2, "p", {}),
+            (std::vector<std::string>{"srun", "-n", "2", "--job-name=${SLURM_JOB_NAME}", "--x={n}",
+                                      "p"}));
+}
+
 TEST(Launcher, EmptyTemplateIsRefused) { EXPECT_FALSE(Launcher::Parse("   ").ok()); }
 
 TEST(QuoteCommand, QuotesOnlyWhatNeedsIt) {

@@ -287,6 +287,13 @@ class BadInput(TorchTest):
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertIn("option --accum 2: with --torch-traces", proc.stderr)
         self.assertFalse(os.path.exists(os.path.join(out, "sweep.json")))
+        # A misspelt placeholder would reach the script as text; it is refused with the nearest.
+        proc = diagnose(["--torch", self.command("--batch", "{batch_size}"), "--out", out],
+                        check=False)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("option --torch: '{batch_size}' in '{batch_size}' is not a placeholder "
+                      "stepscope fills (did you mean {batch}?)", proc.stderr)
+        self.assertFalse(os.path.exists(os.path.join(out, "sweep.json")))
 
     def test_unsupported_wrappers_are_refused(self):
         code = ("import torch, stepscope_torch\n"
