@@ -56,10 +56,10 @@ decide::Emulation EmulationOf(const train::TrainOptions& o) {
 // A planned run as the sweep launches it: `program train ARGS`, or with --torch (runs with the
 // helper's environment) `script ARGS` under that environment.
 sweep::Job JobOf(const plan::PlannedRun& run) {
-  if (!run.env.empty()) return {run.name, run.id.replicas, run.args, run.env};
+  if (!run.env.empty()) return {run.name, run.id.replicas, run.args, run.env, run.steps};
   std::vector<std::string> args = {"train"};
   args.insert(args.end(), run.args.begin(), run.args.end());
-  return {run.name, run.id.replicas, std::move(args)};
+  return {run.name, run.id.replicas, std::move(args), {}, run.steps};
 }
 
 // What the runs measure, in words: "train ARGS" or "torch COMMAND".
@@ -275,6 +275,15 @@ class Session {
           return CompleteRunFromTraces(run_dir, info);
         };
       }
+    }
+    // The numerics runs leave the emulation and the injected faults out: their time a step is
+    // not the paced runs' (the progress line's estimate).
+    const train::TrainOptions& o = request.plan.options;
+    if (!request.plan.torch && (o.emulation.active() || !o.injection.stragglers.empty() ||
+                                o.injection.noise_rank >= 0 || o.injection.input_delay_ms > 0)) {
+      run_options_.timing_class = [](const std::string& name) {
+        return plan::IsNumericsRun(name) ? std::string("unpaced") : std::string();
+      };
     }
     // Every run of the sweep emulates the same device: the first run of each compute shape
     // calibrates it, later runs pace to it (train/device_file.h).

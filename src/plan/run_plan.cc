@@ -34,7 +34,8 @@ void AddRun(const PlanRequest& request, const RunId& id, const LeverChange& leve
   change.stragglers = StragglersWithin(request.options, id.replicas, &notes);
   MappedRun mapped = Map(request, change);
   plan->runs.push_back({id, RunName(id), std::move(mapped.args), std::move(mapped.env),
-                        change.levers.micro_batch.value_or(request.options.batch)});
+                        change.levers.micro_batch.value_or(request.options.batch),
+                        change.steps.value_or(request.options.steps)});
   AddNotes(std::move(notes), plan);
 }
 
@@ -46,7 +47,8 @@ void AddNumericsRun(const PlanRequest& request, VariantKind kind, const LeverCha
   change.steps = steps;
   MappedRun mapped = Map(request, change);
   plan->runs.push_back({id, RunName(id), std::move(mapped.args), std::move(mapped.env),
-                        change.levers.micro_batch.value_or(request.options.batch)});
+                        change.levers.micro_batch.value_or(request.options.batch),
+                        change.steps.value_or(request.options.steps)});
 }
 
 }  // namespace

@@ -42,6 +42,7 @@ struct PlannedRun {
   std::vector<std::string> args;      // its train arguments, or with --torch the script's
   std::vector<std::string> env = {};  // with --torch: NAME=VALUE for the helper
   int micro_batch = 0;                // the run's micro-batch (a profiler trace does not say)
+  int64_t steps = 0;                  // the steps it is asked to run; 0: as many as it runs
 };
 
 struct RunPlan {

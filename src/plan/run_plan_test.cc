@@ -190,6 +190,8 @@ TEST(PlanNoiseScale, OneUnpacedFp32RunWithNormsEveryStep) {
   };
   EXPECT_EQ(run.id.replicas, 2);
   EXPECT_EQ(value("--steps"), "1000");
+  EXPECT_EQ(run.steps, 1000);  // what the progress line prices it by
+  EXPECT_EQ(PlanMainRuns(r).runs.front().steps, r.options.steps);
   EXPECT_EQ(value("--grad-norm-every"), "1");
   EXPECT_EQ(value("--reduce-dtype"), "fp32");
   EXPECT_EQ(value("--batch"), "8");

@@ -8,6 +8,7 @@
 
 #include "sweep/failure_cause.h"
 #include "sweep/run_records.h"
+#include "sweep/sweep_eta.h"
 
 namespace stepscope::sweep {
 
@@ -33,28 +34,6 @@ std::vector<std::string> Job::Identity() const {
   return words;
 }
 
-double EstimateRemainingSeconds(const std::vector<Job>& jobs, size_t next,
-                                const std::vector<StoredRun>& finished) {
-  std::map<int, std::pair<double, int>> by_replicas;
-  double total = 0;
-  int count = 0;
-  for (const StoredRun& r : finished) {
-    if (r.state != "finished" || !(r.seconds > 0)) continue;
-    auto& [sum, n] = by_replicas[r.replicas];
-    sum += r.seconds;
-    ++n;
-    total += r.seconds;
-    ++count;
-  }
-  if (count == 0) return 0;
-  double eta = 0;
-  for (size_t i = next; i < jobs.size(); ++i) {
-    auto it = by_replicas.find(jobs[i].replicas);
-    eta += it != by_replicas.end() ? it->second.first / it->second.second : total / count;
-  }
-  return eta;
-}
-
 std::string FormatDuration(double seconds) {
   const long s = std::lround(std::max(0.0, seconds));
   if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60);
@@ -72,6 +51,25 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
     }
   };
   const size_t k = jobs.size();
+  std::map<std::string, RunDuration> durations;  // of the finished runs, read once each
+  auto finished_durations = [&] {
+    std::vector<RunDuration> out;
+    for (const StoredRun& r : store->runs()) {
+      if (r.state != "finished") continue;
+      auto it = durations.find(r.name);
+      if (it == durations.end() || it->second.seconds != r.seconds) {
+        RunDuration d = MeasureRunDuration(r, store->RunDir(r.name));
+        if (options.timing_class) d.timing_class = options.timing_class(r.name);
+        it = durations.insert_or_assign(r.name, std::move(d)).first;
+      }
+      out.push_back(it->second);
+    }
+    return out;
+  };
+  std::vector<std::string> classes;
+  for (const Job& job : jobs) {
+    classes.push_back(options.timing_class ? options.timing_class(job.name) : std::string());
+  }
   for (size_t i = 0; i < k; ++i) {
     JobOutcome out;
     out.job = jobs[i];
@@ -91,7 +89,7 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
       result.outcomes.push_back(std::move(out));
       continue;
     }
-    const double eta = EstimateRemainingSeconds(jobs, i, store->runs());
+    const double eta = EstimateRemainingSeconds(jobs, i, finished_durations(), classes);
     say(head + (eta > 0
                     ? fmt::format(": running, about {} left in the sweep\n", FormatDuration(eta))
                     : std::string(": running\n")));

@@ -21,6 +21,7 @@ struct Job {
   int replicas = 1;
   std::vector<std::string> args;      // the program's arguments; the runner appends --out RUNDIR
   std::vector<std::string> env = {};  // NAME=VALUE added to this job's environment
+  int64_t steps = 0;                  // the steps it is asked to run (the progress estimate); 0: ?
 
   // What makes a finished run the same run on resume: its environment, then its arguments.
   std::vector<std::string> Identity() const;
@@ -57,6 +58,9 @@ struct SweepRunOptions {
   // records and run.json from the profiler traces a script wrote there). An error fails the run
   // with its message.
   std::function<Status(const std::string& run_dir, const Job& job)> complete_run;
+  // The class of a run by its name: runs of one class share their time a step, which the
+  // progress line's estimate prices a longer run by (sweep/sweep_eta.h). Unset: one class.
+  std::function<std::string(const std::string& run_name)> timing_class;
   int log_tail_lines = 15;
   // A run still going after this many seconds is ended (its process group killed) and counts as
   // failed; 0: no limit (diagnose --run-timeout).
@@ -69,11 +73,6 @@ struct SweepResult {
   bool interrupted = false;
   int signal = 0;  // the interrupting signal
 };
-
-// Expected seconds for the jobs from `next` on, from the durations of finished runs (same replica
-// count when one was measured, the mean otherwise). 0 while nothing has finished.
-double EstimateRemainingSeconds(const std::vector<Job>& jobs, size_t next,
-                                const std::vector<StoredRun>& finished);
 
 // "1h02m", "3m05s", "42s".
 std::string FormatDuration(double seconds);

@@ -227,12 +227,10 @@ TEST(SweepStore, RefusesAnotherWorkloadUnlessFresh) {
   fs::remove_all(dir);
 }
 
-TEST(Eta, UsesSameReplicaCountThenTheMean) {
-  std::vector<Job> jobs{{"a", 1, {}}, {"b", 2, {}}, {"c", 4, {}}};
-  std::vector<StoredRun> done{{"a", 1, {}, "finished", 10, 0}, {"b", 2, {}, "finished", 20, 0}};
-  EXPECT_DOUBLE_EQ(EstimateRemainingSeconds(jobs, 1, done), 20 + 15);
-  EXPECT_DOUBLE_EQ(EstimateRemainingSeconds(jobs, 0, {}), 0);
+TEST(FormatDuration, HoursMinutesSeconds) {
   EXPECT_EQ(FormatDuration(185), "3m05s");
+  EXPECT_EQ(FormatDuration(42.4), "42s");
+  EXPECT_EQ(FormatDuration(3725), "1h02m");
 }
 
 TEST(RunRecords, MissingFilesNameTheDirectory) {
