@@ -177,7 +177,7 @@ Result<plan::TorchCommand> TorchCommandOf(const DiagnoseFlags& f, const plan::Tr
                            ": not used with --torch (the script defines the job); diagnose "
                            "--torch takes --batch, --accum, --bucket-mb, --loader-workers (the "
                            "values of {batch}, {accum}, {bucket_mb}, {workers}), --prefetch, "
-                           "--steps, --warmup-steps, --grad-norm-every");
+                           "--steps, --warmup-steps, --grad-norm-every, --stall-timeout");
     }
   }
   Result<std::vector<std::string>> words = sweep::SplitWords(f.torch);

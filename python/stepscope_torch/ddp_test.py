@@ -131,6 +131,28 @@ class _Wrapped:
 
 
 class UnderDdp(unittest.TestCase):
+    def test_an_exception_that_stops_the_script_is_said_with_its_rank_and_step(self):
+        # The line diagnose reports as the run's cause; a rank that lost its peer says so in a
+        # line that is not one (the cause is the other rank).
+        run = _Wrapped(self)
+        run.train()
+        host = socket.gethostname()
+        said = []
+        for error in (ValueError("bad batch\nmore"), RuntimeError(
+                "[./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:1"),
+                KeyboardInterrupt()):
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                sys.excepthook(type(error), error, None)
+            said.append(err.getvalue().splitlines()[0] if err.getvalue() else "")
+        self.assertEqual(said[0], f"stepscope: rank 0 (host {host}): the script stopped at step "
+                                  f"{STEPS} with ValueError: bad batch")
+        self.assertTrue(said[1].startswith(
+            f"stepscope_torch: rank 0 (host {host}): a reduction failed at step {STEPS}: another "
+            "rank is gone ([./gloo"), said[1])
+        self.assertFalse(said[2].startswith("stepscope"), said[2])
+        self.assertTrue(run.session.failed)
+
     def test_training_is_unchanged_bit_for_bit(self):
         model, optimizer, loader = _job()
         plain_batches = _train(model, optimizer, loader)

@@ -129,11 +129,13 @@ class TimedLoader:
         while True:
             if self._done():
                 return
-            t0 = now()
+            t0 = rec.drawing = now()
             try:
                 batch = next(it)
             except StopIteration:
                 break
+            finally:
+                rec.drawing = None
             rec.add_input_wait(now() - t0, self._samples(batch))
             if self._synthetic:
                 self._first = batch

@@ -97,6 +97,7 @@ class StepRecorder:
         self.draws = 0  # batches the loader gave
         self.step_draws = 0  # of them, the batches of the steps written
         self.last_draw = None  # (start, seconds, samples) of the latest
+        self.drawing = None  # while the loader is asked for a batch: since when (watchdog.py)
         self._start = None
         self._reset()
 
@@ -117,6 +118,11 @@ class StepRecorder:
         self.wire_exact = []  # (reduced bucket, its fp32 reduction, that reduction's work)
         self.wire_dots = []  # per bucket (|G_wire - G_fp32|^2, |G_fp32|^2), tensors
         self.losses = []  # the values the step's backward passes started from (tensors)
+
+    @property
+    def step_start(self):
+        """When the step in progress began (None before the first)."""
+        return self._start
 
     def begin_if_needed(self):
         if self._start is None:

@@ -4,6 +4,7 @@ import atexit
 import dataclasses
 import functools
 import os
+import socket
 import sys
 import time
 import types
@@ -27,6 +28,7 @@ from .run_info import write_run_json
 from .script_hook import ScriptHook, registered_hook
 from .settings import read_settings
 from .skipped_update import SkippedUpdates
+from .watchdog import Watchdog
 
 # Data-parallel wrappers the helper does not measure: it refuses them rather than misread them.
 UNSUPPORTED = ("FullyShardedDataParallel", "DataParallel", "ZeroRedundancyOptimizer",
@@ -139,6 +141,10 @@ def _inner_step(optimizer):
     if shadow is None:
         return type(optimizer).step
     return lambda self_, *args, **kwargs: shadow(*args, **kwargs)
+
+
+# What a rank's failed reduction says when another rank is gone (gloo over TCP).
+PEER_LOST = ("Connection closed by peer", "Connection reset by peer", "Broken pipe")
 
 
 class _Session:
@@ -269,6 +275,14 @@ class _Session:
         self.ready_slice_bytes = [p.numel() * p.element_size() for p in reversed(params)]
         self.t_startup_end = None
         self.failed = False
+        # A reduction in flight for the stall timeout ends the run, naming the rank it waits
+        # for (watchdog.py; the host clock's path: on a CUDA device NCCL's timeout applies).
+        self.watchdog = None
+        if self.ddp and self.reduce and reduce_world > 1 and self.marks is None and \
+                settings.stall_timeout > 0:
+            self.watchdog = Watchdog(self.recorder, settings.run_dir, self.rank,
+                                     settings.stall_timeout, before_exit=self.recorder.close)
+            self.watchdog.start()
         self._install_exit()
 
     def _adopt_script_hook(self, state, hook):
@@ -574,10 +588,29 @@ class _Session:
                 sys.stderr.flush()
                 os._exit(0)
             self.failed = True
+            self._say_failure(value)
             previous(kind, value, tb)
 
         sys.excepthook = excepthook
         atexit.register(self.finish)
+
+    def _say_failure(self, error):
+        """The line diagnose reports as the run's cause (`stepscope: rank R (host H): ...`) for
+        an exception that stops the script. A rank whose reduction failed because another rank
+        is gone says so in a line of its own: the cause is that other rank (its exception, or
+        the signal PyTorch's launcher reports)."""
+        if isinstance(error, KeyboardInterrupt):
+            return
+        text = str(error).strip().splitlines()
+        first = text[0] if text else ""
+        where = f"rank {self.rank} (host {socket.gethostname()})"
+        if any(lost in str(error) for lost in PEER_LOST):
+            print(f"stepscope_torch: {where}: a reduction failed at step {self.recorder.step}: "
+                  f"another rank is gone ({first})", file=sys.stderr, flush=True)
+            return
+        print(f"stepscope: {where}: the script stopped at step {self.recorder.step} with "
+              f"{type(error).__name__}{': ' + first if first else ''}", file=sys.stderr,
+              flush=True)
 
     def _ended_by_step_limit(self, error):
         """The uncaught `error` is the loader's end at the step limit: a StopIteration (or what
@@ -588,6 +621,8 @@ class _Session:
             isinstance(error, RuntimeError) and isinstance(error.__cause__, StopIteration))
 
     def finish(self):
+        if self.watchdog is not None:
+            self.watchdog.stop()
         rec = self.recorder
         rec.close()
         if self.failed:

@@ -29,6 +29,7 @@ class Settings:
     grad_norm_every: int = 4           # STEPSCOPE_GRAD_NORM_EVERY: steps between norm samples
     seed: Optional[int] = None         # STEPSCOPE_SEED: the job's randomness reseeded (reseed.py)
     measure_wire_error: bool = False   # STEPSCOPE_MEASURE_WIRE_ERROR=1: a reduced wire against fp32
+    stall_timeout: float = 120.0       # STEPSCOPE_STALL_TIMEOUT: seconds in a reduction; 0: off
 
     @property
     def active(self):
@@ -62,6 +63,7 @@ def read_settings(env=None):
     warmup = _number(env, "STEPSCOPE_WARMUP_STEPS", int, 0)
     every = _number(env, "STEPSCOPE_GRAD_NORM_EVERY", int, 0)
     bucket = _number(env, "STEPSCOPE_BUCKET_MB", float, 0)
+    stall = _number(env, "STEPSCOPE_STALL_TIMEOUT", float, 0)
     if bucket is not None and bucket <= 0:
         raise SettingsError(f"STEPSCOPE_BUCKET_MB={env['STEPSCOPE_BUCKET_MB']!r} must be above 0")
     return Settings(
@@ -77,4 +79,5 @@ def read_settings(env=None):
         grad_norm_every=4 if every is None else every,
         seed=_number(env, "STEPSCOPE_SEED", int, 0),
         measure_wire_error=_choice(env, "STEPSCOPE_MEASURE_WIRE_ERROR", ("0", "1"), "0") == "1",
+        stall_timeout=120.0 if stall is None else stall,
     )

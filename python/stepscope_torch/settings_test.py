@@ -22,6 +22,9 @@ class ReadSettings(unittest.TestCase):
                           s.steps, s.warmup_steps, s.grad_norm_every, s.accum),
                          ("no_reduce", 1.5, "bf16", 0, 3, 7, 0, 2, 4))
         self.assertEqual(read_settings({}).accum, 1)
+        self.assertEqual(read_settings({}).stall_timeout, 120.0)  # train's --stall-timeout
+        self.assertEqual(read_settings({"STEPSCOPE_STALL_TIMEOUT": "7.5"}).stall_timeout, 7.5)
+        self.assertEqual(read_settings({"STEPSCOPE_STALL_TIMEOUT": "0"}).stall_timeout, 0)
 
     def test_malformed_values_name_the_variable(self):
         for env, words in (({"STEPSCOPE_VARIANT": "fast"}, "STEPSCOPE_VARIANT='fast'"),
@@ -29,6 +32,7 @@ class ReadSettings(unittest.TestCase):
                            ({"STEPSCOPE_STEPS": "0"}, "must be at least 1"),
                            ({"STEPSCOPE_BUCKET_MB": "0"}, "must be above 0"),
                            ({"STEPSCOPE_ACCUM": "0"}, "STEPSCOPE_ACCUM='0' must be at least 1"),
+                           ({"STEPSCOPE_STALL_TIMEOUT": "-1"}, "must be at least 0"),
                            ({"STEPSCOPE_REDUCE_DTYPE": "int8"}, "fp32, bf16, fp16")):
             with self.assertRaises(SettingsError) as e:
                 read_settings(env)

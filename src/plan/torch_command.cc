@@ -110,6 +110,10 @@ TorchMapping MapOntoTorch(const TorchCommand& command, const train::TrainOptions
     m.env.push_back(fmt::format("STEPSCOPE_STEPS={}", steps));
   }
   m.env.push_back(fmt::format("STEPSCOPE_WARMUP_STEPS={}", options.warmup_steps));
+  // The helper's stall watchdog has train's default (python/stepscope_torch/watchdog.py).
+  if (options.stall_timeout_s != train::TrainOptions{}.stall_timeout_s) {
+    m.env.push_back(fmt::format("STEPSCOPE_STALL_TIMEOUT={}", options.stall_timeout_s));
+  }
   m.env.push_back(fmt::format("STEPSCOPE_GRAD_NORM_EVERY={}",
                               change.grad_norm_every.value_or(options.grad_norm_every)));
   const std::vector<std::pair<std::string_view, std::string>> values = {

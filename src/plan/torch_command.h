@@ -24,7 +24,7 @@ inline constexpr std::string_view kTorchPlaceholders[] = {"batch", "accum", "buc
 // The train options that mean something to a torch workload; others are refused.
 inline constexpr std::string_view kTorchWorkloadFlags[] = {
     "--batch", "--accum",        "--bucket-mb",       "--loader-workers", "--prefetch",
-    "--steps", "--warmup-steps", "--grad-norm-every", "--no-eval"};
+    "--steps", "--warmup-steps", "--grad-norm-every", "--no-eval", "--stall-timeout"};
 
 struct TorchCommand {
   std::string interpreter;        // the first word: the Python that runs the script

@@ -51,6 +51,20 @@ TEST(TorchCommand, AMisspeltPlaceholderIsRefusedAndDoubledBracesReachTheScript) 
   EXPECT_EQ(m.args, (Words{"--batch", "8", "--ckpt", "ckpt-{epoch}-{batch}.pt"}));
 }
 
+TEST(MapOntoTorch, TheStallTimeoutReachesTheHelperWhenNotTheDefault) {
+  const TorchCommand c = Command({"python3", "t.py"});
+  train::TrainOptions o = ScriptOptions();
+  auto stall = [&] {
+    const Words env = MapOntoTorch(c, o, RunChange{}).env;
+    return std::count_if(env.begin(), env.end(), [](const std::string& e) {
+      return e.rfind("STEPSCOPE_STALL_TIMEOUT=", 0) == 0;
+    });
+  };
+  EXPECT_EQ(stall(), 0);  // the helper's default is train's (a run's identity unchanged)
+  o.stall_timeout_s = 30;
+  EXPECT_TRUE(Contains(MapOntoTorch(c, o, RunChange{}).env, "STEPSCOPE_STALL_TIMEOUT=30"));
+}
+
 TEST(TorchCommand, DefaultLauncherIsTorchRunByTheCommandsInterpreter) {
   EXPECT_EQ(DefaultTorchLauncher(Command({"/usr/bin/python3", "t.py"})),
             "/usr/bin/python3 -m stepscope_torch.run --nproc_per_node {n}");

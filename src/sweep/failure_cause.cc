@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <sys/statvfs.h>
 
+#include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <regex>
 #include <sstream>
@@ -54,6 +56,76 @@ std::string LauncherNotice(const std::vector<std::string>& lines) {
   return "";
 }
 
+// PyTorch's launcher (torch.distributed.run) ends a failed job with a summary: a block per failed
+// rank under "Failures:" and "Root Cause (first observed failure):", each with "rank : R
+// (local_rank: L)", "host : H", "exitcode : C (pid: P)" and, for a signal, "traceback : Signal 9
+// (SIGKILL) received by PID P". A rank killed by a signal is the cause (the others fail at their
+// next collective with it gone); else every failed rank, with the first exception the log shows
+// (one that is not a rank losing its peer). The helper's own line, where a rank raised under it,
+// names the rank and comes first (StepscopeMessage).
+std::string TorchRunSummary(const std::vector<std::string>& lines) {
+  struct Failed {
+    std::string rank, host, signal_words;
+    int exit_code = 0;
+  };
+  std::vector<Failed> failed;
+  bool in_summary = false;
+  static const std::regex field(R"(^\s+(rank|host|exitcode|traceback)\s*:\s*(.*)$)");
+  static const std::regex entry(R"(^\[\d+\]:\s*$)");
+  for (const std::string& l : lines) {
+    if (l.rfind("Failures:", 0) == 0) in_summary = true;
+    if (l.rfind("Root Cause", 0) == 0) in_summary = true;
+    if (!in_summary) continue;
+    std::smatch m;
+    if (std::regex_match(l, entry)) {
+      failed.push_back({});
+    } else if (!failed.empty() && std::regex_match(l, m, field)) {
+      Failed& f = failed.back();
+      const std::string key = m[1].str(), value = m[2].str();
+      if (key == "rank") f.rank = value.substr(0, value.find(' '));
+      if (key == "host") f.host = value;
+      if (key == "exitcode") f.exit_code = std::atoi(value.c_str());
+      if (key == "traceback" && value.rfind("Signal ", 0) == 0) {  // "Signal 9 (SIGKILL) ..."
+        f.signal_words = "signal " + value.substr(7, value.find(" received") - 7);
+      }
+    }
+  }
+  if (failed.empty()) return "";
+  for (const Failed& f : failed) {
+    if (f.exit_code < 0) {
+      const char* name = strsignal(-f.exit_code);
+      return fmt::format("rank {} (host {}) died of {}", f.rank, f.host,
+                         !f.signal_words.empty()
+                             ? f.signal_words
+                             : fmt::format("signal {} ({})", -f.exit_code, name ? name : "?"));
+    }
+  }
+  // Which of several failed ranks failed first the summary cannot say (its "root cause" is the
+  // first it observed, often a rank that lost its peer): each is named.
+  std::string words;
+  for (const Failed& f : failed) {
+    words += fmt::format("{}rank {} (host {}, exit {})", words.empty() ? "" : ", ", f.rank, f.host,
+                         f.exit_code);
+  }
+  words += " failed";
+  // The script's own error: the first exception line, one of a rank that lost its peer last.
+  static const std::regex exception(R"(^([A-Za-z_][\w.]*(Error|Exception|Interrupt))(: .*)?$)");
+  std::string first, first_lost;
+  for (const std::string& l : lines) {
+    if (!std::regex_match(l, exception) || l.find("ChildFailedError") != std::string::npos ||
+        l.find("SignalException") != std::string::npos) {
+      continue;
+    }
+    const bool lost = l.find("Connection closed by peer") != std::string::npos ||
+                      l.find("Connection reset by peer") != std::string::npos ||
+                      l.find("Broken pipe") != std::string::npos;
+    std::string& slot = lost ? first_lost : first;
+    if (slot.empty()) slot = l;
+  }
+  const std::string& error = first.empty() ? first_lost : first;
+  return error.empty() ? words : words + "; the first error in the log: " + error;
+}
+
 }  // namespace
 
 std::string FailureCause(const ChildResult& result, double run_timeout_s,
@@ -68,6 +140,7 @@ std::string FailureCause(const ChildResult& result, double run_timeout_s,
   }
   if (std::string own = StepscopeMessage(lines); !own.empty()) return own;
   if (std::string notice = LauncherNotice(lines); !notice.empty()) return notice;
+  if (std::string summary = TorchRunSummary(lines); !summary.empty()) return summary;
   if (result.exit_code > 128) {
     const int sig = result.exit_code - 128;
     const char* name = strsignal(sig);

@@ -1,6 +1,7 @@
 // Why a run of a sweep failed, in words, from its launcher's exit status and log: the rank or
 // host is named whenever the log tells it (stepscope's own "rank R (host H): ..." messages,
-// OpenMPI's "process rank R ... on node H exited on signal S").
+// OpenMPI's "process rank R ... on node H exited on signal S", PyTorch's launcher's summary of
+// the failed ranks).
 #pragma once
 
 #include <string>

@@ -22,6 +22,64 @@ TEST(FailureCause, NamesTheRankOpenMpiSawDie) {
   EXPECT_EQ(FailureCause(Exit(137), 0, log), "rank 1 on host vm died of signal 9 (Killed)");
 }
 
+// The end of a log of PyTorch's launcher (torch.distributed.run, PyTorch 1.13) whose rank 1 was
+// killed (SIGKILL) at step 5 of a two-rank job, rank 0 failing at its next reduction.
+const char* kTorchRankKilled =
+    "RuntimeError: Got the following error when running the callback: RuntimeError: "
+    "[./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:40144\n"
+    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 "
+    "(pid: 22892) of binary: /usr/bin/python3\n"
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+    "============================================================\n"
+    "/tmp/hang/job.py FAILED\n"
+    "------------------------------------------------------------\n"
+    "Failures:\n"
+    "[1]:\n"
+    "  time      : 2026-12-07_00:28:04\n"
+    "  host      : localhost\n"
+    "  rank      : 1 (local_rank: 1)\n"
+    "  exitcode  : -9 (pid: 22893)\n"
+    "  error_file: <N/A>\n"
+    "  traceback : Signal 9 (SIGKILL) received by PID 22893\n"
+    "------------------------------------------------------------\n"
+    "Root Cause (first observed failure):\n"
+    "[0]:\n"
+    "  time      : 2026-12-07_00:28:04\n"
+    "  host      : localhost\n"
+    "  rank      : 0 (local_rank: 0)\n"
+    "  exitcode  : 1 (pid: 22892)\n"
+    "  error_file: <N/A>\n"
+    "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n"
+    "============================================================\n";
+
+TEST(FailureCause, TheRankPyTorchsLauncherSawKilledNotItsRootCause) {
+  EXPECT_EQ(FailureCause(Exit(1), 0, kTorchRankKilled),
+            "rank 1 (host localhost) died of signal 9 (SIGKILL)");
+}
+
+TEST(FailureCause, PyTorchsLauncherWithoutASignalNamesEveryFailedRankAndTheScriptsError) {
+  // Rank 1 raised; the summary's root cause is rank 0, which lost its peer.
+  std::string log =
+      "    raise ValueError(\"bad batch at step 5\")\n"
+      "ValueError: bad batch at step 5\n"
+      "RuntimeError: Got the following error when running the callback: RuntimeError: "
+      "[./gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:41708\n"
+      "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+      "Failures:\n[1]:\n  host      : localhost\n  rank      : 1 (local_rank: 1)\n"
+      "  exitcode  : 1 (pid: 23409)\n"
+      "Root Cause (first observed failure):\n[0]:\n  host      : localhost\n"
+      "  rank      : 0 (local_rank: 0)\n  exitcode  : 1 (pid: 23408)\n"
+      "============================================================\n";
+  EXPECT_EQ(FailureCause(Exit(1), 0, log),
+            "rank 1 (host localhost, exit 1), rank 0 (host localhost, exit 1) failed; the first "
+            "error in the log: ValueError: bad batch at step 5");
+  // The helper's line, written by the rank that raised, names it.
+  log =
+      "stepscope: rank 1 (host h): the script stopped at step 6 with ValueError: bad batch\n" + log;
+  EXPECT_EQ(FailureCause(Exit(1), 0, log),
+            "rank 1 (host h): the script stopped at step 6 with ValueError: bad batch");
+}
+
 TEST(FailureCause, StepscopesOwnRankMessageComesFirst) {
   const std::string log =
       "MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD\n"

@@ -5,6 +5,7 @@ named, the first lever recommended helps when re-measured, bad scripts are repor
 log while the sweep goes on, and the example of docs/torch.md runs as is."""
 import json
 import os
+import time
 import re
 import subprocess
 import unittest
@@ -257,6 +258,29 @@ class BadInput(TorchTest):
                          r"script that writes PyTorch profiler traces instead can be diagnosed "
                          r"with --torch-traces")
         self.assertIn("[run 2/2]", proc.stderr)  # the sweep went on after the first failure
+
+    def test_a_rank_that_dies_or_hangs_is_named(self):
+        # Killed: PyTorch's launcher ends the others; the cause is the killed rank, not the one
+        # its summary calls the root cause (rank 0, which lost its peer).
+        proc = diagnose(["--torch", self.command("--fail", "die", "--batch", "{batch}"),
+                         "--replicas", "2", "--no-ablations", "--out", self.path("die")]
+                        + NO_CHECKS, check=False)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("baseline-n2 (2 replicas): FAILED (exit 1): rank 1 (host ", proc.stderr)
+        self.assertIn(") died of signal 9 (SIGKILL)", proc.stderr)
+        # Hung: rank 0 waits in its reduction; the stall timeout ends the run within seconds
+        # (gloo's own would take 30 minutes) and names rank 1 and where it is.
+        started = time.monotonic()
+        proc = diagnose(["--torch", self.command("--fail", "hang", "--batch", "{batch}"),
+                         "--replicas", "2", "--no-ablations", "--stall-timeout", "4",
+                         "--out", self.path("hang")] + NO_CHECKS, check=False)
+        self.assertLess(time.monotonic() - started, 120)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertRegex(proc.stderr, r"baseline-n2 \(2 replicas\): FAILED \(exit 1\): rank 0 "
+                         r"\(host [^)]*\): waited [4-9] s at step 3 in the gradient all-reduce of "
+                         r"bucket 0; rank 1 \(host [^)]*\) is at step 3, outside the loader, "
+                         r"forward and backward \(its optimizer or its own code\), for the last "
+                         r"\d+ s\. The run is ended \(stall timeout 4 s, diagnose --stall-timeout")
 
     def test_no_step_is_named_in_the_log(self):
         out = self.path("d")

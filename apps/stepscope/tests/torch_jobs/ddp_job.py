@@ -10,7 +10,8 @@ The sleep sits on the input, which needs no gradient, so backward is the model's
   --shape slow_rank     rank --slow-rank does --slow-factor times the work
 --profile DIR also records the steps with PyTorch's autograd profiler (DIR/rank-R.pt.trace.json),
 to compare the helper's records with the profiler's view of the same run;
---profile-into-run-dir --fail no_helper is a script for diagnose --torch-traces;
+--profile-into-run-dir --fail no_helper is a script for diagnose --torch-traces; --fail die and
+--fail hang make rank 1 kill itself (SIGKILL) or stop making progress (a sleep) after step 2;
 --comm-hook fp16 reduces through PyTorch's fp16 compression hook, the script's own;
 --step-function trains through a step function wrapped by stepscope_torch.wrap_step;
 --next takes the batches with next() and counts its own --steps, as many scripts do (diagnose's
@@ -22,6 +23,7 @@ Usage (under torch.distributed.run): python3 ddp_job.py --shape S --batch B [--w
 import contextlib
 import argparse
 import os
+import signal
 import time
 
 import torch
@@ -100,7 +102,8 @@ def main():
                    help="wrap the training step (wrap_step) instead of the optimizer")
     p.add_argument("--shuffle", action="store_true",
                    help="each rank its own examples, shuffled by a DistributedSampler")
-    p.add_argument("--fail", choices=["none", "start", "no_helper"], default="none")
+    p.add_argument("--fail", choices=["none", "start", "no_helper", "die", "hang"],
+                   default="none")
     p.add_argument("--profile", default="")
     p.add_argument("--profile-into-run-dir", action="store_true",
                    help="--profile $STEPSCOPE_RUN_DIR (diagnose --torch-traces)")
@@ -144,17 +147,25 @@ def main():
     if args.comm_hook == "fp16":
         model.register_comm_hook(None, default_hooks.fp16_compress_hook)
     profiler = torch.autograd.profiler.profile() if args.profile else contextlib.nullcontext()
+    def fail_after(step):
+        if rank == 1 and step == 2 and args.fail == "die":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if rank == 1 and step == 2 and args.fail == "hang":
+            time.sleep(3600)
+
     with profiler:
         if args.next:
             batches = iter(loader)
             for step in range(args.steps):
                 x, y = next(batches)
                 train_step(x, y)
+                fail_after(step)
         else:
             for step, (x, y) in enumerate(loader):
                 if step >= args.steps:
                     break
                 train_step(x, y)
+                fail_after(step)
     if args.profile:
         os.makedirs(args.profile, exist_ok=True)
         profiler.export_chrome_trace(os.path.join(args.profile, f"rank-{rank}.pt.trace.json"))

@@ -1,0 +1,122 @@
+"""The stall watchdog over real step recorders and a clock of the test's: a reduction in flight
+for the timeout ends the run with one line naming the ranks it waits for, from their progress
+files; nothing else does."""
+import json
+import os
+import tempfile
+import unittest
+
+from stepscope_torch.recorder import StepRecorder
+from stepscope_torch.watchdog import STALL_EXIT_CODE, Watchdog
+
+
+class Clock:
+    def __init__(self):
+        self.t = 100.0
+        self.wall = 5000.0
+
+    def advance(self, seconds):
+        self.t += seconds
+        self.wall += seconds
+
+
+class Rank:
+    """One rank's recorder and watchdog in `run_dir`, its exit and its lines kept."""
+
+    def __init__(self, run_dir, rank, clock, timeout=10.0):
+        self.rec = StepRecorder(os.path.join(run_dir, f"rank-{rank}.steps.jsonl"), rank, 2, 0, 0)
+        self.exits, self.lines, self.flushed = [], [], []
+        self.dog = Watchdog(self.rec, run_dir, rank, timeout, exit=self.exits.append,
+                            clock=lambda: clock.t, wall=lambda: clock.wall,
+                            say=self.lines.append, before_exit=lambda: self.flushed.append(1))
+
+    def progress(self):
+        with open(self.dog.path) as f:
+            return json.load(f)
+
+
+class StallWatchdog(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.clock = Clock()
+        self.r0 = Rank(self.tmp.name, 0, self.clock)
+        self.r1 = Rank(self.tmp.name, 1, self.clock)
+        for r in (self.r0, self.r1):
+            self.addCleanup(r.rec.close)
+
+    def reduce_on_rank0(self):
+        """Rank 0 at step 3 launches bucket 0's reduction, which does not complete."""
+        rec = self.r0.rec
+        rec.step = 3
+        rec.mark_backward_start(self.clock.t)
+        return rec.add_collective(400, self.clock.t)
+
+    def test_a_reduction_in_flight_past_the_timeout_names_the_rank_it_waits_for(self):
+        self.reduce_on_rank0()
+        self.r1.rec.step = 3
+        self.r1.rec.drawing = self.clock.t  # rank 1 asks its loader for a batch, and waits
+        self.clock.advance(9.5)
+        self.r1.dog.tick()
+        self.r0.dog.tick()
+        self.assertEqual(self.r0.exits, [])  # 9.5 s: under the timeout
+        state = self.r0.progress()
+        self.assertEqual((state["rank"], state["step"], state["waiting"]), (0, 3, True))
+        self.assertEqual(state["where"], "in the gradient all-reduce of bucket 0")
+        self.clock.advance(1.0)
+        self.r1.dog.tick()
+        self.r1.dog.tick()
+        self.assertEqual(self.r1.exits, [])  # waiting for its loader is not a stall
+        self.r0.dog.tick()
+        self.assertEqual(self.r0.exits, [STALL_EXIT_CODE])
+        self.assertEqual(self.r0.flushed, [1])
+        self.assertEqual(len(self.r0.lines), 1)
+        line = self.r0.lines[0]
+        self.assertTrue(line.startswith(
+            f"stepscope: rank 0 (host {self.r0.dog.host}): waited 10 s at step 3 in the gradient "
+            f"all-reduce of bucket 0; rank 1 (host {self.r1.dog.host}) is at step 3, waiting for "
+            "a batch from its loader, for the last 10 s. The run is ended (stall timeout 10 s, "
+            "diagnose --stall-timeout"), line)
+
+    def test_a_rank_whose_progress_stopped_being_written_is_frozen_or_gone(self):
+        self.reduce_on_rank0()
+        self.r1.dog.tick()
+        self.clock.advance(11)  # rank 1 writes nothing more: its interpreter is held
+        self.r0.dog.tick()
+        self.assertEqual(self.r0.exits, [STALL_EXIT_CODE])
+        self.assertIn("rank 1 (host ", self.r0.lines[0])
+        self.assertIn("has said nothing for 11 s (last at step 0, outside the loader, forward and "
+                      "backward (its optimizer or its own code)): its process is frozen or gone",
+                      self.r0.lines[0])
+
+    def test_ranks_all_waiting_in_reductions_do_not_match(self):
+        self.reduce_on_rank0()
+        self.r1.rec.mark_backward_start(self.clock.t)
+        self.r1.rec.add_collective(400, self.clock.t)
+        self.clock.advance(10)
+        self.r1.dog.tick()
+        self.r0.dog.tick()
+        self.assertIn("every other rank waits in a reduction too", self.r0.lines[0])
+
+    def test_nothing_but_a_reduction_in_flight_is_a_stall(self):
+        c = self.reduce_on_rank0()
+        self.clock.advance(5)
+        c.end = self.clock.t  # completed: DDP copies back, the rank finishes its step alone
+        self.clock.advance(600)  # a long validation on this rank only
+        self.r0.dog.tick()
+        self.assertEqual(self.r0.exits, [])
+        self.assertEqual(self.r0.progress()["where"], "in its backward pass")
+        self.r0.rec.mark_backward_end(self.clock.t)
+        self.r0.dog.tick()
+        self.assertEqual(self.r0.exits, [])
+        self.assertTrue(self.r0.progress()["where"].startswith("outside the loader"))
+
+    def test_stop_removes_the_progress_file(self):
+        self.r0.dog.tick()
+        self.assertTrue(os.path.exists(self.r0.dog.path))
+        self.r0.dog.stop()
+        self.assertFalse(os.path.exists(self.r0.dog.path))
+
+
+if __name__ == "__main__":
+    unittest.main()
