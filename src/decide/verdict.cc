@@ -337,7 +337,7 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
   };
   auto x_at = [&](double step) { return step > 0 ? s / step : 0; };
   if (t > 0) {
-    add_lever(Lever::kLoaderWorkersPrefetch, "more loader workers and a deeper prefetch queue",
+    add_lever(Lever::kLoaderWorkersPrefetch, "add loader workers and deepen the prefetch queue",
               x_at(t - c.input_wait), fmt::format("input wait {} -> ~0", Ms(c.input_wait)));
     const double t2 = t + c.compute + c.input_wait;
     add_lever(Lever::kBiggerMicroBatch,
@@ -364,7 +364,7 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
     if (v.binding == Binding::kImbalance) {
       const double imbalance = split.Of(Binding::kImbalance).seconds;
       add_lever(Lever::kBalanceLengths,
-                "length-bucketed batches so ranks get similar work (train --balance-lengths)",
+                "batch examples by length so ranks get similar work (train --balance-lengths)",
                 x_at(t - imbalance), fmt::format("imbalance wait {} -> ~0", Ms(imbalance)));
     }
     if (!v.straggler_ranks.empty()) {
