@@ -24,7 +24,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 import stepscope_torch
 from stepscope_torch import loss_capture
-from stepscope_torch.session import HelperError, _Session
+from stepscope_torch.session import SESSION_ATTR, HelperError, _Session
 from stepscope_torch.settings import read_settings
 
 STEPS = 6
@@ -128,6 +128,91 @@ class _Wrapped:
             self.session.finish()
         with open(os.path.join(os.path.dirname(self.path), "run.json")) as f:
             return json.load(f)
+
+
+class WrappedEachEpoch(unittest.TestCase):
+    """A script that makes its loader each epoch and wraps the model, the optimizer and that
+    loader each time: one session, its steps counted on under one step limit."""
+
+    def environment(self, **env):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.addCleanup(setattr, sys, "excepthook", sys.excepthook)
+        patch = mock.patch.dict(os.environ, dict(env, STEPSCOPE_RUN_DIR=tmp.name,
+                                                 STEPSCOPE_WARMUP_STEPS="0"))
+        patch.start()
+        self.addCleanup(patch.stop)
+        return tmp.name
+
+    def adopt(self, model):
+        """The session of a wrapped `model`, ended by the test instead of at exit."""
+        session = getattr(model, SESSION_ATTR)
+        atexit.unregister(session.finish)
+        self.addCleanup(session.recorder.close)
+        return session
+
+    def epochs(self, model, optimizer, dataset, limit, wrap=True):
+        """Three epochs, a loader made (and wrapped) at each; at most `limit` steps."""
+        wrapped, seen = None, []
+        for _ in range(3):
+            loader = DataLoader(dataset, batch_size=8)
+            m, o = model, optimizer
+            if wrap:
+                m, o, loader = stepscope_torch.wrap(model, optimizer, loader)
+                if wrapped is None:
+                    wrapped = m
+                    self.adopt(m)
+            for x, y in loader:
+                if len(seen) == limit:
+                    break
+                o.zero_grad()
+                nn.functional.cross_entropy(m(x), y).backward()
+                o.step()
+                seen.append(x.clone())
+        return wrapped, seen
+
+    def test_the_steps_go_on_under_one_limit_and_train_as_without_the_helper(self):
+        run_dir = self.environment(STEPSCOPE_STEPS=str(2 * STEPS + 2))
+        model, optimizer, loader = _job()
+        wrapped, seen = self.epochs(model, optimizer, loader.dataset, limit=None)
+        self.assertIs(wrapped, model)
+        self.assertEqual(len(seen), 2 * STEPS + 2)  # the helper's limit ended the third epoch
+        getattr(model, SESSION_ATTR).recorder.close()
+        with open(os.path.join(run_dir, "rank-0.steps.jsonl")) as f:
+            records = [json.loads(line) for line in f]
+        self.assertEqual([r["step"] for r in records], list(range(2 * STEPS + 2)))
+        self.assertEqual([r["epoch"] for r in records], [0] * STEPS + [1] * STEPS + [2, 2])
+        plain, _, plain_loader = _job()
+        plain_optimizer = torch.optim.SGD(plain.parameters(), lr=0.05, momentum=0.9)
+        self.epochs(plain, plain_optimizer, plain_loader.dataset, 2 * STEPS + 2, wrap=False)
+        for p, q in zip(plain.parameters(), model.parameters()):
+            self.assertTrue(torch.equal(p, q), "the helper changed a parameter")
+
+    def test_another_optimizer_or_the_other_wrap_is_refused(self):
+        self.environment()
+        model, optimizer, loader = _job()
+        m, o, _ = stepscope_torch.wrap(model, optimizer, loader)
+        self.adopt(m)
+        self.assertIs(stepscope_torch.wrap(m, o, loader)[1], o)
+        other = torch.optim.SGD(model.parameters(), lr=0.1)
+        with self.assertRaisesRegex(HelperError, "wrap was called again with another optimizer"):
+            stepscope_torch.wrap(model, other, loader)
+        with self.assertRaisesRegex(HelperError, "the model was wrapped by wrap already"):
+            stepscope_torch.wrap_step(model, lambda x, y: None, loader)
+
+    def test_under_a_bucket_lever_the_scripts_own_model_finds_the_rebuilt_one(self):
+        self.environment(STEPSCOPE_BUCKET_MB="1")
+        model, optimizer, loader = _job()
+        m, _, _ = stepscope_torch.wrap(model, optimizer, loader)
+        self.adopt(m)
+        self.assertIsNot(m, model)  # DDP rebuilt with the lever's bucket cap
+        self.assertIs(stepscope_torch.wrap(model, optimizer, loader)[0], m)
+        self.assertIs(stepscope_torch.wrap(m, optimizer, loader)[0], m)
+        for saved in (model, m):  # pickled, neither holds the session
+            buffer = io.BytesIO()
+            torch.save(saved, buffer)
+            buffer.seek(0)
+            self.assertFalse(hasattr(torch.load(buffer), SESSION_ATTR))
 
 
 class UnderDdp(unittest.TestCase):

@@ -30,10 +30,17 @@ def reseed(loader, seed):
     """Reseeds what the job draws from after `wrap`; returns what was reseeded, in words."""
     torch.manual_seed(seed)
     random.seed(seed)
-    reached = ["the global generators"]
     numpy = sys.modules.get("numpy")
     if numpy is not None:
         numpy.random.seed(seed % 2**32)
+    return ["the global generators"] + reseed_loader(loader, seed)
+
+
+def reseed_loader(loader, seed):
+    """Reseeds the loader's own randomness only (its sampler's seed, its generators): a loader
+    a later `wrap` brings (a script that makes one each epoch), whose global generators run on
+    from the first reseeding."""
+    reached = []
     generators = [getattr(loader, "generator", None)]
     for s in _samplers(loader):
         if isinstance(getattr(s, "seed", None), int) and hasattr(s, "set_epoch"):

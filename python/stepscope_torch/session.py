@@ -23,7 +23,7 @@ from .loss_capture import install as install_loss_capture, running_loss
 from .marks import StepMarks
 from .pickling import make_picklable
 from .recorder import StepRecorder, now
-from .reseed import reseed
+from .reseed import reseed, reseed_loader
 from .run_info import write_run_json
 from .script_hook import ScriptHook, registered_hook
 from .settings import read_settings
@@ -143,6 +143,9 @@ def _inner_step(optimizer):
     return lambda self_, *args, **kwargs: shadow(*args, **kwargs)
 
 
+# The model's attribute that holds its session, for a later `wrap` of it (`_Session.again`).
+SESSION_ATTR = "_stepscope_session"
+
 # What a rank's failed reduction says when another rank is gone (gloo over TCP).
 PEER_LOST = ("Connection closed by peer", "Connection reset by peer", "Broken pipe")
 
@@ -182,6 +185,9 @@ class _Session:
                 "DistributedDataParallel, in a job of several processes; wrap the DDP model "
                 "(docs/torch.md)")
         if self.ddp and settings.bucket_mb is not None:
+            # The script may wrap its own again (`again`): it knows this session too.
+            original = make_picklable(model, attrs=(SESSION_ATTR,))
+            setattr(original, SESSION_ATTR, self)
             model = _rebuild_ddp(model, settings.bucket_mb)
         self.bucket_mb = settings.bucket_mb if settings.bucket_mb is not None else (
             getattr(model, "bucket_bytes_cap", 25 * (1 << 20)) / (1 << 20) if self.ddp else 25.0)
@@ -226,7 +232,8 @@ class _Session:
         # and instance attributes.
         self._hook_ids = set()
         make_picklable(model, attrs=("zero_grad", "register_comm_hook",
-                                     "_register_builtin_comm_hook"), hook_ids=self._hook_ids)
+                                     "_register_builtin_comm_hook", SESSION_ATTR),
+                       hook_ids=self._hook_ids)
         # An iteration the script ends without the optimizer's update is a step of its own
         # (skipped_update.py); a step function's step ends when it returns, and under
         # STEPSCOPE_ACCUM the helper holds the zero_grad calls it would watch.
@@ -251,22 +258,7 @@ class _Session:
         else:
             self.optimizer_kind = "step_function"
             self.step = self._wrap_step(step)
-        self.loader_workers = getattr(loader, "num_workers", 0)
-        if settings.loader_workers is not None or settings.prefetch is not None:
-            if not hasattr(loader, "collate_fn"):
-                raise HelperError("stepscope_torch: STEPSCOPE_LOADER_WORKERS needs a "
-                                  "torch.utils.data.DataLoader to rebuild; the loader is a "
-                                  f"{type(loader).__name__}")
-            workers = settings.loader_workers if settings.loader_workers is not None \
-                else loader.num_workers
-            loader = rebuild(loader, workers, settings.prefetch)
-            self.loader_workers = workers
-        if settings.seed is not None:
-            reached = reseed(loader, settings.seed)
-            self.notes.append(f"STEPSCOPE_SEED={settings.seed} reseeded {', '.join(reached)} "
-                              "at wrap (the model's initial weights are the script's)")
-        self.loader = TimedLoader(loader, self.recorder, settings.variant == "synthetic_input",
-                                  settings.steps, self.notes)
+        self.loader = self._timed_loader(loader, first=True)
         params = [p for p in model.parameters() if p.requires_grad]
         self.parameters = sum(p.numel() for p in params)
         self.gradient_bytes = sum(p.numel() * p.element_size() for p in params)
@@ -283,7 +275,54 @@ class _Session:
             self.watchdog = Watchdog(self.recorder, settings.run_dir, self.rank,
                                      settings.stall_timeout, before_exit=self.recorder.close)
             self.watchdog.start()
+        setattr(self.model, SESSION_ATTR, self)
         self._install_exit()
+
+    def _timed_loader(self, loader, first):
+        """The loader the script gets: rebuilt for a workers lever, reseeded under
+        STEPSCOPE_SEED (the global generators only at the first `wrap`), timed."""
+        settings = self.settings
+        self.loader_workers = getattr(loader, "num_workers", 0)
+        if settings.loader_workers is not None or settings.prefetch is not None:
+            if not hasattr(loader, "collate_fn"):
+                raise HelperError("stepscope_torch: STEPSCOPE_LOADER_WORKERS needs a "
+                                  "torch.utils.data.DataLoader to rebuild; the loader is a "
+                                  f"{type(loader).__name__}")
+            workers = settings.loader_workers if settings.loader_workers is not None \
+                else loader.num_workers
+            loader = rebuild(loader, workers, settings.prefetch)
+            self.loader_workers = workers
+        if settings.seed is not None and first:
+            reached = reseed(loader, settings.seed)
+            self.notes.append(f"STEPSCOPE_SEED={settings.seed} reseeded {', '.join(reached)} "
+                              "at wrap (the model's initial weights are the script's)")
+        elif settings.seed is not None:
+            reseed_loader(loader, settings.seed)
+        return TimedLoader(loader, self.recorder, settings.variant == "synthetic_input",
+                           settings.steps, self.notes)
+
+    def again(self, optimizer, loader, step=None):
+        """A later `wrap` (or `wrap_step`) of the model this session wraps, as a script that
+        makes its loader each epoch calls it: the same session, its steps and their limit going
+        on, over the new loader. Another optimizer or step function is refused: the helper
+        measures one training loop."""
+        if (self.step is None) != (step is None):
+            raise HelperError(
+                "stepscope_torch: the model was wrapped by "
+                f"{'wrap_step' if self.step is not None else 'wrap'} already; call the same one "
+                "again (with the same optimizer or step function and a new loader)")
+        if step is None and optimizer is not self.optimizer:
+            raise HelperError(
+                "stepscope_torch: wrap was called again with another optimizer; the helper times "
+                "one training loop: pass the optimizer of the first wrap (docs/torch.md, Limits)")
+        if step is not None and step is not self.step and \
+                step is not getattr(self.step, "__wrapped__", None):
+            raise HelperError(
+                "stepscope_torch: wrap_step was called again with another step function; the "
+                "helper times one training loop: pass the function of the first wrap_step "
+                "(docs/torch.md, Limits)")
+        self.loader = self._timed_loader(loader, first=False)
+        return self.model, self.optimizer if step is None else self.step, self.loader
 
     def _adopt_script_hook(self, state, hook):
         """The returned model's `register_comm_hook`: the script's hook, checked as DDP checks
@@ -685,6 +724,9 @@ def wrap(model, optimizer, loader):
             f"stepscope_torch: wrap's second argument is a {type(optimizer).__name__}, not a "
             "torch.optim.Optimizer; for a step function that updates the model itself use "
             "stepscope_torch.wrap_step(model, train_step, loader) (docs/torch.md)")
+    again = getattr(model, SESSION_ATTR, None)
+    if again is not None:
+        return again.again(optimizer, loader)
     s = _Session(settings, model, optimizer, loader)
     return s.model, s.optimizer, s.loader
 
@@ -703,5 +745,8 @@ def wrap_step(model, step, loader):
             f"stepscope_torch: wrap_step's second argument is a {type(step).__name__}, not the "
             "function that makes one training step; for the optimizer use "
             "stepscope_torch.wrap(model, optimizer, loader) (docs/torch.md)")
+    again = getattr(model, SESSION_ATTR, None)
+    if again is not None:
+        return again.again(None, loader, step=step)
     s = _Session(settings, model, None, loader, step=step)
     return s.model, s.step, s.loader
