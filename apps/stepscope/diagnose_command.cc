@@ -344,8 +344,8 @@ void AddDiagnoseCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--torch", flags->torch,
                   "Diagnose your own PyTorch DDP script instead of stepscope train: "
                   "\"python3 train.py --batch {batch}\" ({batch}, {accum}, {bucket_mb}, "
-                  "{workers} are filled per run); the script imports stepscope_torch "
-                  "(docs/torch.md)");
+                  "{workers}, {seed}, {n} are filled per run); the script imports "
+                  "stepscope_torch (docs/torch.md)");
   cmd->add_flag("--torch-traces", flags->torch_traces,
                 "With --torch: the script does not import stepscope_torch but writes a PyTorch "
                 "profiler trace per rank into $STEPSCOPE_RUN_DIR, read through analyze's "

@@ -15,7 +15,10 @@ when the script ends normally. Without STEPSCOPE_RUN_DIR, `wrap` returns its arg
 docs/torch.md has the whole story: what is measured, the ablations and levers (environment
 variables), and the limits.
 """
+from .own_processes import refuse_under_launcher
 from .settings import Settings, SettingsError, read_settings
 from .session import HelperError, wrap, wrap_step
+
+refuse_under_launcher()  # torch.multiprocessing.spawn under diagnose's launcher (own_processes.py)
 
 __all__ = ["wrap", "wrap_step", "read_settings", "Settings", "SettingsError", "HelperError"]

@@ -18,9 +18,9 @@ struct MappedRun {
   std::vector<std::string> args, env, flags, not_applicable;
 };
 
-MappedRun Map(const PlanRequest& request, const RunChange& change) {
+MappedRun Map(const PlanRequest& request, const RunChange& change, int replicas) {
   if (request.torch) {
-    TorchMapping m = MapOntoTorch(*request.torch, request.options, change);
+    TorchMapping m = MapOntoTorch(*request.torch, request.options, change, replicas);
     return {std::move(m.args), std::move(m.env), std::move(m.flags), std::move(m.not_applicable)};
   }
   TrainMapping m = MapOntoTrain(request.workload, request.options, change);
@@ -32,7 +32,7 @@ void AddRun(const PlanRequest& request, const RunId& id, const LeverChange& leve
   RunChange change = ChangeFor(id.variant.kind, request.options, levers);
   change.dropped = InjectionsBeyond(request.options, id.replicas, &notes);
   change.stragglers = StragglersWithin(request.options, id.replicas, &notes);
-  MappedRun mapped = Map(request, change);
+  MappedRun mapped = Map(request, change, id.replicas);
   plan->runs.push_back({id, RunName(id), std::move(mapped.args), std::move(mapped.env),
                         change.levers.micro_batch.value_or(request.options.batch),
                         change.steps.value_or(request.options.steps)});
@@ -45,7 +45,7 @@ void AddNumericsRun(const PlanRequest& request, VariantKind kind, const LeverCha
   const RunId id{Variant::Of(kind), 2};
   RunChange change = ChangeFor(kind, request.options, levers);
   change.steps = steps;
-  MappedRun mapped = Map(request, change);
+  MappedRun mapped = Map(request, change, id.replicas);
   plan->runs.push_back({id, RunName(id), std::move(mapped.args), std::move(mapped.env),
                         change.levers.micro_batch.value_or(request.options.batch),
                         change.steps.value_or(request.options.steps)});
@@ -165,7 +165,7 @@ LeverRuns PlanLeverRuns(const PlanRequest& request, const LeverPlan& levers) {
   for (const PlannedLever& lever : levers.planned) {
     RunChange change;
     change.levers = lever.change;
-    MappedRun mapped = Map(request, change);
+    MappedRun mapped = Map(request, change, request.replicas.empty() ? 1 : request.replicas.back());
     if (mapped.not_applicable.empty()) {
       out.applied.push_back({lever, std::move(mapped.flags)});
     } else {

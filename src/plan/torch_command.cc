@@ -52,7 +52,7 @@ std::string DefaultTorchLauncher(const TorchCommand& command) {
 }
 
 TorchMapping MapOntoTorch(const TorchCommand& command, const train::TrainOptions& options,
-                          const RunChange& change) {
+                          const RunChange& change, int replicas) {
   TorchMapping m;
   const LeverChange& c = change.levers;
   // A value goes into its placeholder when the command has one, else to the helper's variable
@@ -117,11 +117,9 @@ TorchMapping MapOntoTorch(const TorchCommand& command, const train::TrainOptions
   m.env.push_back(fmt::format("STEPSCOPE_GRAD_NORM_EVERY={}",
                               change.grad_norm_every.value_or(options.grad_norm_every)));
   const std::vector<std::pair<std::string_view, std::string>> values = {
-      {"batch", std::to_string(batch)},
-      {"accum", std::to_string(accum)},
-      {"bucket_mb", fmt::format("{}", bucket)},
-      {"workers", std::to_string(workers)},
-      {"seed", std::to_string(seed)}};
+      {"batch", std::to_string(batch)},         {"accum", std::to_string(accum)},
+      {"bucket_mb", fmt::format("{}", bucket)}, {"workers", std::to_string(workers)},
+      {"seed", std::to_string(seed)},           {"n", std::to_string(replicas)}};
   for (const std::string& word : command.args)
     m.args.push_back(core::FillPlaceholders(word, values));
   return m;

@@ -16,15 +16,16 @@
 namespace stepscope::plan {
 
 // The placeholders a command may hold ({batch}, ...), filled from the workload's options
-// (--batch, --accum, --bucket-mb, --loader-workers, the seed) with the run's change applied.
-// Another {name} in the command is refused; {{ and }} pass a brace through (core/placeholders.h).
-inline constexpr std::string_view kTorchPlaceholders[] = {"batch", "accum", "bucket_mb", "workers",
-                                                          "seed"};
+// (--batch, --accum, --bucket-mb, --loader-workers, the seed) with the run's change applied, and
+// {n}, the run's replica count (for a script that starts its own processes). Another {name} in
+// the command is refused; {{ and }} pass a brace through (core/placeholders.h).
+inline constexpr std::string_view kTorchPlaceholders[] = {"batch",   "accum", "bucket_mb",
+                                                          "workers", "seed",  "n"};
 
 // The train options that mean something to a torch workload; others are refused.
 inline constexpr std::string_view kTorchWorkloadFlags[] = {
     "--batch", "--accum",        "--bucket-mb",       "--loader-workers", "--prefetch",
-    "--steps", "--warmup-steps", "--grad-norm-every", "--no-eval", "--stall-timeout"};
+    "--steps", "--warmup-steps", "--grad-norm-every", "--no-eval",        "--stall-timeout"};
 
 struct TorchCommand {
   std::string interpreter;        // the first word: the Python that runs the script
@@ -56,9 +57,9 @@ struct TorchMapping {
   std::vector<std::string> not_applicable;
 };
 
-// Applies `change` to the command: placeholders where the command has them, the helper's
-// environment variables otherwise (docs/torch.md lists both).
+// Applies `change` to the command of a run at `replicas`: placeholders where the command has
+// them, the helper's environment variables otherwise (docs/torch.md lists both).
 TorchMapping MapOntoTorch(const TorchCommand& command, const train::TrainOptions& options,
-                          const RunChange& change);
+                          const RunChange& change, int replicas);
 
 }  // namespace stepscope::plan

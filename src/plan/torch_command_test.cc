@@ -41,13 +41,16 @@ TEST(TorchCommand, AMisspeltPlaceholderIsRefusedAndDoubledBracesReachTheScript) 
   ASSERT_FALSE(typo.ok());
   EXPECT_NE(typo.status().message().find("option --torch: '{batch_size}'"), std::string::npos);
   EXPECT_NE(typo.status().message().find("did you mean {batch}?"), std::string::npos);
-  // The launcher's replica count is not the script's: it reads WORLD_SIZE.
-  EXPECT_FALSE(TorchCommand::FromWords({"python3", "t.py", "--name", "n{n}"}).ok());
+  // {n}: the run's replica count, for a script that starts its own processes.
+  const TorchCommand spawning = Command({"python3", "t.py", "--world-size", "{n}"});
+  EXPECT_EQ(MapOntoTorch(spawning, ScriptOptions(), RunChange{}, 4).args,
+            (Words{"--world-size", "4"}));
+  EXPECT_FALSE(TorchCommand::FromWords({"python3", "t.py", "--name", "{N}"}).ok());
   const TorchCommand c =
       Command({"python3", "t.py", "--batch", "{batch}", "--ckpt", "ckpt-{{epoch}}-{{batch}}.pt"});
   EXPECT_TRUE(c.Has("{batch}"));
   EXPECT_FALSE(Command({"python3", "t.py", "{{batch}}"}).Has("{batch}"));
-  const TorchMapping m = MapOntoTorch(c, ScriptOptions(), RunChange{});
+  const TorchMapping m = MapOntoTorch(c, ScriptOptions(), RunChange{}, 2);
   EXPECT_EQ(m.args, (Words{"--batch", "8", "--ckpt", "ckpt-{epoch}-{batch}.pt"}));
 }
 
@@ -55,14 +58,14 @@ TEST(MapOntoTorch, TheStallTimeoutReachesTheHelperWhenNotTheDefault) {
   const TorchCommand c = Command({"python3", "t.py"});
   train::TrainOptions o = ScriptOptions();
   auto stall = [&] {
-    const Words env = MapOntoTorch(c, o, RunChange{}).env;
+    const Words env = MapOntoTorch(c, o, RunChange{}, 2).env;
     return std::count_if(env.begin(), env.end(), [](const std::string& e) {
       return e.rfind("STEPSCOPE_STALL_TIMEOUT=", 0) == 0;
     });
   };
   EXPECT_EQ(stall(), 0);  // the helper's default is train's (a run's identity unchanged)
   o.stall_timeout_s = 30;
-  EXPECT_TRUE(Contains(MapOntoTorch(c, o, RunChange{}).env, "STEPSCOPE_STALL_TIMEOUT=30"));
+  EXPECT_TRUE(Contains(MapOntoTorch(c, o, RunChange{}, 2).env, "STEPSCOPE_STALL_TIMEOUT=30"));
 }
 
 TEST(TorchCommand, DefaultLauncherIsTorchRunByTheCommandsInterpreter) {
@@ -73,7 +76,7 @@ TEST(TorchCommand, DefaultLauncherIsTorchRunByTheCommandsInterpreter) {
 TEST(MapOntoTorch, BaselineFillsPlaceholdersFromTheWorkload) {
   const TorchMapping m =
       MapOntoTorch(Command({"python3", "t.py", "--batch={batch}", "--w", "{workers}"}),
-                   ScriptOptions(), RunChange{});
+                   ScriptOptions(), RunChange{}, 2);
   EXPECT_EQ(m.args, (Words{"--batch=8", "--w", "1"}));
   EXPECT_TRUE(m.flags.empty());
   EXPECT_TRUE(m.not_applicable.empty());
@@ -89,10 +92,10 @@ TEST(MapOntoTorch, AblationsGoToTheHelper) {
   RunChange no_reduce;
   no_reduce.no_reduce = true;
   EXPECT_TRUE(
-      Contains(MapOntoTorch(c, ScriptOptions(), no_reduce).env, "STEPSCOPE_VARIANT=no_reduce"));
+      Contains(MapOntoTorch(c, ScriptOptions(), no_reduce, 2).env, "STEPSCOPE_VARIANT=no_reduce"));
   RunChange synthetic;
   synthetic.synthetic_input = true;
-  EXPECT_TRUE(Contains(MapOntoTorch(c, ScriptOptions(), synthetic).env,
+  EXPECT_TRUE(Contains(MapOntoTorch(c, ScriptOptions(), synthetic, 2).env,
                        "STEPSCOPE_VARIANT=synthetic_input"));
 }
 
@@ -104,14 +107,15 @@ TEST(MapOntoTorch, LeversUsePlaceholdersElseVariablesElseAreNotApplicable) {
   change.levers.wire = comm::WireDtype::kBf16;
   const TorchMapping with =
       MapOntoTorch(Command({"python3", "t.py", "--batch", "{batch}", "--bucket", "{bucket_mb}"}),
-                   ScriptOptions(), change);
+                   ScriptOptions(), change, 2);
   EXPECT_EQ(with.args, (Words{"--batch", "16", "--bucket", "1.5"}));
   EXPECT_TRUE(Contains(with.env, "STEPSCOPE_LOADER_WORKERS=2"));
   EXPECT_TRUE(Contains(with.env, "STEPSCOPE_REDUCE_DTYPE=bf16"));
   EXPECT_FALSE(Contains(with.env, "STEPSCOPE_BUCKET_MB=1.5"));
   EXPECT_TRUE(with.not_applicable.empty());
 
-  const TorchMapping without = MapOntoTorch(Command({"python3", "t.py"}), ScriptOptions(), change);
+  const TorchMapping without =
+      MapOntoTorch(Command({"python3", "t.py"}), ScriptOptions(), change, 2);
   EXPECT_TRUE(Contains(without.env, "STEPSCOPE_BUCKET_MB=1.5"));
   ASSERT_EQ(without.not_applicable.size(), 1u);
   EXPECT_NE(without.not_applicable[0].find("{batch}"), std::string::npos);
@@ -121,10 +125,11 @@ TEST(MapOntoTorch, AccumulationGoesToItsPlaceholderElseToTheHelper) {
   RunChange change;
   change.levers.accumulation = 4;
   const TorchMapping with =
-      MapOntoTorch(Command({"python3", "t.py", "--accum", "{accum}"}), ScriptOptions(), change);
+      MapOntoTorch(Command({"python3", "t.py", "--accum", "{accum}"}), ScriptOptions(), change, 2);
   EXPECT_EQ(with.args, (Words{"--accum", "4"}));
   EXPECT_FALSE(Contains(with.env, "STEPSCOPE_ACCUM=4"));
-  const TorchMapping without = MapOntoTorch(Command({"python3", "t.py"}), ScriptOptions(), change);
+  const TorchMapping without =
+      MapOntoTorch(Command({"python3", "t.py"}), ScriptOptions(), change, 2);
   EXPECT_TRUE(Contains(without.env, "STEPSCOPE_ACCUM=4"));
   EXPECT_TRUE(Contains(without.flags, "STEPSCOPE_ACCUM=4"));
   EXPECT_TRUE(without.not_applicable.empty());
@@ -133,20 +138,20 @@ TEST(MapOntoTorch, AccumulationGoesToItsPlaceholderElseToTheHelper) {
   // default, 1, sets nothing.
   train::TrainOptions accumulating = ScriptOptions();
   accumulating.accum = 2;
-  EXPECT_TRUE(Contains(MapOntoTorch(Command({"python3", "t.py"}), accumulating, RunChange{}).env,
+  EXPECT_TRUE(Contains(MapOntoTorch(Command({"python3", "t.py"}), accumulating, RunChange{}, 2).env,
                        "STEPSCOPE_ACCUM=2"));
-  const TorchMapping placed =
-      MapOntoTorch(Command({"python3", "t.py", "--accum", "{accum}"}), accumulating, RunChange{});
+  const TorchMapping placed = MapOntoTorch(Command({"python3", "t.py", "--accum", "{accum}"}),
+                                           accumulating, RunChange{}, 2);
   EXPECT_EQ(placed.args, (Words{"--accum", "2"}));
   EXPECT_FALSE(Contains(placed.env, "STEPSCOPE_ACCUM=2"));
   for (const std::string& e :
-       MapOntoTorch(Command({"python3", "t.py"}), ScriptOptions(), RunChange{}).env) {
+       MapOntoTorch(Command({"python3", "t.py"}), ScriptOptions(), RunChange{}, 2).env) {
     EXPECT_NE(e.rfind("STEPSCOPE_ACCUM", 0), 0u) << e;
   }
   // Without the helper there is no one to accumulate.
   TorchCommand traces = Command({"python3", "t.py"});
   traces.helper = false;
-  EXPECT_EQ(MapOntoTorch(traces, ScriptOptions(), change).not_applicable.size(), 1u);
+  EXPECT_EQ(MapOntoTorch(traces, ScriptOptions(), change, 2).not_applicable.size(), 1u);
 }
 
 TEST(PlanMainRuns, TorchRunsCarryTheScriptsArgumentsAndTheHelpersEnvironment) {
@@ -228,7 +233,7 @@ TEST(PlanMainRuns, WithoutTheHelperOnlyTheDoubleBatchAblationRuns) {
   RunChange change;
   change.levers.loader_workers = 2;
   change.levers.wire = comm::WireDtype::kBf16;
-  const TorchMapping m = MapOntoTorch(*r.torch, ScriptOptions(), change);
+  const TorchMapping m = MapOntoTorch(*r.torch, ScriptOptions(), change, 2);
   EXPECT_EQ(m.not_applicable.size(), 2u);
 }
 

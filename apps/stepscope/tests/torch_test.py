@@ -282,6 +282,25 @@ class BadInput(TorchTest):
                          r"forward and backward \(its optimizer or its own code\), for the last "
                          r"\d+ s\. The run is ended \(stall timeout 4 s, diagnose --stall-timeout")
 
+    def test_a_script_that_starts_its_own_processes(self):
+        # Under PyTorch's launcher its processes would hang in init_process_group: refused.
+        proc = diagnose(["--torch", self.command("--spawn", "2", "--batch", "{batch}"),
+                         "--replicas", "2", "--no-ablations", "--out", self.path("refused")]
+                        + NO_CHECKS, check=False)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertRegex(proc.stderr, r"FAILED \(exit 1\): rank [01] \(host ")  # either, first
+        self.assertIn("the script starts its own processes (torch.multiprocessing.spawn) in a "
+                      "process PyTorch's launcher started", proc.stderr)
+        # With the interpreter as its launcher and {n} as its process count, it is measured.
+        out = self.path("spawned")
+        diagnose(["--torch", self.command("--spawn", "{n}", "--batch", "{batch}"),
+                  "--launcher", self.python, "--replicas", "2", "--no-ablations", "--out", out]
+                 + NO_CHECKS)
+        run = os.path.join(out, "runs", "baseline-n2")
+        self.assertTrue(os.path.exists(os.path.join(run, "rank-1.steps.jsonl")))
+        with open(os.path.join(run, "run.json")) as f:
+            self.assertEqual(json.load(f)["replicas"], 2)
+
     def test_no_step_is_named_in_the_log(self):
         out = self.path("d")
         proc = diagnose(["--torch", self.command("--steps", "0", "--batch", "{batch}"),

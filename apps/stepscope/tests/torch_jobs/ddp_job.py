@@ -12,6 +12,8 @@ The sleep sits on the input, which needs no gradient, so backward is the model's
 to compare the helper's records with the profiler's view of the same run;
 --profile-into-run-dir --fail no_helper is a script for diagnose --torch-traces; --fail die and
 --fail hang make rank 1 kill itself (SIGKILL) or stop making progress (a sleep) after step 2;
+--spawn K starts K processes itself (torch.multiprocessing.spawn, as PyTorch's DDP tutorial does):
+run it with the interpreter as the launcher;
 --comm-hook fp16 reduces through PyTorch's fp16 compression hook, the script's own;
 --step-function trains through a step function wrapped by stepscope_torch.wrap_step;
 --next takes the batches with next() and counts its own --steps, as many scripts do (diagnose's
@@ -24,10 +26,12 @@ import contextlib
 import argparse
 import os
 import signal
+import socket
 import time
 
 import torch
 import torch.distributed as dist
+import torch.multiprocessing as mp
 from torch import nn
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel
@@ -107,11 +111,31 @@ def main():
     p.add_argument("--profile", default="")
     p.add_argument("--profile-into-run-dir", action="store_true",
                    help="--profile $STEPSCOPE_RUN_DIR (diagnose --torch-traces)")
+    p.add_argument("--spawn", type=int, default=0,
+                   help="start this many processes with torch.multiprocessing.spawn, as PyTorch's "
+                        "DDP tutorial does, instead of being started by a launcher")
     args = p.parse_args()
     if args.profile_into_run_dir:
         args.profile = os.environ["STEPSCOPE_RUN_DIR"]
     if args.fail == "start":
         raise SystemExit("ddp_job: failing at start as asked (--fail start)")
+    if args.spawn:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        mp.spawn(spawned, args=(args, port), nprocs=args.spawn, join=True)
+    else:
+        train(args)
+
+
+def spawned(rank, args, port):
+    """A process torch.multiprocessing.spawn started: joins the job of --spawn processes."""
+    os.environ.update(RANK=str(rank), WORLD_SIZE=str(args.spawn), MASTER_ADDR="127.0.0.1",
+                      MASTER_PORT=str(port))
+    train(args)
+
+
+def train(args):
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
     rank = dist.get_rank()
