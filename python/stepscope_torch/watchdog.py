@@ -7,12 +7,14 @@ busy alone (validating on rank 0 while the others train on). Without the watchdo
 waits for gloo's own timeout, 30 minutes, and then fails without saying which rank held it.
 
 Each rank's watchdog thread writes, once a second, where its rank is to
-RUN_DIR/rank-R.progress.json (step, phase, how long ago its last mark). The rank whose reduction
-stalls reads the others' files and names the ranks it waits for: those not waiting in a
-reduction (with their step and phase), and those whose file stopped being written (a process
-frozen with the interpreter's lock held, or gone). It prints one line, `stepscope: rank R (host
-H): ...`, the line diagnose reports as the run's cause, writes the records it holds, and exits;
-PyTorch's launcher then ends the other ranks.
+RUN_DIR/rank-R.progress.json (step, phase, how long it has been idle: no step, phase, batch or
+forward call since). The rank whose reduction stalls reads the others' files and names the
+ranks it waits for: those not waiting in a reduction (with their step and phase), and those
+whose file stopped being written (a process frozen with the interpreter's lock held, or gone).
+While one of them is still working (an evaluation through the model on rank 0 alone) it waits
+on, saying so once; when none is, it prints one line, `stepscope: rank R (host H): ...`, the
+line diagnose reports as the run's cause, writes the records it holds, and exits; PyTorch's
+launcher then ends the other ranks.
 
 On a CUDA device the reductions' ends are events resolved at the step's end: a reduction in
 flight cannot be seen from the host, and NCCL's own timeout (init_process_group's `timeout`)
@@ -70,6 +72,9 @@ class Watchdog:
         self._stop = threading.Event()
         self._thread = None
         self.path = self.progress_path(rank)
+        self._seen = None  # what the rank did, as of the last change seen
+        self._active_at = clock()  # when it last changed
+        self._held = False  # a stall held for a rank still working, said once
 
     def progress_path(self, rank):
         return os.path.join(self.run_dir, f"rank-{rank}.progress.json")
@@ -94,18 +99,32 @@ class Watchdog:
                 return
 
     def tick(self):
-        """Writes this rank's progress; ends the run when its reduction has stalled."""
+        """Writes this rank's progress; ends the run when its reduction has stalled and the
+        ranks it waits for are idle too."""
         rec = self.recorder
         t = self._clock()
         where, since, waiting = _phase(rec, t)
+        # Activity: a step, a phase, a forward call (an evaluation through the model counts)
+        # or a batch drawn since the last change seen.
+        seen = (rec.step, where, rec.forward_calls, rec.draws)
+        if seen != self._seen:
+            self._seen, self._active_at = seen, t
         state = {"rank": self.rank, "host": self.host, "step": rec.step, "where": where,
-                 "for_s": max(0.0, t - since), "waiting": waiting, "written": self._wall()}
+                 "for_s": max(0.0, t - since), "idle_s": max(0.0, t - self._active_at),
+                 "waiting": waiting, "written": self._wall()}
         tmp = f"{self.path}.{os.getpid()}.tmp"
         with open(tmp, "w") as f:
             json.dump(state, f)
         os.replace(tmp, self.path)
         if waiting and t - since >= self.timeout:
-            self._end(rec.step, where, t - since)
+            words, working = self.culprits()
+            if not working:
+                self._end(rec.step, where, t - since, words)
+            elif not self._held:
+                self._held = True
+                self._say(f"stepscope_torch: rank {self.rank}: waited {t - since:.0f} s at step "
+                          f"{rec.step} {where}, but {words}: waiting on (the run is ended once "
+                          f"they are idle for {self.timeout:g} s)")
 
     def _others(self):
         """The other ranks' progress, by rank (their files; a file being replaced is skipped)."""
@@ -123,9 +142,11 @@ class Watchdog:
         return others
 
     def culprits(self):
-        """The ranks this one waits for, in words."""
+        """The ranks this one waits for, in words, and whether any of them is still working
+        (active within the timeout: a rank validating alone through the model, say)."""
         stale_after = max(5.0, 5 * self.interval)
         words = []
+        working = False
         others = self._others()
         for rank in sorted(others):
             s = others[rank]
@@ -135,23 +156,31 @@ class Watchdog:
                               f"(last at step {s['step']}, {s['where']}): its process is frozen "
                               "or gone")
             elif not s["waiting"]:
-                words.append(f"rank {rank} (host {s['host']}) is at step {s['step']}, "
-                             f"{s['where']}, for the last {s['for_s']:.0f} s")
+                idle = s.get("idle_s", s["for_s"])
+                # Its activity is seen at its next tick and read here up to a tick later.
+                if idle < self.timeout - 2 * self.interval:
+                    working = True
+                    words.append(f"rank {rank} (host {s['host']}) is still working at step "
+                                 f"{s['step']}, {s['where']} (its last activity {idle:.0f} s "
+                                 "ago)")
+                else:
+                    words.append(f"rank {rank} (host {s['host']}) is at step {s['step']}, "
+                                 f"{s['where']}, idle for the last {idle:.0f} s")
         if words:
-            return "; ".join(words)
+            return "; ".join(words), working
         if others:
             return ("every other rank waits in a reduction too: the ranks' collectives do not "
                     "match (one rank called a collective the others did not, or in another "
-                    "order)")
+                    "order)"), False
         return "no other rank has reported its progress (none reached wrap, or their run " \
-               "folder is not this one)"
+               "folder is not this one)", False
 
-    def _end(self, step, where, waited):
+    def _end(self, step, where, waited, culprits):
         self._say(f"stepscope: rank {self.rank} (host {self.host}): waited {waited:.0f} s at step "
-                  f"{step} {where}; {self.culprits()}. The run is ended (stall timeout "
+                  f"{step} {where}; {culprits}. The run is ended (stall timeout "
                   f"{self.timeout:g} s, diagnose --stall-timeout: raise it where a rank "
-                  "legitimately works alone that long, such as validating on rank 0 while the "
-                  "others train)")
+                  "legitimately works alone that long, such as saving a checkpoint on rank 0 while "
+                  "the others train on)")
         if self._before_exit is not None:
             self._before_exit()
         sys.stdout.flush()

@@ -56,6 +56,7 @@ class StallWatchdog(unittest.TestCase):
         self.reduce_on_rank0()
         self.r1.rec.step = 3
         self.r1.rec.drawing = self.clock.t  # rank 1 asks its loader for a batch, and waits
+        self.r1.dog.tick()
         self.clock.advance(9.5)
         self.r1.dog.tick()
         self.r0.dog.tick()
@@ -75,8 +76,31 @@ class StallWatchdog(unittest.TestCase):
         self.assertTrue(line.startswith(
             f"stepscope: rank 0 (host {self.r0.dog.host}): waited 10 s at step 3 in the gradient "
             f"all-reduce of bucket 0; rank 1 (host {self.r1.dog.host}) is at step 3, waiting for "
-            "a batch from its loader, for the last 10 s. The run is ended (stall timeout 10 s, "
-            "diagnose --stall-timeout"), line)
+            "a batch from its loader, idle for the last 10 s. The run is ended (stall timeout "
+            "10 s, diagnose --stall-timeout"), line)
+
+    def test_a_rank_still_working_alone_holds_the_stall_until_it_is_idle(self):
+        # Rank 1 validates through the model (forward calls, no step) while rank 0 waits.
+        self.reduce_on_rank0()
+        self.r1.dog.tick()
+        for _ in range(15):
+            self.clock.advance(1)
+            self.r1.rec.forward_calls += 1
+            self.r1.dog.tick()
+            self.r0.dog.tick()
+        self.assertEqual(self.r0.exits, [])
+        self.assertEqual(len(self.r0.lines), 1)  # said once
+        self.assertTrue(self.r0.lines[0].startswith(
+            "stepscope_torch: rank 0: waited 10 s at step 3 in the gradient all-reduce of "
+            f"bucket 0, but rank 1 (host {self.r1.dog.host}) is still working at step 0, outside "
+            "the loader, forward and backward (its optimizer or its own code) (its last activity "
+            "0 s ago): waiting on"), self.r0.lines[0])
+        while not self.r0.exits:  # then it stops: idle for the timeout, the run is ended
+            self.clock.advance(1)
+            self.r1.dog.tick()
+            self.r0.dog.tick()
+        # within the two ticks a change takes to be seen and read (interval 1 s)
+        self.assertIn("idle for the last 8 s", self.r0.lines[-1])
 
     def test_a_rank_whose_progress_stopped_being_written_is_frozen_or_gone(self):
         self.reduce_on_rank0()

@@ -279,8 +279,8 @@ class BadInput(TorchTest):
         self.assertRegex(proc.stderr, r"baseline-n2 \(2 replicas\): FAILED \(exit 1\): rank 0 "
                          r"\(host [^)]*\): waited [4-9] s at step 3 in the gradient all-reduce of "
                          r"bucket 0; rank 1 \(host [^)]*\) is at step 3, outside the loader, "
-                         r"forward and backward \(its optimizer or its own code\), for the last "
-                         r"\d+ s\. The run is ended \(stall timeout 4 s, diagnose --stall-timeout")
+                         r"forward and backward \(its optimizer or its own code\), idle for the "
+                         r"last \d+ s\. The run is ended \(stall timeout 4 s, diagnose --stall-timeout")
 
     def test_a_script_that_starts_its_own_processes(self):
         # Under PyTorch's launcher its processes would hang in init_process_group: refused.
