@@ -98,7 +98,7 @@ class StepRecorder:
         self.step_draws = 0  # of them, the batches of the steps written
         self.last_draw = None  # (start, seconds, samples) of the latest
         self.drawing = None  # while the loader is asked for a batch: since when (watchdog.py)
-        self.forward_calls = 0  # of the model, with or without gradients (watchdog.py)
+        self.forwards_without_grad = 0  # the model's (an evaluation): signs of life (watchdog.py)
         self._start = None
         self._reset()
 

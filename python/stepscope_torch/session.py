@@ -396,8 +396,11 @@ class _Session:
         # it is left to the step's overhead.
         def pre(module, inputs):
             rec.begin_if_needed()
-            rec.forward_calls += 1  # a sign of life for the stall watchdog
-            state["t0"] = take() if torch.is_grad_enabled() else None
+            if torch.is_grad_enabled():
+                state["t0"] = take()
+            else:
+                state["t0"] = None
+                rec.forwards_without_grad += 1  # a sign of life for the stall watchdog
 
         def post(module, inputs, output):
             if torch.is_grad_enabled():

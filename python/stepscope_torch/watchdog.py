@@ -104,9 +104,13 @@ class Watchdog:
         rec = self.recorder
         t = self._clock()
         where, since, waiting = _phase(rec, t)
-        # Activity: a step, a phase, a forward call (an evaluation through the model counts)
-        # or a batch drawn since the last change seen.
-        seen = (rec.step, where, rec.forward_calls, rec.draws)
+        # Activity: a step, a phase, a forward call of the model (with gradients: the step's
+        # micro-batches; without: an evaluation through it) or a batch drawn since the last
+        # change seen.
+        seen = (rec.step, where, rec.micro_batches, rec.forwards_without_grad, rec.draws)
+        if not waiting and self._seen is not None and seen[3] != self._seen[3]:
+            where = "evaluating (calling the model's forward without gradients)"
+            seen = seen[:1] + (where,) + seen[2:]
         if seen != self._seen:
             self._seen, self._active_at = seen, t
         state = {"rank": self.rank, "host": self.host, "step": rec.step, "where": where,

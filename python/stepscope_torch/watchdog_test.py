@@ -85,16 +85,16 @@ class StallWatchdog(unittest.TestCase):
         self.r1.dog.tick()
         for _ in range(15):
             self.clock.advance(1)
-            self.r1.rec.forward_calls += 1
+            self.r1.rec.forwards_without_grad += 1
             self.r1.dog.tick()
             self.r0.dog.tick()
         self.assertEqual(self.r0.exits, [])
         self.assertEqual(len(self.r0.lines), 1)  # said once
         self.assertTrue(self.r0.lines[0].startswith(
             "stepscope_torch: rank 0: waited 10 s at step 3 in the gradient all-reduce of "
-            f"bucket 0, but rank 1 (host {self.r1.dog.host}) is still working at step 0, outside "
-            "the loader, forward and backward (its optimizer or its own code) (its last activity "
-            "0 s ago): waiting on"), self.r0.lines[0])
+            f"bucket 0, but rank 1 (host {self.r1.dog.host}) is still working at step 0, "
+            "evaluating (calling the model's forward without gradients) (its last activity 0 s "
+            "ago): waiting on"), self.r0.lines[0])
         while not self.r0.exits:  # then it stops: idle for the timeout, the run is ended
             self.clock.advance(1)
             self.r1.dog.tick()
