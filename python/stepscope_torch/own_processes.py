@@ -13,12 +13,11 @@ count, `--world-size {n}` (docs/torch.md).
 it changes nothing.
 """
 import os
-import socket
 import sys
 
 import torch.multiprocessing
 
-from .errors import HelperError
+from .errors import HelperError, cause_line
 
 _SPAWNERS = ("spawn", "start_processes")
 
@@ -42,8 +41,7 @@ def refuse_under_launcher(env=None, module=torch.multiprocessing):
                 "init_process_group for its timeout). Run it under diagnose with the interpreter "
                 "as the launcher (--launcher python3) and its process count from the replica "
                 "count (a {n} placeholder: --world-size {n}); docs/torch.md")
-            print(f"stepscope: rank {rank} (host {socket.gethostname()}): {message}",
-                  file=sys.stderr, flush=True)
+            print(cause_line(rank, message), file=sys.stderr, flush=True)
             raise HelperError(f"stepscope_torch: {message}")
 
         refusal._stepscope_refusal = True

@@ -17,7 +17,7 @@ from torch.nn.parallel import DistributedDataParallel
 from .accumulation import Accumulation
 from .clock import clock_for
 from .comm_hook import TimedHook, timed_hook, wire_dtype_for
-from .errors import HelperError
+from .errors import HelperError, cause_line
 from .loader import TimedLoader, rebuild
 from .loss_capture import install as install_loss_capture, running_loss
 from .marks import StepMarks
@@ -651,9 +651,9 @@ class _Session:
             print(f"stepscope_torch: {where}: a reduction failed at step {self.recorder.step}: "
                   f"another rank is gone ({first})", file=sys.stderr, flush=True)
             return
-        print(f"stepscope: {where}: the script stopped at step {self.recorder.step} with "
-              f"{type(error).__name__}{': ' + first if first else ''}", file=sys.stderr,
-              flush=True)
+        print(cause_line(self.rank, f"the script stopped at step {self.recorder.step} with "
+                                    f"{type(error).__name__}{': ' + first if first else ''}"),
+              file=sys.stderr, flush=True)
 
     def _ended_by_step_limit(self, error):
         """The uncaught `error` is the loader's end at the step limit: a StopIteration (or what

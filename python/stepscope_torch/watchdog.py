@@ -27,6 +27,7 @@ import sys
 import threading
 import time
 
+from .errors import cause_line
 from .recorder import now
 
 STALL_EXIT_CODE = 3
@@ -107,10 +108,10 @@ class Watchdog:
         # Activity: a step, a phase, a forward call of the model (with gradients: the step's
         # micro-batches; without: an evaluation through it) or a batch drawn since the last
         # change seen.
-        seen = (rec.step, where, rec.micro_batches, rec.forwards_without_grad, rec.draws)
-        if not waiting and self._seen is not None and seen[3] != self._seen[3]:
+        evaluations = rec.forwards_without_grad
+        if not waiting and self._seen is not None and evaluations != self._seen[3]:
             where = "evaluating (calling the model's forward without gradients)"
-            seen = seen[:1] + (where,) + seen[2:]
+        seen = (rec.step, where, rec.micro_batches, evaluations, rec.draws)
         if seen != self._seen:
             self._seen, self._active_at = seen, t
         state = {"rank": self.rank, "host": self.host, "step": rec.step, "where": where,
@@ -180,11 +181,11 @@ class Watchdog:
                "folder is not this one)", False
 
     def _end(self, step, where, waited, culprits):
-        self._say(f"stepscope: rank {self.rank} (host {self.host}): waited {waited:.0f} s at step "
-                  f"{step} {where}; {culprits}. The run is ended (stall timeout "
-                  f"{self.timeout:g} s, diagnose --stall-timeout: raise it where a rank "
-                  "legitimately works alone that long, such as saving a checkpoint on rank 0 while "
-                  "the others train on)")
+        self._say(cause_line(
+            self.rank, f"waited {waited:.0f} s at step {step} {where}; {culprits}. The run is "
+            f"ended (stall timeout {self.timeout:g} s, diagnose --stall-timeout: raise it where a "
+            "rank legitimately works alone that long, such as saving a checkpoint on rank 0 while "
+            "the others train on)"))
         if self._before_exit is not None:
             self._before_exit()
         sys.stdout.flush()
