@@ -10,6 +10,7 @@ returns None and the launcher fails before starting any worker. This module maps
 to Std.NONE and hands over to torch.distributed.run unchanged; on a PyTorch without the problem
 it changes nothing.
 """
+import os
 import sys
 
 from torch.distributed.elastic.multiprocessing import api as _api
@@ -28,6 +29,7 @@ def _from_str(vm):
 
 _api.Std.from_str = staticmethod(_from_str)
 
+MONITOR_INTERVAL_S = 0.1
 
 
 def _free_port():
@@ -38,15 +40,32 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def with_free_port(argv):
-    """argv with a free master port added unless it names its own rendezvous."""
-    own = ("--master_port", "--master-port", "--rdzv_endpoint", "--rdzv-endpoint", "--standalone")
-    if any(a.split("=")[0] in own for a in argv):
-        return argv
-    return ["--master_addr", "127.0.0.1", "--master_port", str(_free_port())] + argv
+def _given(argv, dests):
+    """The launcher options among `dests` (argparse names) that argv or the launcher's
+    environment (PET_<NAME>, which it reads as defaults) sets, read by the launcher's own parser
+    so that the script's arguments are never taken for its options."""
+    from torch.distributed.run import get_args_parser
+
+    parser = get_args_parser()
+    parser.set_defaults(**{dest: None for dest in dests})
+    args = parser.parse_args(argv)
+    return {dest for dest in dests
+            if getattr(args, dest) not in (None, False) or f"PET_{dest.upper()}" in os.environ}
+
+
+def with_defaults(argv):
+    """argv with a free master port unless it names its own rendezvous, and a monitor interval
+    of MONITOR_INTERVAL_S unless it names one."""
+    given = _given(argv, ("master_port", "rdzv_endpoint", "standalone", "monitor_interval"))
+    added = []
+    if not given & {"master_port", "rdzv_endpoint", "standalone"}:
+        added += ["--master_addr", "127.0.0.1", "--master_port", str(_free_port())]
+    if "monitor_interval" not in given:
+        added += ["--monitor_interval", str(MONITOR_INTERVAL_S)]
+    return added + argv
 
 
 if __name__ == "__main__":
     from torch.distributed.run import main
 
-    sys.exit(main(with_free_port(sys.argv[1:])))
+    sys.exit(main(with_defaults(sys.argv[1:])))
