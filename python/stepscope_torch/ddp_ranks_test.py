@@ -112,13 +112,9 @@ def _unsampled_norms(path, every, world):
             not (r["local_grad_sq"] > 0 and r["global_grad_sq"] > 0)]
 
 
-def _rank(rank, port, results, case):
-    """One process: the plain job, then the same job wrapped; puts (rank, the indices of the
+def _case(rank, case):
+    """The plain job, then the same job wrapped, for `case` on this rank: (the indices of the
     parameters that differ, the steps whose norms were due but not sampled)."""
-    # A rank lost ends the others' collectives in a minute, not the test's whole time limit.
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
-                            world_size=WORLD, timeout=datetime.timedelta(seconds=60))
-    torch.set_num_threads(1)
     ddp, env = {}, {}
     if case == "groups":
         groups = [dist.new_group([0, 1]), dist.new_group([2])]  # every rank makes every group
@@ -169,6 +165,8 @@ def _rank(rank, port, results, case):
             train = _train_accumulating if "accumulating" in case else _train
             train(model, optimizer, loader)
             train(session.model, session.optimizer, session.loader)
+        if session.watchdog is not None:  # the next case's session runs in this process
+            session.watchdog.stop()
         session.recorder.close()
         path = os.path.join(tmp, f"rank-{rank}.steps.jsonl")
         unsampled = _unsampled_norms(path, settings.grad_norm_every, session.recorder.world)
@@ -183,29 +181,59 @@ def _rank(rank, port, results, case):
                 unsampled.append(f"wire error {relative} (worst {w.worst}) over {w.steps} steps")
     differ = [i for i, (p, q) in enumerate(zip(model.parameters(), session.model.parameters()))
               if not torch.equal(p, q)]
-    results.put((rank, (differ, unsampled)))  # written to the pipe before put returns
+    return differ, unsampled
+
+
+def _rank(rank, port, results, cases):
+    """One process: every case in turn, in one process group (three interpreters importing
+    torch cost seconds on a small host: once, not once a case); puts (case, rank, result) after
+    each, the result the exception's text where the case raised."""
+    # A rank lost ends the others' collectives in a minute, not the test's whole time limit.
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                            world_size=WORLD, timeout=datetime.timedelta(seconds=60))
+    torch.set_num_threads(1)
+    for case in cases:
+        try:
+            result = _case(rank, case)
+        except Exception as e:  # the other cases still run (the other ranks may time out)
+            result = f"{type(e).__name__}: {e}"
+        results.put((case, rank, result))  # written to the pipe before put returns
+        dist.barrier()
     # Every rank done with the group (rank 0 holds its store), then out without the
     # interpreter's teardown: there PyTorch 1.13's gloo objects abort a process now and then
     # ("terminate called without an active exception", 2 runs in 12 of this test on a loaded
     # host, every rank's result already sent).
-    dist.barrier()
     os._exit(0)
 
 
-def _run(case):
+def _run(cases):
+    """{case: {rank: result}} of every case, run in one start of WORLD processes."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     results = mp.get_context("spawn").SimpleQueue()
-    mp.start_processes(_rank, args=(port, results, case), nprocs=WORLD, start_method="spawn")
-    return dict(results.get() for _ in range(WORLD))
+    mp.start_processes(_rank, args=(port, results, cases), nprocs=WORLD, start_method="spawn")
+    out = {case: {} for case in cases}
+    for _ in range(WORLD * len(cases)):
+        case, rank, result = results.get()
+        out[case][rank] = result
+    return out
 
 
 class ThreeRanks(unittest.TestCase):
+    CASES = ("whole", "view", "view_set_to_none", "view_accumulating",
+             "view_accumulating_set_to_none", "groups", "script_fp16", "script_powersgd",
+             "step_function", "view_step_function", "view_clipping", "helper_accumulating",
+             "view_helper_accumulating", "wire_error")
+
+    @classmethod
+    def setUpClass(cls):
+        cls.results = _run(cls.CASES)
+
     def check(self, case):
-        self.assertEqual(_run(case), {r: ([], []) for r in range(WORLD)},
+        self.assertEqual(self.results[case], {r: ([], []) for r in range(WORLD)},
                          f"{case}: parameters (by index) the helper changed, and the steps "
-                         "whose norms were not sampled, per rank")
+                         "whose norms were not sampled, per rank (or the error that stopped it)")
 
     def test_training_is_ddps_own_bit_for_bit(self):
         self.check("whole")
