@@ -71,7 +71,10 @@ class TimedHook:
         self.wire = wire
         self.stamp = stamp
         self.collectives = collectives if collectives is not None else recorder
-        self.all_reduce = all_reduce or functools.partial(dist.all_reduce, group=group)
+        # PyTorch's own function, not the wrapper that watches the script's calls
+        # (script_collectives.py): the hook's calls are asynchronous, never marked
+        self.all_reduce = all_reduce or functools.partial(
+            getattr(dist.all_reduce, "__wrapped__", dist.all_reduce), group=group)
 
     def __call__(self, bucket):
         stamp = self.stamp

@@ -99,6 +99,9 @@ class StepRecorder:
         self.last_draw = None  # (start, seconds, samples) of the latest
         self.drawing = None  # while the loader is asked for a batch: since when (watchdog.py)
         self.forwards_without_grad = 0  # the model's (an evaluation): signs of life (watchdog.py)
+        # while the script is in a blocking collective of its own: (`dist.NAME`, since when)
+        # (script_collectives.py, for watchdog.py)
+        self.script_collective = None
         self._start = None
         self._reset()
 

@@ -28,6 +28,7 @@ from .run_info import write_run_json
 from .script_hook import ScriptHook, registered_hook
 from .settings import read_settings
 from .skipped_update import SkippedUpdates
+from .script_collectives import watch as watch_script_collectives
 from .watchdog import Watchdog
 
 # Data-parallel wrappers the helper does not measure: it refuses them rather than misread them.
@@ -270,8 +271,10 @@ class _Session:
         # A reduction in flight for the stall timeout ends the run, naming the rank it waits
         # for (watchdog.py; the host clock's path: on a CUDA device NCCL's timeout applies).
         self.watchdog = None
-        if self.ddp and self.reduce and reduce_world > 1 and self.marks is None and \
-                settings.stall_timeout > 0:
+        # The script's own blocking collectives (a barrier, a loss averaged to log it) are
+        # waits it sees too (script_collectives.py), with or without the helper's reductions.
+        if self.ddp and self.world > 1 and self.marks is None and settings.stall_timeout > 0:
+            watch_script_collectives(self.recorder)
             self.watchdog = Watchdog(self.recorder, settings.run_dir, self.rank,
                                      settings.stall_timeout, before_exit=self.recorder.close)
             self.watchdog.start()

@@ -1,7 +1,9 @@
-"""The stall watchdog: a rank that has waited in a gradient all-reduce for STEPSCOPE_STALL_TIMEOUT
-seconds (diagnose --stall-timeout, default 120) ends the run, naming the rank it waits for.
+"""The stall watchdog: a rank that has waited in a gradient all-reduce, or in a blocking
+collective of the script's own (`dist.barrier()`, a loss averaged to log it:
+script_collectives.py), for STEPSCOPE_STALL_TIMEOUT seconds (diagnose --stall-timeout, default
+120) ends the run, naming the rank it waits for.
 
-A reduction completes once every rank has launched it, so in a healthy job none stays in flight
+A collective completes once every rank has called it, so in a healthy job none stays in flight
 for long: one that does waits for a rank that is stuck (a deadlocked loader, a hung device) or
 busy alone (validating on rank 0 while the others train on). Without the watchdog such a run
 waits for gloo's own timeout, 30 minutes, and then fails without saying which rank held it.
@@ -36,6 +38,9 @@ STALL_EXIT_CODE = 3
 def _phase(rec, t):
     """Where the rank's training thread is, in words, and since when (a time of `now()`), from
     what the recorder holds of the step in progress."""
+    script = rec.script_collective
+    if script is not None:
+        return f"in the script's own {script[0]}", script[1], True
     waiting = [c for c in list(rec.collectives) if c.end is None]
     if waiting:
         c = min(waiting, key=lambda c: c.start)
@@ -174,9 +179,11 @@ class Watchdog:
         if words:
             return "; ".join(words), working
         if others:
-            return ("every other rank waits in a reduction too: the ranks' collectives do not "
-                    "match (one rank called a collective the others did not, or in another "
-                    "order)"), False
+            where = ", ".join(f"rank {r} at step {others[r]['step']} {others[r]['where']}"
+                              for r in sorted(others))
+            return (f"every other rank waits in a collective too ({where}): the ranks' "
+                    "collectives do not match (one rank called a collective the others did not, "
+                    "or in another order)"), False
         return "no other rank has reported its progress (none reached wrap, or their run " \
                "folder is not this one)", False
 

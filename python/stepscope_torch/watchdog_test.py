@@ -120,7 +120,36 @@ class StallWatchdog(unittest.TestCase):
         self.clock.advance(10)
         self.r1.dog.tick()
         self.r0.dog.tick()
-        self.assertIn("every other rank waits in a reduction too", self.r0.lines[0])
+        self.assertIn("every other rank waits in a collective too (rank 1 at step 0 in the "
+                      "gradient all-reduce of bucket 0): the ranks' collectives do not match",
+                      self.r0.lines[0])
+
+    def test_a_wait_in_the_scripts_own_collective_names_the_rank_it_waits_for(self):
+        # Rank 0 in the script's own barrier at the epoch's end; rank 1 in its loader.
+        self.r0.rec.step = 7
+        self.r0.rec.script_collective = ("dist.barrier", self.clock.t)
+        self.r1.rec.step = 7
+        self.r1.rec.drawing = self.clock.t
+        self.r1.dog.tick()
+        self.r0.dog.tick()
+        self.assertEqual(self.r0.progress()["where"], "in the script's own dist.barrier")
+        self.assertTrue(self.r0.progress()["waiting"])
+        self.clock.advance(10)
+        self.r1.dog.tick()
+        self.r0.dog.tick()
+        self.assertEqual(self.r0.exits, [STALL_EXIT_CODE])
+        self.assertTrue(self.r0.lines[0].startswith(
+            f"stepscope: rank 0 (host {self.r0.dog.host}): waited 10 s at step 7 in the script's "
+            f"own dist.barrier; rank 1 (host {self.r1.dog.host}) is at step 7, waiting for a "
+            "batch from its loader, idle for the last 10 s. The run is ended"), self.r0.lines[0])
+        # one rank in the barrier, the other in the next step's reduction: they do not match
+        self.r1.rec.drawing = None
+        self.r1.rec.mark_backward_start(self.clock.t)
+        self.r1.rec.add_collective(400, self.clock.t)
+        self.r1.dog.tick()
+        self.r0.dog.tick()
+        self.assertIn("every other rank waits in a collective too (rank 1 at step 7 in the "
+                      "gradient all-reduce of bucket 0)", self.r0.lines[-1])
 
     def test_nothing_but_a_reduction_in_flight_is_a_stall(self):
         c = self.reduce_on_rank0()

@@ -8,6 +8,7 @@ import os
 import time
 import re
 import subprocess
+import sys
 import unittest
 
 from analyze_test import torch_python
@@ -57,7 +58,9 @@ def once_more_on_failure(test):
     def run(self):
         try:
             test(self, "d")
-        except AssertionError:
+        except AssertionError as e:
+            print(f"\n{test.__name__}: once more, after: {str(e).splitlines()[0][:300]}",
+                  file=sys.stderr, flush=True)
             test(self, "d-again")
     run.__name__ = test.__name__
     run.__doc__ = test.__doc__
@@ -281,6 +284,15 @@ class BadInput(TorchTest):
                          r"bucket 0; rank 1 \(host [^)]*\) is at step 3, outside the loader, "
                          r"forward and backward \(its optimizer or its own code\), idle for the "
                          r"last \d+ s\. The run is ended \(stall timeout 4 s, diagnose --stall-timeout")
+        # Hung while the others wait in the script's own barrier, outside any reduction.
+        proc = diagnose(["--torch", self.command("--fail", "hang", "--barrier-every", "1",
+                                                 "--batch", "{batch}"),
+                         "--replicas", "2", "--no-ablations", "--stall-timeout", "4",
+                         "--out", self.path("hang-barrier")] + NO_CHECKS, check=False)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertRegex(proc.stderr, r"baseline-n2 \(2 replicas\): FAILED \(exit 1\): rank 0 "
+                         r"\(host [^)]*\): waited [4-9] s at step 3 in the script's own "
+                         r"dist\.barrier; rank 1 \(host [^)]*\) is at step 3, outside the loader")
 
     def test_a_script_that_starts_its_own_processes(self):
         # Under PyTorch's launcher its processes would hang in init_process_group: refused.

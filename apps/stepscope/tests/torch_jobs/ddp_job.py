@@ -12,6 +12,7 @@ The sleep sits on the input, which needs no gradient, so backward is the model's
 to compare the helper's records with the profiler's view of the same run;
 --profile-into-run-dir --fail no_helper is a script for diagnose --torch-traces; --fail die and
 --fail hang make rank 1 kill itself (SIGKILL) or stop making progress (a sleep) after step 2;
+--barrier-every K calls dist.barrier() after every K steps (as a script's epoch end does);
 --spawn K starts K processes itself (torch.multiprocessing.spawn, as PyTorch's DDP tutorial does):
 run it with the interpreter as the launcher;
 --comm-hook fp16 reduces through PyTorch's fp16 compression hook, the script's own;
@@ -108,6 +109,8 @@ def main():
                    help="each rank its own examples, shuffled by a DistributedSampler")
     p.add_argument("--fail", choices=["none", "start", "no_helper", "die", "hang"],
                    default="none")
+    p.add_argument("--barrier-every", type=int, default=0,
+                   help="the script's own dist.barrier() after every this many steps")
     p.add_argument("--profile", default="")
     p.add_argument("--profile-into-run-dir", action="store_true",
                    help="--profile $STEPSCOPE_RUN_DIR (diagnose --torch-traces)")
@@ -176,6 +179,8 @@ def train(args):
             os.kill(os.getpid(), signal.SIGKILL)
         if rank == 1 and step == 2 and args.fail == "hang":
             time.sleep(3600)
+        if args.barrier_every and (step + 1) % args.barrier_every == 0:
+            dist.barrier()
 
     with profiler:
         if args.next:
