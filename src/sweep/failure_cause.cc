@@ -56,6 +56,12 @@ std::string LauncherNotice(const std::vector<std::string>& lines) {
   return "";
 }
 
+// "signal 9 (Killed)": the number and the C library's name for it.
+std::string SignalWords(int sig) {
+  const char* name = strsignal(sig);
+  return fmt::format("signal {} ({})", sig, name ? name : "?");
+}
+
 // PyTorch's launcher (torch.distributed.run) ends a failed job with a summary: a block per failed
 // rank under "Failures:" and "Root Cause (first observed failure):", each with "rank : R
 // (local_rank: L)", "host : H", "exitcode : C (pid: P)" and, for a signal, "traceback : Signal 9
@@ -93,11 +99,8 @@ std::string TorchRunSummary(const std::vector<std::string>& lines) {
   if (failed.empty()) return "";
   for (const Failed& f : failed) {
     if (f.exit_code < 0) {
-      const char* name = strsignal(-f.exit_code);
       return fmt::format("rank {} (host {}) died of {}", f.rank, f.host,
-                         !f.signal_words.empty()
-                             ? f.signal_words
-                             : fmt::format("signal {} ({})", -f.exit_code, name ? name : "?"));
+                         !f.signal_words.empty() ? f.signal_words : SignalWords(-f.exit_code));
     }
   }
   // Which of several failed ranks failed first the summary cannot say (its "root cause" is the
@@ -142,9 +145,7 @@ std::string FailureCause(const ChildResult& result, double run_timeout_s,
   if (std::string notice = LauncherNotice(lines); !notice.empty()) return notice;
   if (std::string summary = TorchRunSummary(lines); !summary.empty()) return summary;
   if (result.exit_code > 128) {
-    const int sig = result.exit_code - 128;
-    const char* name = strsignal(sig);
-    return fmt::format("the launcher died of signal {} ({})", sig, name ? name : "?");
+    return "the launcher died of " + SignalWords(result.exit_code - 128);
   }
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
     if (it->find_first_not_of(" \t-") != std::string::npos) {
