@@ -179,8 +179,11 @@ class Watchdog:
         if words:
             return "; ".join(words), working
         if others:
+            ranks = sorted(others)
             where = ", ".join(f"rank {r} at step {others[r]['step']} {others[r]['where']}"
-                              for r in sorted(others))
+                              for r in ranks[:4])
+            if len(ranks) > 4:
+                where += f", and {len(ranks) - 4} more"
             return (f"every other rank waits in a collective too ({where}): the ranks' "
                     "collectives do not match (one rank called a collective the others did not, "
                     "or in another order)"), False

@@ -124,6 +124,21 @@ class StallWatchdog(unittest.TestCase):
                       "gradient all-reduce of bucket 0): the ranks' collectives do not match",
                       self.r0.lines[0])
 
+    def test_many_ranks_waiting_elsewhere_are_named_four_and_counted(self):
+        self.reduce_on_rank0()
+        for rank in range(1, 7):
+            with open(os.path.join(self.tmp.name, f"rank-{rank}.progress.json"), "w") as f:
+                json.dump({"rank": rank, "host": "h", "step": 3, "where": "in the script's own "
+                           "dist.barrier", "for_s": 10, "idle_s": 10, "waiting": True,
+                           "written": self.clock.wall + 10}, f)
+        self.clock.advance(10)
+        self.r0.dog.tick()
+        self.assertIn("every other rank waits in a collective too (rank 1 at step 3 in the "
+                      "script's own dist.barrier, rank 2 at step 3 in the script's own "
+                      "dist.barrier, rank 3 at step 3 in the script's own dist.barrier, rank 4 "
+                      "at step 3 in the script's own dist.barrier, and 2 more): the ranks' "
+                      "collectives do not match", self.r0.lines[0])
+
     def test_a_wait_in_the_scripts_own_collective_names_the_rank_it_waits_for(self):
         # Rank 0 in the script's own barrier at the epoch's end; rank 1 in its loader.
         self.r0.rec.step = 7
