@@ -15,6 +15,7 @@ is not seen. Replaced once per process: a later session (a loader wrapped again)
 same wrappers at its recorder. A script that took a function by name before `wrap`
 (`from torch.distributed import barrier`) keeps the original, unseen.
 """
+import functools
 import inspect
 
 import torch.distributed as dist
@@ -52,7 +53,7 @@ def _wrapper(name, original, target):
         rec = target.recorder
         asynchronous = kwargs.get("async_op") or (
             position is not None and len(args) > position and args[position])
-        if asynchronous or rec is None or rec.script_collective is not None:
+        if asynchronous or rec.script_collective is not None:
             return original(*args, **kwargs)
         rec.script_collective = (f"dist.{name}", now())
         try:
@@ -60,10 +61,7 @@ def _wrapper(name, original, target):
         finally:
             rec.script_collective = None
 
-    collective.__name__ = original.__name__
-    collective.__qualname__ = getattr(original, "__qualname__", original.__name__)
-    collective.__doc__ = original.__doc__
-    collective.__wrapped__ = original
+    functools.update_wrapper(collective, original)  # its name, docs and __wrapped__
     setattr(collective, _TARGET, target)
     return collective
 

@@ -25,10 +25,10 @@ from .pickling import make_picklable
 from .recorder import StepRecorder, now
 from .reseed import reseed, reseed_loader
 from .run_info import write_run_json
+from .script_collectives import watch as watch_script_collectives
 from .script_hook import ScriptHook, registered_hook
 from .settings import read_settings
 from .skipped_update import SkippedUpdates
-from .script_collectives import watch as watch_script_collectives
 from .watchdog import Watchdog
 
 # Data-parallel wrappers the helper does not measure: it refuses them rather than misread them.
@@ -268,11 +268,11 @@ class _Session:
         self.ready_slice_bytes = [p.numel() * p.element_size() for p in reversed(params)]
         self.t_startup_end = None
         self.failed = False
-        # A reduction in flight for the stall timeout ends the run, naming the rank it waits
-        # for (watchdog.py; the host clock's path: on a CUDA device NCCL's timeout applies).
+        # A reduction, or a blocking collective of the script's own (a barrier, a loss averaged
+        # to log it: script_collectives.py), in flight for the stall timeout ends the run,
+        # naming the rank it waits for (watchdog.py; the host clock's path: on a CUDA device
+        # NCCL's timeout applies). With or without the helper's reductions.
         self.watchdog = None
-        # The script's own blocking collectives (a barrier, a loss averaged to log it) are
-        # waits it sees too (script_collectives.py), with or without the helper's reductions.
         if self.ddp and self.world > 1 and self.marks is None and settings.stall_timeout > 0:
             watch_script_collectives(self.recorder)
             self.watchdog = Watchdog(self.recorder, settings.run_dir, self.rank,

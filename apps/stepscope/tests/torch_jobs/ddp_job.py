@@ -174,7 +174,7 @@ def train(args):
     if args.comm_hook == "fp16":
         model.register_comm_hook(None, default_hooks.fp16_compress_hook)
     profiler = torch.autograd.profiler.profile() if args.profile else contextlib.nullcontext()
-    def fail_after(step):
+    def after_step(step):
         if rank == 1 and step == 2 and args.fail == "die":
             os.kill(os.getpid(), signal.SIGKILL)
         if rank == 1 and step == 2 and args.fail == "hang":
@@ -188,13 +188,13 @@ def train(args):
             for step in range(args.steps):
                 x, y = next(batches)
                 train_step(x, y)
-                fail_after(step)
+                after_step(step)
         else:
             for step, (x, y) in enumerate(loader):
                 if step >= args.steps:
                     break
                 train_step(x, y)
-                fail_after(step)
+                after_step(step)
     if args.profile:
         os.makedirs(args.profile, exist_ok=True)
         profiler.export_chrome_trace(os.path.join(args.profile, f"rank-{rank}.pt.trace.json"))
