@@ -1,5 +1,5 @@
 """One rank's step records: the phases the wrappers time, assembled into stepscope's step-record
-lines (docs/train-output.md, version 2) and appended to RUN_DIR/rank-R.steps.jsonl.
+lines (docs/train-output.md, version 5) and appended to RUN_DIR/rank-R.steps.jsonl.
 
 Times are time.perf_counter() seconds: CLOCK_MONOTONIC on Linux, one clock for every process of
 a host, so the ranks of a one-host job are aligned without offsets.
@@ -9,7 +9,7 @@ import math
 import threading
 import time
 
-RECORD_VERSION = 2
+RECORD_VERSION = 5
 WRITE_EVERY = 64  # records held in memory before one write (and at close)
 
 
@@ -102,6 +102,9 @@ class StepRecorder:
         # while the script is in a blocking collective of its own: (`dist.NAME`, since when)
         # (script_collectives.py, for watchdog.py)
         self.script_collective = None
+        # True once those collectives are watched: each record then says how long the step was
+        # blocked in them outside its phases (`script_comm`)
+        self.script_watched = False
         self._start = None
         self._reset()
 
@@ -122,6 +125,8 @@ class StepRecorder:
         self.wire_exact = []  # (reduced bucket, its fp32 reduction, that reduction's work)
         self.wire_dots = []  # per bucket (|G_wire - G_fp32|^2, |G_fp32|^2), tensors
         self.losses = []  # the values the step's backward passes started from (tensors)
+        self.script_calls = []  # (start, end) of the step's own blocking collectives
+        self.phases = []  # (start, end) of its input waits, forwards, backward passes
 
     @property
     def step_start(self):
@@ -145,11 +150,15 @@ class StepRecorder:
         self.samples += samples
         self.draws += 1
         self.last_draw = (now() - seconds, seconds, samples)
+        self.phases.append((self.last_draw[0], self.last_draw[0] + seconds))
 
-    def add_forward(self, seconds):
+    def add_forward(self, seconds, start=None):
+        """A forward of `seconds`; `start`, where given, places it (for `script_comm`)."""
         self.begin_if_needed()
         self.forward += seconds
         self.micro_batches += 1
+        if start is not None:
+            self.phases.append((start, start + seconds))
 
     @property
     def backward_open(self):
@@ -181,6 +190,7 @@ class StepRecorder:
         if self.backward_start is None:
             return
         self.backward_end = t
+        self.phases.append((self.backward_start, t))
         last_start = max((c.start for c in self.collectives), default=None)
         if last_start is None:
             self.backward += t - self.backward_start
@@ -264,6 +274,8 @@ class StepRecorder:
             "global_grad_sq": self.global_grad_sq,
             "collectives": collectives,
         })
+        if self.script_watched:
+            record["script_comm"] = self._script_comm(end - optimizer_seconds, end)
         self._add_loss(record)
         if self.wire_dots:
             self.wire_error.add(sum(float(e) for e, _ in self.wire_dots),
@@ -284,6 +296,19 @@ class StepRecorder:
         self._reset()
         if carried is not None:
             self.input_wait, self.samples = carried[1], carried[2]
+
+    def _script_comm(self, optimizer_start, end):
+        """The step's time in its own blocking collectives outside its phases (a collective a
+        model's forward or backward calls, SyncBatchNorm's, is that phase's compute)."""
+        if not self.script_calls:
+            return 0.0
+        phases = self.phases + [(optimizer_start, end)]
+        outside = 0.0
+        for start, stop in self.script_calls:
+            inside = _union_length([(max(a, start), min(b, stop)) for a, b in phases
+                                    if a < stop and b > start])
+            outside += max(0.0, stop - start - inside)
+        return outside
 
     def _add_loss(self, record):
         """The step's loss: the mean of the values its backward passes started from (one per

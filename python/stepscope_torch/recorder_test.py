@@ -30,7 +30,8 @@ class Recorder(unittest.TestCase):
         self.assertEqual(len(lines), 1)
         r = lines[0]
         self.assertEqual((r["version"], r["rank"], r["step"], r["warmup"], r["samples"]),
-                         (2, 1, 0, True, 8))
+                         (5, 1, 0, True, 8))
+        self.assertNotIn("script_comm", r)  # the script's collectives not watched
         self.assertEqual((r["start"], r["end"], r["backward_start"]), (10.0, 15.25, 12.0))
         # backward up to the last bucket's arrival (1 s), the wait for its reduction (to 14.5)
         # exposed communication, DDP's work after it (0.5 s) backward again
@@ -44,6 +45,30 @@ class Recorder(unittest.TestCase):
         # step 0 samples norms (every 4th step of a multi-replica run), none were added here
         self.assertEqual(r["local_grad_sq"], -1.0)
 
+
+    def test_the_scripts_own_collectives_outside_the_phases_are_script_comm(self):
+        # A step from 10 to 16: forward 10.5-11.5 with a collective of the model's own inside
+        # (SyncBatchNorm's: compute), backward 12-14, a loss all-reduced 14-14.75 and the
+        # optimizer 15-16 with a collective reaching into it from 14.9; a barrier at 16.5-17
+        # belongs to the next step.
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "rank-0.steps.jsonl")
+            rec = StepRecorder(path, rank=0, world=2, warmup_steps=0, grad_norm_every=0)
+            rec.script_watched = True
+            rec._start = 10.0
+            rec.add_forward(1.0, 10.5)
+            rec.script_calls.append((10.75, 11.0))
+            rec.mark_backward_start(12.0)
+            rec.mark_backward_end(14.0)
+            rec.script_calls += [(14.0, 14.75), (14.9, 15.2)]
+            rec.end_step(1.0, 16.0)
+            rec.script_calls.append((16.5, 17.0))
+            rec.end_step(0.5, 18.0)
+            rec.close()
+            with open(path) as f:
+                first, second = [json.loads(line) for line in f]
+        self.assertAlmostEqual(first["script_comm"], 0.75 + 0.1)
+        self.assertAlmostEqual(second["script_comm"], 0.5)
 
     def test_the_hooks_own_work_before_the_launch_is_backward(self):
         # Bucket ready at 13, the hook divides and samples until 13.5 and launches the

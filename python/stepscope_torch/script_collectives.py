@@ -9,11 +9,13 @@ timeout (30 minutes) without naming the rank.
 
 `watch(recorder)` replaces the blocking collectives of `torch.distributed` (the names in
 BLOCKING present in this PyTorch) by wrappers that set `recorder.script_collective` to
-(`dist.NAME`, when it was called) for the call's duration and hand everything else to the
-original unchanged. A call with `async_op=True` returns at once, and its wait (`work.wait()`)
-is not seen. Replaced once per process: a later session (a loader wrapped again) points the
-same wrappers at its recorder. A script that took a function by name before `wrap`
-(`from torch.distributed import barrier`) keeps the original, unseen.
+(`dist.NAME`, when it was called) for the call's duration, add the call's (start, end) to the
+step's `recorder.script_calls` (the record's `script_comm`: the time blocked in them outside the
+step's phases, a part of its overhead) and hand everything else to the original unchanged. A
+call with `async_op=True` returns at once, and its wait (`work.wait()`) is not seen. Replaced
+once per process: a later session (a loader wrapped again) points the same wrappers at its
+recorder. A script that took a function by name before `wrap` (`from torch.distributed import
+barrier`) keeps the original, unseen.
 """
 import functools
 import inspect
@@ -55,11 +57,13 @@ def _wrapper(name, original, target):
             position is not None and len(args) > position and args[position])
         if asynchronous or rec.script_collective is not None:
             return original(*args, **kwargs)
-        rec.script_collective = (f"dist.{name}", now())
+        since = now()
+        rec.script_collective = (f"dist.{name}", since)
         try:
             return original(*args, **kwargs)
         finally:
             rec.script_collective = None
+            rec.script_calls.append((since, now()))
 
     functools.update_wrapper(collective, original)  # its name, docs and __wrapped__
     setattr(collective, _TARGET, target)
@@ -82,4 +86,5 @@ def watch(recorder, module=dist):
             target = target or _Target(recorder)
             setattr(module, name, _wrapper(name, function, target))
         watched.append(name)
+    recorder.script_watched = True
     return watched

@@ -68,6 +68,11 @@ class ScriptCollectives(unittest.TestCase):
         self.assertEqual(result, ["barrier done"])  # the original's value, handed back
         self.assertIsNone(m.rec.script_collective)
         self.assertEqual(m.seen, [("barrier", ("dist.barrier", since))])
+        # the call's span, for the step's script_comm
+        self.assertTrue(m.rec.script_watched)
+        [(start, end)] = m.rec.script_calls
+        self.assertEqual(start, since)
+        self.assertGreater(end, start)
 
     def test_asynchronous_and_nested_calls_are_not_marked_again(self):
         m = fake_module()

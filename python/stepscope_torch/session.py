@@ -273,8 +273,9 @@ class _Session:
         # naming the rank it waits for (watchdog.py; the host clock's path: on a CUDA device
         # NCCL's timeout applies). With or without the helper's reductions.
         self.watchdog = None
-        if self.ddp and self.world > 1 and self.marks is None and settings.stall_timeout > 0:
+        if self.ddp and self.world > 1 and self.marks is None:
             watch_script_collectives(self.recorder)
+        if self.recorder.script_watched and settings.stall_timeout > 0:
             self.watchdog = Watchdog(self.recorder, settings.run_dir, self.rank,
                                      settings.stall_timeout, before_exit=self.recorder.close)
             self.watchdog.start()
@@ -378,7 +379,7 @@ class _Session:
             held = rec
 
             def forward(t0, t1):
-                rec.add_forward(t1 - t0)
+                rec.add_forward(t1 - t0, t0)
 
             backward_start, backward_end_at = rec.mark_backward_start, rec.mark_backward_end
             take_norms = rec.sample_global_norm

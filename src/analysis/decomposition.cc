@@ -19,6 +19,7 @@ Components operator+(const Components& a, const Components& b) {
   c.overhead = a.overhead + b.overhead;
   c.backward = a.backward + b.backward;
   c.comm_busy = a.comm_busy + b.comm_busy;
+  c.script_comm = a.script_comm + b.script_comm;
   return c;
 }
 
@@ -51,6 +52,7 @@ Components operator*(const Components& a, double k) {
   c.overhead = a.overhead * k;
   c.backward = a.backward * k;
   c.comm_busy = a.comm_busy * k;
+  c.script_comm = a.script_comm * k;
   return c;
 }
 
@@ -133,6 +135,7 @@ Components ComponentsOf(const StepRecord& record, const std::vector<CollectiveSp
   c.overhead = record.overhead();
   c.backward = record.backward;
   c.comm_busy = record.comm_busy;
+  c.script_comm = std::min(record.script_comm.value_or(0), std::max(0.0, c.overhead));
   return c;
 }
 
@@ -334,6 +337,7 @@ void FitToJobStep(Seconds job_step, Components* c) {
   c->step = job_step;
   if (excess <= 0) {
     c->overhead -= excess;
+    c->script_comm = std::min(c->script_comm, std::max(0.0, c->overhead));
     return;
   }
   // The critical rank began the step before the job did: the beginning of its step (its wait
@@ -346,6 +350,7 @@ void FitToJobStep(Seconds job_step, Components* c) {
     excess -= taken;
   }
   c->backward = std::min(c->backward, c->compute);
+  c->script_comm = std::min(c->script_comm, std::max(0.0, c->overhead));
   c->exposed_comm = c->sync_wait + c->transfer;
 }
 

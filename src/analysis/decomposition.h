@@ -29,6 +29,9 @@ struct Components {
   Seconds overhead = 0;
   Seconds backward = 0;   // part of compute; 0 when the source cannot separate it
   Seconds comm_busy = 0;  // time with a reduction in flight (hidden or not)
+  // Part of overhead: blocked in the job's own collectives outside the gradient's reduction
+  // (StepRecord::script_comm; 0 where not recorded).
+  Seconds script_comm = 0;
 };
 
 // The five components a step splits into, in stacking order, and one of them by name (0 for

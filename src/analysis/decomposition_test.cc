@@ -174,6 +174,24 @@ TEST(Decomposition, ACriticalStepLongerThanTheJobsGivesBackItsBeginning) {
               1e-12);
 }
 
+TEST(Decomposition, TheScriptsOwnCollectivesArePartOfTheOverhead) {
+  StepRecord r = Rank(0, 3, 1.00, 1.20, 0.05);      // 2 ms of overhead
+  EXPECT_EQ(StepComponents(r, {}).script_comm, 0);  // not recorded
+  r.script_comm = 0.0015;
+  const Components c = StepComponents(r, {});
+  EXPECT_NEAR(c.script_comm, 0.0015, 1e-12);
+  EXPECT_NEAR(c.overhead, 0.002, 1e-9);
+  r.script_comm = 0.004;  // more than the step leaves outside its phases: at most the overhead
+  EXPECT_NEAR(StepComponents(r, {}).script_comm, 0.002, 1e-9);
+  Components fitted = c;
+  FitToJobStep(c.step - 0.0105, &fitted);  // began before the job: input wait, then overhead
+  EXPECT_NEAR(fitted.overhead, 0.0015, 1e-9);
+  EXPECT_NEAR(fitted.script_comm, 0.0015, 1e-9);
+  FitToJobStep(fitted.step - 0.001, &fitted);
+  EXPECT_NEAR(fitted.script_comm, 0.0005, 1e-9);
+  EXPECT_NEAR((c * 2 + c).script_comm, 0.0045, 1e-12);
+}
+
 TEST(Decomposition, CriticalRankIsLastAtTheLastCollectiveNotTheLongestStep) {
   // Rank 1 arrives last at collective 1 but started late, so rank 0's step is longer.
   StepRecord r0 = Rank(0, 1, 1.00, 1.20, 0.15);

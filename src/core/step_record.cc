@@ -57,6 +57,7 @@ std::string StepRecordToJson(const StepRecord& r) {
   if (r.cpu_wait) w.Number("cpu_wait", *r.cpu_wait);
   if (r.tokens) w.Int("tokens", *r.tokens);
   w.Number("exposed_comm", r.exposed_comm).Number("comm_busy", r.comm_busy);
+  if (r.script_comm) w.Number("script_comm", *r.script_comm);
   if (r.loss) w.Number("loss", *r.loss);
   w.Number("local_grad_sq", r.local_grad_sq).Number("global_grad_sq", r.global_grad_sq);
   std::string& list = w.Raw("collectives");
@@ -131,6 +132,16 @@ Result<StepRecord> StepRecordFromJson(const std::string& line, const std::string
   }
   STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "exposed_comm", &r.exposed_comm, where));
   STEPSCOPE_RETURN_IF_ERROR(OptionalField(j, "comm_busy", &r.comm_busy, where));
+  if (version >= 5 && j.contains("script_comm")) {
+    Seconds script_comm = 0;
+    STEPSCOPE_RETURN_IF_ERROR(Field(j, "script_comm", &script_comm, where));
+    if (!(script_comm >= 0) || script_comm > r.step_time()) {
+      return Status::Error(where + ": field 'script_comm' (" + std::to_string(script_comm) +
+                           ") must lie between 0 and the step's length, 'end' - 'start' (" +
+                           std::to_string(r.step_time()) + ")");
+    }
+    r.script_comm = script_comm;
+  }
   if (j.contains("loss")) {
     double loss = 0;
     STEPSCOPE_RETURN_IF_ERROR(Field(j, "loss", &loss, where));

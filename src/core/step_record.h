@@ -18,8 +18,9 @@ namespace stepscope {
 //   2: adds backward_start.
 //   3: adds cpu_wait.
 //   4: adds tokens.
+//   5: adds script_comm.
 // Older versions still read (fields they lack keep their defaults); newer ones are refused.
-inline constexpr int kStepRecordVersion = 4;
+inline constexpr int kStepRecordVersion = 5;
 
 // One gradient reduction (a bucket, or one collective of an imported trace) within a step.
 struct CollectiveRecord {
@@ -64,6 +65,11 @@ struct StepRecord {
   // examples padded to its longest), the work its forward and backward scale with. nullopt:
   // fixed-size batches, older records, imported traces.
   std::optional<int64_t> tokens;
+  // Of the overhead, the time this rank was blocked in the job's own collectives outside its
+  // loader, model and optimizer (a script's dist.barrier, a loss all-reduced to log it), not the
+  // gradient's reduction. nullopt: not watched (stepscope's trainer, which has none; imported
+  // traces; a script on one process).
+  std::optional<Seconds> script_comm;
   std::vector<CollectiveRecord> collectives;
 
   Seconds step_time() const { return end - start; }

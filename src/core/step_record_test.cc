@@ -82,6 +82,31 @@ TEST(StepRecord, TokensRoundTripAndAreChecked) {
       << refused.status().message();
 }
 
+TEST(StepRecord, ScriptCommRoundTripsAndIsCheckedAgainstTheStep) {
+  StepRecord r;
+  r.start = 2;
+  r.end = 2.5;
+  EXPECT_EQ(StepRecordToJson(r).find("script_comm"), std::string::npos);
+  r.script_comm = 0.125;
+  auto back = StepRecordFromJson(StepRecordToJson(r), "test");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->script_comm, std::optional<Seconds>(0.125));
+  for (const char* value : {"-0.01", "0.75"}) {
+    auto refused = StepRecordFromJson(
+        std::string(R"({"version":5,"rank":1,"step":3,"start":2,"end":2.5,"script_comm":)") +
+            value + "}",
+        "r.jsonl:4");
+    ASSERT_FALSE(refused.ok()) << value;
+    EXPECT_NE(refused.status().message().find("r.jsonl:4: field 'script_comm'"), std::string::npos)
+        << refused.status().message();
+  }
+  // A version-4 line has no such field: one there is not read.
+  auto older = StepRecordFromJson(
+      R"({"version":4,"rank":0,"step":0,"start":0,"end":1,"script_comm":0.5})", "test");
+  ASSERT_TRUE(older.ok());
+  EXPECT_FALSE(older->script_comm.has_value());
+}
+
 TEST(StepRecord, CpuWaitRoundTripsAndIsCheckedAgainstCompute) {
   StepRecord r;
   r.end = 1;

@@ -22,7 +22,8 @@ json ComponentsJson(const analysis::Components& c) {
           {"transfer", c.transfer},
           {"overhead", c.overhead},
           {"backward", c.backward},
-          {"comm_busy", c.comm_busy}};
+          {"comm_busy", c.comm_busy},
+          {"script_comm", c.script_comm}};
 }
 
 json SkewJson(const analysis::SkewReport& s) {
@@ -255,7 +256,10 @@ Status ReadComponents(const json& j, const std::string& p, analysis::Components*
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "transfer", &c->transfer));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "overhead", &c->overhead));
   STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "backward", &c->backward));
-  return Get(j, p, "comm_busy", &c->comm_busy);
+  STEPSCOPE_RETURN_IF_ERROR(Get(j, p, "comm_busy", &c->comm_busy));
+  // Written since the helper recorded the script's own collectives; 0 in older files.
+  if (!j.contains("script_comm")) return Status::Ok();
+  return Get(j, p, "script_comm", &c->script_comm);
 }
 
 Status ReadSkew(const json& j, const std::string& p, int version, analysis::SkewReport* s) {

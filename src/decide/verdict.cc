@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/text_format.h"
+#include "decide/script_collectives.h"
 
 namespace stepscope::decide {
 namespace {
@@ -289,6 +290,9 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
   } else {
     v.evidence.push_back(
         fmt::format("compute is {} of the step; nothing else binds", Pct(c.compute, t)));
+  }
+  if (std::optional<std::string> e = ScriptCollectivesEvidence(in.largest, o.min_lever_gain)) {
+    v.evidence.push_back(*e);
   }
   if (v.binding == Binding::kCommunication && excess > 0) {
     v.evidence.push_back(

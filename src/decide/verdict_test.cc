@@ -61,6 +61,39 @@ TEST(Verdict, CommunicationHeavy) {
   EXPECT_GT(d.attribution->lines[3].devices, 0.7 * d.attribution->lost_devices);
 }
 
+// A script that synchronises its ranks each step outside DDP (a barrier, a loss all-reduced to
+// log it): the helper records the time blocked there as script_comm, a part of the overhead
+// that the evidence names; without it the overhead is only overhead.
+TEST(Verdict, TheScriptsOwnCollectivesAreNamedInTheOverhead) {
+  analysis::SyntheticRunSpec base;
+  base.compute = 0.010;
+  base.bucket_time = 0.0002;
+  auto at = [](int n, analysis::SyntheticRunSpec* s) { s->overhead = n > 1 ? 0.004 : 0.0005; };
+  std::vector<RunSet> runs = Sweep(base, {1, 2, 4}, at);
+  const auto mentions = [](const Verdict& v) {
+    for (const std::string& e : v.evidence) {
+      if (e.find("in the job's own collectives") != std::string::npos) return e;
+    }
+    return std::string();
+  };
+  EXPECT_EQ(mentions(Diagnose(runs).verdict), "");
+  for (size_t i = 1; i < runs.size(); ++i) {  // at 2 and 4 replicas
+    for (StepRecord& r : runs[i].baseline) r.script_comm = 0.003;
+  }
+  const Diagnosis d = Diagnose(runs);
+  EXPECT_EQ(d.verdict.binding, Binding::kOverhead) << d.verdict.explanation;
+  EXPECT_NEAR(d.points.back().decomposition.job.script_comm, 0.003, 1e-4);
+  EXPECT_LE(d.points.back().decomposition.job.script_comm,
+            d.points.back().decomposition.job.overhead);
+  EXPECT_NE(mentions(d.verdict).find("is blocked 3.00 ms per step"), std::string::npos)
+      << mentions(d.verdict);
+  // Written to diagnosis.json and read back.
+  Result<Diagnosis> back = DiagnosisFromJson(ToJson(d));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_DOUBLE_EQ(back->points.back().decomposition.job.script_comm,
+                   d.points.back().decomposition.job.script_comm);
+}
+
 TEST(Verdict, TheWirePrecisionOfTheScriptsOwnHookIsNotALever) {
   analysis::SyntheticRunSpec base;
   base.compute = 0.010;

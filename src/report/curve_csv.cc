@@ -47,6 +47,7 @@ std::string Line(const decide::DiagnosisPoint& p, const char* phase) {
       Num(p.skew.arrival_skew_p90),
       fmt::format("{}", fmt::join(p.skew.straggler_ranks, " ")),
       !p.ablations.agree ? "" : (*p.ablations.agree ? "true" : "false"),
+      Num(c.script_comm),
   };
   std::string out;
   for (size_t i = 0; i < cells.size(); ++i) {
@@ -81,7 +82,8 @@ const std::vector<std::string>& CurveCsvColumns() {
                                                     "arrival_skew_mean_s",
                                                     "arrival_skew_p90_s",
                                                     "straggler_ranks",
-                                                    "ablations_agree"};
+                                                    "ablations_agree",
+                                                    "script_comm_s"};
   return kColumns;
 }
 

@@ -18,7 +18,8 @@ CSV_COLUMNS = ["phase", "replicas", "samples_per_s", "speedup", "efficiency",
                "marginal_device_value", "steps", "samples_per_step", "step_mean_s", "step_p50_s",
                "step_p90_s", "compute_s", "input_wait_s", "sync_wait_s", "transfer_s",
                "overhead_s", "exposed_comm_s", "comm_busy_s", "compute_spread_s",
-               "arrival_skew_mean_s", "arrival_skew_p90_s", "straggler_ranks", "ablations_agree"]
+               "arrival_skew_mean_s", "arrival_skew_p90_s", "straggler_ranks", "ablations_agree",
+               "script_comm_s"]
 
 
 def make_fixture(path, *flags):

@@ -7,6 +7,7 @@ import json
 import os
 import time
 import re
+import statistics
 import subprocess
 import sys
 import unittest
@@ -186,18 +187,33 @@ class Shapes(TorchTest):
     def test_healthy(self, name):
         # A small model, every sample paced (3 ms in forward): it scales. The
         # script has no {accum} placeholder, so --accum 2 is the helper's (STEPSCOPE_ACCUM):
-        # two of the script's iterations per step, which the runs and the model say.
-        _, d, out = self.diagnose_job("healthy", "--no-ablations", "--accum", "2", name=name)
+        # two of the script's iterations per step, which the runs and the model say. After each
+        # iteration rank 0 writes a log (10 ms) while the other waits in the script's barrier:
+        # the helper records that wait, and the evidence names it and whom it waits for.
+        _, d, out = self.diagnose_job("healthy", "--no-ablations", "--accum", "2", name=name,
+                                      script=("--barrier-every", "1", "--rank0-log-ms", "10"))
         v = d["verdict"]
+        waits = [e for e in v["evidence"] if "in the job's own collectives" in e]
+        self.assertEqual(len(waits), 1, json.dumps(v["evidence"]))
+        self.assertRegex(waits[0], r"^rank 1 is blocked \d+\.\d+ ms per step .* it waits there "
+                                   r"for rank 0, which spends")
+        job = d["points"][-1]["components"]  # along the critical path: rank 0's or rank 1's
+        self.assertTrue(0 <= job["script_comm"] <= job["overhead"], json.dumps(job))
         self.assertGreater(d["points"][-1]["efficiency"], 0.8, v["explanation"])
         self.assertIn(v["binding"], ("none", "compute"), v["explanation"])
         self.assertEqual(v["straggler_ranks"], [])
         run = os.path.join(out, "runs", "baseline-n2")
         config = read_json(os.path.join(run, "run.json"))["config"]
         self.assertEqual((config["batch"], config["accum"]), (32, 2))
+        waited = []
         for r in read_jsonl(os.path.join(run, "rank-1.steps.jsonl")):
             self.assertEqual((r["samples"], r["micro_batches"], len(r["collectives"])),
                              (64, 2, 1))
+            if not r["warmup"]:
+                waited.append(r["script_comm"])
+        self.assertGreater(statistics.median(waited), 0.015)  # two barriers after rank 0's logs
+        one = read_jsonl(os.path.join(out, "runs", "baseline-n1", "rank-0.steps.jsonl"))
+        self.assertTrue(all("script_comm" not in r for r in one))  # one process: not watched
         self.assertEqual((d["model"]["reference"]["batch"], d["model"]["reference"]["accum"]),
                          (32, 2))
 

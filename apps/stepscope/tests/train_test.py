@@ -101,7 +101,7 @@ class Outputs(TempDirTest):
                 self.assertAlmostEqual(s["compute"], s["forward"] + s["backward"] + s["optimizer"],
                                        places=9)
                 self.assertGreater(len(s["collectives"]), 1, "bucket cap should split gradients")
-                self.assertEqual(s["version"], 4)
+                self.assertEqual(s["version"], 5)
                 self.assertNotIn("tokens", s)  # fixed-size batches
                 # Unpaced: the time spent waiting for a core is measured, and part of compute.
                 self.assertGreaterEqual(s["cpu_wait"], 0)

@@ -111,6 +111,9 @@ def main():
                    default="none")
     p.add_argument("--barrier-every", type=int, default=0,
                    help="the script's own dist.barrier() after every this many steps")
+    p.add_argument("--rank0-log-ms", type=float, default=0.0,
+                   help="rank 0 works this long on its own after each step (a log written), "
+                        "before the barrier of --barrier-every")
     p.add_argument("--profile", default="")
     p.add_argument("--profile-into-run-dir", action="store_true",
                    help="--profile $STEPSCOPE_RUN_DIR (diagnose --torch-traces)")
@@ -179,6 +182,8 @@ def train(args):
             os.kill(os.getpid(), signal.SIGKILL)
         if rank == 1 and step == 2 and args.fail == "hang":
             time.sleep(3600)
+        if rank == 0 and args.rank0_log_ms:
+            time.sleep(args.rank0_log_ms / 1000)
         if args.barrier_every and (step + 1) % args.barrier_every == 0:
             dist.barrier()
 

@@ -1,0 +1,20 @@
+// The job's own collectives outside the gradient's reduction (a PyTorch script's dist.barrier,
+// a loss all-reduced to log it; StepRecord::script_comm): what the ranks' waits there say, for
+// the verdict's evidence.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "analysis/decomposition.h"
+
+namespace stepscope::decide {
+
+// One sentence when some rank is blocked in the job's own collectives for at least `min_share`
+// of the job's step, naming that rank and, where one rank spends that much more than it outside
+// its loader, model and optimizer, the rank it waits for there; nullopt otherwise (nothing
+// recorded, or too little to matter).
+std::optional<std::string> ScriptCollectivesEvidence(const analysis::Decomposition& d,
+                                                     double min_share);
+
+}  // namespace stepscope::decide
