@@ -275,7 +275,7 @@ class StepRecorder:
             "collectives": collectives,
         })
         if self.script_watched:
-            record["script_comm"] = self._script_comm(end - optimizer_seconds, end)
+            record["script_comm"] = self._script_comm(start, end - optimizer_seconds, end)
         self._add_loss(record)
         if self.wire_dots:
             self.wire_error.add(sum(float(e) for e, _ in self.wire_dots),
@@ -297,18 +297,20 @@ class StepRecorder:
         if carried is not None:
             self.input_wait, self.samples = carried[1], carried[2]
 
-    def _script_comm(self, optimizer_start, end):
+    def _script_comm(self, step_start, optimizer_start, end):
         """The step's time in its own blocking collectives outside its phases (a collective a
-        model's forward or backward calls, SyncBatchNorm's, is that phase's compute)."""
-        if not self.script_calls:
-            return 0.0
+        model's forward or backward calls, SyncBatchNorm's, is that phase's compute), within
+        the step (a barrier before the first step began is not the step's)."""
         phases = self.phases + [(optimizer_start, end)]
         outside = 0.0
         for start, stop in self.script_calls:
+            start, stop = max(start, step_start), min(stop, end)
+            if stop <= start:
+                continue
             inside = _union_length([(max(a, start), min(b, stop)) for a, b in phases
                                     if a < stop and b > start])
             outside += max(0.0, stop - start - inside)
-        return outside
+        return min(outside, end - step_start)  # calls from two threads at once
 
     def _add_loss(self, record):
         """The step's loss: the mean of the values its backward passes started from (one per

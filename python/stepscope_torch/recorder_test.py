@@ -45,17 +45,17 @@ class Recorder(unittest.TestCase):
         # step 0 samples norms (every 4th step of a multi-replica run), none were added here
         self.assertEqual(r["local_grad_sq"], -1.0)
 
-
     def test_the_scripts_own_collectives_outside_the_phases_are_script_comm(self):
         # A step from 10 to 16: forward 10.5-11.5 with a collective of the model's own inside
         # (SyncBatchNorm's: compute), backward 12-14, a loss all-reduced 14-14.75 and the
         # optimizer 15-16 with a collective reaching into it from 14.9; a barrier at 16.5-17
-        # belongs to the next step.
+        # belongs to the next step. A barrier from 9 (before the step began) counts from 10.
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "rank-0.steps.jsonl")
             rec = StepRecorder(path, rank=0, world=2, warmup_steps=0, grad_norm_every=0)
             rec.script_watched = True
             rec._start = 10.0
+            rec.script_calls.append((9.0, 10.25))
             rec.add_forward(1.0, 10.5)
             rec.script_calls.append((10.75, 11.0))
             rec.mark_backward_start(12.0)
@@ -67,7 +67,7 @@ class Recorder(unittest.TestCase):
             rec.close()
             with open(path) as f:
                 first, second = [json.loads(line) for line in f]
-        self.assertAlmostEqual(first["script_comm"], 0.75 + 0.1)
+        self.assertAlmostEqual(first["script_comm"], 0.25 + 0.75 + 0.1)
         self.assertAlmostEqual(second["script_comm"], 0.5)
 
     def test_the_hooks_own_work_before_the_launch_is_backward(self):
