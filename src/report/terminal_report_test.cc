@@ -52,6 +52,34 @@ TEST(TerminalReport, NamesTheStragglerAndVerdictWithoutEscapesWhenPlain) {
   EXPECT_NE(TerminalReport(d.value(), {.colour = true}).find('\x1b'), std::string::npos);
 }
 
+// The ranks' table gives each rank's overhead, and of it the time in the job's own collectives
+// once any rank recorded some (a PyTorch script's barrier: rank 1 waits there).
+TEST(TerminalReport, RanksShowTheirOverheadAndTheirOwnCollectivesWhereRecorded) {
+  decide::Diagnosis d = OneReplicaCount(ThroughputUnit::kSamples);
+  ASSERT_FALSE(d.points.empty());
+  const auto header = [](const std::string& text) {
+    for (const std::string& line : Lines(text)) {
+      if (line.find("compute ms") != std::string::npos) return line;
+    }
+    return std::string();
+  };
+  EXPECT_NE(header(TerminalReport(d)).find("overhead ms"), std::string::npos);
+  EXPECT_EQ(header(TerminalReport(d)).find("own collectives"), std::string::npos);
+  for (analysis::RankDecomposition& r : d.points.back().decomposition.ranks) {
+    r.mean.overhead = 0.004;
+    r.mean.script_comm = r.rank == 1 ? 0.0035 : 0;
+  }
+  const std::string text = TerminalReport(d);
+  EXPECT_NE(header(text).find("of it own collectives ms"), std::string::npos) << text;
+  bool seen = false;
+  for (const std::string& line : Lines(text)) {
+    const size_t first = line.find_first_not_of(' ');
+    seen |= first != std::string::npos && line.compare(first, 2, "1 ") == 0 &&
+            line.find("4.000") != std::string::npos && line.find("3.500") != std::string::npos;
+  }
+  EXPECT_TRUE(seen) << text;
+}
+
 TEST(TerminalReport, HoldsEverySection) {
   auto made = MakeTestDiagnosis({.after = true, .emulated = true});
   ASSERT_TRUE(made.ok()) << made.status().message();
