@@ -192,6 +192,9 @@ std::vector<decide::RunSet> CollectRunSets(const sweep::SweepStore& store,
     } else {
       set.replicas = run.id.replicas;  // marks the set as complete
       set.honesty = LoadHonesty(store, JobOf(run), warnings);
+      for (auto& [name, per_step] : sweep::ReadScriptCollectives(store.RunDir(JobOf(run).name))) {
+        set.script_collectives.push_back({name, per_step});
+      }
       WarnBusyHost(store, run, warnings);
     }
   }

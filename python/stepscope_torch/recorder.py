@@ -105,6 +105,7 @@ class StepRecorder:
         # True once those collectives are watched: each record then says how long the step was
         # blocked in them outside its phases (`script_comm`)
         self.script_watched = False
+        self.script_counts = {}  # calls of each of them (by name) in the steps past the warm-up
         self._start = None
         self._reset()
 
@@ -125,7 +126,7 @@ class StepRecorder:
         self.wire_exact = []  # (reduced bucket, its fp32 reduction, that reduction's work)
         self.wire_dots = []  # per bucket (|G_wire - G_fp32|^2, |G_fp32|^2), tensors
         self.losses = []  # the values the step's backward passes started from (tensors)
-        self.script_calls = []  # (start, end) of the step's own blocking collectives
+        self.script_calls = []  # (start, end, name) of the step's own blocking collectives
         self.phases = []  # (start, end) of its input waits, forwards, backward passes
 
     @property
@@ -276,6 +277,9 @@ class StepRecorder:
         })
         if self.script_watched:
             record["script_comm"] = self._script_comm(start, end - optimizer_seconds, end)
+            if not record["warmup"]:
+                for _, _, name in self.script_calls:
+                    self.script_counts[name] = self.script_counts.get(name, 0) + 1
         self._add_loss(record)
         if self.wire_dots:
             self.wire_error.add(sum(float(e) for e, _ in self.wire_dots),
@@ -303,7 +307,7 @@ class StepRecorder:
         the step (a barrier before the first step began is not the step's)."""
         phases = self.phases + [(optimizer_start, end)]
         outside = 0.0
-        for start, stop in self.script_calls:
+        for start, stop, _ in self.script_calls:
             start, stop = max(start, step_start), min(stop, end)
             if stop <= start:
                 continue

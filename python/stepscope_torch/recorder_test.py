@@ -52,23 +52,24 @@ class Recorder(unittest.TestCase):
         # belongs to the next step. A barrier from 9 (before the step began) counts from 10.
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "rank-0.steps.jsonl")
-            rec = StepRecorder(path, rank=0, world=2, warmup_steps=0, grad_norm_every=0)
+            rec = StepRecorder(path, rank=0, world=2, warmup_steps=1, grad_norm_every=0)
             rec.script_watched = True
             rec._start = 10.0
-            rec.script_calls.append((9.0, 10.25))
+            rec.script_calls.append((9.0, 10.25, "barrier"))
             rec.add_forward(1.0, 10.5)
-            rec.script_calls.append((10.75, 11.0))
+            rec.script_calls.append((10.75, 11.0, "all_gather"))
             rec.mark_backward_start(12.0)
             rec.mark_backward_end(14.0)
-            rec.script_calls += [(14.0, 14.75), (14.9, 15.2)]
+            rec.script_calls += [(14.0, 14.75, "all_reduce"), (14.9, 15.2, "all_reduce")]
             rec.end_step(1.0, 16.0)
-            rec.script_calls.append((16.5, 17.0))
+            rec.script_calls.append((16.5, 17.0, "barrier"))
             rec.end_step(0.5, 18.0)
             rec.close()
             with open(path) as f:
                 first, second = [json.loads(line) for line in f]
         self.assertAlmostEqual(first["script_comm"], 0.25 + 0.75 + 0.1)
         self.assertAlmostEqual(second["script_comm"], 0.5)
+        self.assertEqual(rec.script_counts, {"barrier": 1})  # by name, past the warm-up
 
     def test_the_hooks_own_work_before_the_launch_is_backward(self):
         # Bucket ready at 13, the hook divides and samples until 13.5 and launches the

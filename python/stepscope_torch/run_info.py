@@ -70,6 +70,10 @@ def write_run_json(session):
         "startup_s": (session.t_startup_end or time.time()) - session.t_enter,
         "evaluation_s": 0.0,
         "notes": session.notes,
+        # The script's own blocking collectives, by name: their calls in the steady steps
+        # (rank 0's; a collective is called by every rank); absent where not watched.
+        **({"script_collectives": dict(sorted(rec.script_counts.items()))}
+           if rec.script_watched else {}),
         "wire_error": session.recorder.wire_error.summary(session.wire),
         "emulation": {"emulated": False},
         "software": {"pytorch": torch.__version__, "python": platform.python_version()},

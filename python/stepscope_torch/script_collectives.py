@@ -9,9 +9,10 @@ timeout (30 minutes) without naming the rank.
 
 `watch(recorder)` replaces the blocking collectives of `torch.distributed` (the names in
 BLOCKING present in this PyTorch) by wrappers that set `recorder.script_collective` to
-(`dist.NAME`, when it was called) for the call's duration, add the call's (start, end) to the
-step's `recorder.script_calls` (the record's `script_comm`: the time blocked in them outside the
-step's phases, a part of its overhead) and hand everything else to the original unchanged. A
+(`dist.NAME`, when it was called) for the call's duration, add the call's (start, end, `dist.NAME`)
+to the step's `recorder.script_calls` (the record's `script_comm`: the time blocked in them
+outside the step's phases, a part of its overhead; run.json's `script_collectives`: the calls
+by name) and hand everything else to the original unchanged. A
 call with `async_op=True` returns at once, and its wait (`work.wait()`) is not seen. Replaced
 once per process: a later session (a loader wrapped again) points the same wrappers at its
 recorder. A script that took a function by name before `wrap` (`from torch.distributed import
@@ -50,6 +51,7 @@ def _async_index(function):
 
 def _wrapper(name, original, target):
     position = _async_index(original)
+    label = f"dist.{name}"
 
     def collective(*args, **kwargs):
         rec = target.recorder
@@ -58,12 +60,12 @@ def _wrapper(name, original, target):
         if asynchronous or rec.script_collective is not None:
             return original(*args, **kwargs)
         since = now()
-        rec.script_collective = (f"dist.{name}", since)
+        rec.script_collective = (label, since)
         try:
             return original(*args, **kwargs)
         finally:
             rec.script_collective = None
-            rec.script_calls.append((since, now()))
+            rec.script_calls.append((since, now(), label))
 
     functools.update_wrapper(collective, original)  # its name, docs and __wrapped__
     setattr(collective, _TARGET, target)

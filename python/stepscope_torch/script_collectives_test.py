@@ -70,7 +70,8 @@ class ScriptCollectives(unittest.TestCase):
         self.assertEqual(m.seen, [("barrier", ("dist.barrier", since))])
         # the call's span, for the step's script_comm
         self.assertTrue(m.rec.script_watched)
-        [(start, end)] = m.rec.script_calls
+        [(start, end, name)] = m.rec.script_calls
+        self.assertEqual(name, "dist.barrier")
         self.assertEqual(start, since)
         self.assertGreater(end, start)
 

@@ -185,6 +185,14 @@ Result<std::vector<DiagnosisPoint>> BuildPoints(const std::vector<RunSet>& runs,
 
 namespace {
 
+// The set's replica count: as launched, else the ranks of its baseline's records.
+int ReplicasOf(const RunSet& run) {
+  if (run.replicas > 0) return run.replicas;
+  std::set<int> ranks;
+  for (const StepRecord& r : run.baseline) ranks.insert(r.rank);
+  return static_cast<int>(ranks.size());
+}
+
 // Warns for every run (baselines and ablations) the emulation did not fully honour, and sums
 // the pacing of the runs that decide the binding: the largest replica count with its ablations,
 // and the 1-replica reference.
@@ -208,9 +216,7 @@ std::optional<EmulationHonesty> DecidingHonesty(const std::vector<RunSet>& runs,
     sum->link_reductions += h.link_reductions;
   };
   for (const RunSet& run : runs) {
-    std::set<int> ranks;
-    for (const StepRecord& r : run.baseline) ranks.insert(r.rank);
-    const int n = run.replicas > 0 ? run.replicas : static_cast<int>(ranks.size());
+    const int n = ReplicasOf(run);
     if (run.honesty) weigh(*run.honesty, n, "", n == largest || n == 1);
     for (const auto& [name, h] : run.ablation_honesty) {
       weigh(h, n, "in the " + name + " ablation ", n == largest);
@@ -236,6 +242,11 @@ Verdict VerdictOf(const std::vector<RunSet>& runs, const std::vector<DiagnosisPo
   in.noise = noise;
   in.cost = options.cost;
   in.emulation = DecidingHonesty(runs, largest.scaling.replicas, warnings);
+  for (const RunSet& run : runs) {
+    if (ReplicasOf(run) == largest.scaling.replicas) {
+      in.script_collectives = run.script_collectives;
+    }
+  }
   return DecideVerdict(in, options.verdict);
 }
 

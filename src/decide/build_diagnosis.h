@@ -32,6 +32,9 @@ struct RunSet {
   // The same for the ablation runs of the set (they can confirm or overturn the binding), by
   // the ablation's name (no_reduce, synthetic_input, double_batch).
   std::map<std::string, EmulationHonesty> ablation_honesty;
+  // The job's own blocking collectives in its baseline run, by name, with their calls per step
+  // (a PyTorch script's, from its run.json: script_collectives.h); empty where none were seen.
+  std::vector<ScriptCollectiveCalls> script_collectives;
 };
 
 struct DiagnoseOptions {

@@ -1,13 +1,15 @@
 #include "decide/script_collectives.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/text_format.h"
 
 namespace stepscope::decide {
 
-std::optional<std::string> ScriptCollectivesEvidence(const analysis::Decomposition& d,
-                                                     double min_share) {
+std::optional<std::string> ScriptCollectivesEvidence(
+    const analysis::Decomposition& d, const std::vector<ScriptCollectiveCalls>& calls,
+    double min_share) {
   const Seconds step = d.job.step;
   const analysis::RankDecomposition* blocked = nullptr;
   for (const analysis::RankDecomposition& r : d.ranks) {
@@ -24,11 +26,17 @@ std::optional<std::string> ScriptCollectivesEvidence(const analysis::Decompositi
   for (const analysis::RankDecomposition& r : d.ranks) {
     if (own(r) > own(*busiest)) busiest = &r;
   }
+  std::vector<std::string> named;
+  for (const ScriptCollectiveCalls& c : calls) {
+    named.push_back(fmt::format("{} {:.3g} a step", c.name, c.per_step));
+  }
+  const std::string which = named.empty()
+                                ? "a barrier, a loss all-reduced to log it, objects gathered"
+                                : fmt::format("{}", fmt::join(named, ", "));
   std::string words = fmt::format(
       "rank {} is blocked {} per step ({} of the step) in the job's own collectives outside the "
-      "gradient's reduction (a barrier, a loss all-reduced to log it, objects gathered), part "
-      "of the overhead",
-      blocked->rank, Ms(blocked->mean.script_comm), Pct(blocked->mean.script_comm, step));
+      "gradient's reduction ({}), part of the overhead",
+      blocked->rank, Ms(blocked->mean.script_comm), Pct(blocked->mean.script_comm, step), which);
   if (own(*busiest) - own(*blocked) >= min_share * step) {
     return words + fmt::format(
                        ": it waits there for rank {}, which spends {} per step of its own outside "

@@ -291,7 +291,8 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
     v.evidence.push_back(
         fmt::format("compute is {} of the step; nothing else binds", Pct(c.compute, t)));
   }
-  if (std::optional<std::string> e = ScriptCollectivesEvidence(in.largest, o.min_lever_gain)) {
+  if (std::optional<std::string> e =
+          ScriptCollectivesEvidence(in.largest, in.script_collectives, o.min_lever_gain)) {
     v.evidence.push_back(*e);
   }
   if (v.binding == Binding::kCommunication && excess > 0) {

@@ -16,6 +16,7 @@
 #include "decide/choose.h"
 #include "decide/noise_scale.h"
 #include "decide/priced_options.h"
+#include "decide/script_collectives.h"
 #include "decide/wire_check.h"
 
 namespace stepscope::decide {
@@ -156,6 +157,9 @@ struct VerdictInputs {
   CostInputs cost;
   // Emulated runs only: pacing of the runs at the largest count and the reference, summed.
   std::optional<EmulationHonesty> emulation;
+  // The job's own blocking collectives at the largest replica count, by name (their words in
+  // the evidence; script_collectives.h).
+  std::vector<ScriptCollectiveCalls> script_collectives;
 };
 
 Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& options = {});

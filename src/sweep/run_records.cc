@@ -139,6 +139,26 @@ std::vector<std::string> ReadRunNotes(const std::string& run_dir) {
   return notes;
 }
 
+std::vector<std::pair<std::string, double>> ReadScriptCollectives(const std::string& run_dir) {
+  std::vector<std::pair<std::string, double>> calls;
+  Result<std::string> text = ReadRunJsonText(run_dir);
+  if (!text.ok()) return calls;
+  Result<nlohmann::json> j = ParseRunJson(*text, RunJsonPath(run_dir));
+  if (!j.ok()) return calls;
+  const auto it = j->find("script_collectives");
+  const auto steps = j->find("steady_steps");
+  if (it == j->end() || !it->is_object() || steps == j->end() || !steps->is_number() ||
+      !(steps->get<double>() > 0)) {
+    return calls;
+  }
+  for (const auto& [name, count] : it->items()) {
+    if (count.is_number() && count.get<double>() > 0) {
+      calls.emplace_back(name, count.get<double>() / steps->get<double>());
+    }
+  }
+  return calls;
+}
+
 Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string& path) {
   Result<nlohmann::json> read = ParseRunJson(text, path);
   if (!read.ok()) return read.status();

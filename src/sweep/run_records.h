@@ -124,6 +124,10 @@ Result<RunSummary> ReadRunSummary(const std::string& run_dir);
 // progress lines. Empty when run.json has none or cannot be read: the analysis reads run.json
 // strictly, and names what is wrong there.
 std::vector<std::string> ReadRunNotes(const std::string& run_dir);
+// run.json's script_collectives (the PyTorch helper's: the script's own blocking collectives by
+// name and their calls in the steady steps) as calls per steady step, by name. Empty
+// where run.json has none or cannot be read (words for the evidence, not a measurement).
+std::vector<std::pair<std::string, double>> ReadScriptCollectives(const std::string& run_dir);
 // The same from run.json's text; `path` names the file in errors.
 Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string& path);
 

@@ -39,6 +39,24 @@ TEST(RunPacing, ReadsTheEmulationCounts) {
   EXPECT_EQ((*p)->link_reductions, 90);
 }
 
+TEST(ScriptCollectives, CallsPerSteadyStepByNameAndNothingFromAFileWithout) {
+  const std::string dir = RunDir(
+      "stepscope_run_records_script_collectives",
+      R"({"steady_steps": 20, "script_collectives": {"dist.barrier": 40, "dist.all_reduce": 5}})");
+  const std::vector<std::pair<std::string, double>> calls = ReadScriptCollectives(dir);
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0], (std::pair<std::string, double>{"dist.all_reduce", 0.25}));
+  EXPECT_EQ(calls[1], (std::pair<std::string, double>{"dist.barrier", 2.0}));
+  EXPECT_TRUE(ReadScriptCollectives(
+                  RunDir("stepscope_run_records_without_script", R"({"steady_steps": 20})"))
+                  .empty());
+  EXPECT_TRUE(
+      ReadScriptCollectives(RunDir("stepscope_run_records_no_steady_steps",
+                                   R"({"steady_steps": 0, "script_collectives": {"a": 1}})"))
+          .empty());
+  EXPECT_TRUE(ReadScriptCollectives(dir + "/absent").empty());
+}
+
 TEST(RunPacing, NotEmulatedIsNulloptAndMissingIsAnError) {
   const std::string dir =
       RunDir("stepscope_run_pacing_plain", R"({"emulation": {"emulated": false}})");

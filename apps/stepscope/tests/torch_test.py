@@ -195,8 +195,8 @@ class Shapes(TorchTest):
         v = d["verdict"]
         waits = [e for e in v["evidence"] if "in the job's own collectives" in e]
         self.assertEqual(len(waits), 1, json.dumps(v["evidence"]))
-        self.assertRegex(waits[0], r"^rank 1 is blocked \d+\.\d+ ms per step .* it waits there "
-                                   r"for rank 0, which spends")
+        self.assertRegex(waits[0], r"^rank 1 is blocked \d+\.\d+ ms per step .*\(dist\.barrier 2 "
+                                   r"a step\).* it waits there for rank 0, which spends")
         job = d["points"][-1]["components"]  # along the critical path: rank 0's or rank 1's
         self.assertTrue(0 <= job["script_comm"] <= job["overhead"], json.dumps(job))
         self.assertGreater(d["points"][-1]["efficiency"], 0.8, v["explanation"])
