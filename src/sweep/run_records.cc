@@ -1,6 +1,7 @@
 #include "sweep/run_records.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -151,8 +152,15 @@ std::vector<std::pair<std::string, double>> ReadScriptCollectives(const std::str
       !(steps->get<double>() > 0)) {
     return calls;
   }
+  // Names as the helper writes them (dist.barrier): anything else, such as a control character
+  // that would reach a terminal in the evidence, is left out.
+  const auto plain = [](const std::string& name) {
+    return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+    });
+  };
   for (const auto& [name, count] : it->items()) {
-    if (count.is_number() && count.get<double>() > 0) {
+    if (plain(name) && count.is_number() && count.get<double>() > 0) {
       calls.emplace_back(name, count.get<double>() / steps->get<double>());
     }
   }

@@ -55,6 +55,11 @@ TEST(ScriptCollectives, CallsPerSteadyStepByNameAndNothingFromAFileWithout) {
                                    R"({"steady_steps": 0, "script_collectives": {"a": 1}})"))
           .empty());
   EXPECT_TRUE(ReadScriptCollectives(dir + "/absent").empty());
+  const std::vector<std::pair<std::string, double>> plain = ReadScriptCollectives(
+      RunDir("stepscope_run_records_escape",
+             R"({"steady_steps": 2, "script_collectives": {"dist.barrier\u001b[2J": 2, "x": 4}})"));
+  ASSERT_EQ(plain.size(), 1u);  // a name with a control character is left out
+  EXPECT_EQ(plain[0].first, "x");
 }
 
 TEST(RunPacing, NotEmulatedIsNulloptAndMissingIsAnError) {
