@@ -90,6 +90,7 @@ std::vector<StepRecord> ImportedTrace::ToStepRecords() const {
     r.comm_busy = s.comm_busy;
     r.samples = s.samples < 0 ? 0 : s.samples;
     r.warmup = s.warmup;
+    r.script_comm = s.script_comm;
     int index = 0;
     for (const ImportedCollective& c : s.collectives) {
       CollectiveRecord cr;

@@ -64,6 +64,9 @@ struct ImportedStep {
   bool host_bound = false;  // device traces: the device was idle more than it computed
   int64_t samples = -1;     // examples processed, -1 when the trace does not say
   bool warmup = false;      // the producer marked the step as warm-up
+  // stepscope's own records only: of the idle time, blocked in the job's own collectives
+  // (StepRecord::script_comm); nullopt elsewhere.
+  std::optional<double> script_comm;
   std::vector<ImportedCollective> collectives;  // in start order
   double step_time() const { return end - start; }
 };

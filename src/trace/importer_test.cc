@@ -290,6 +290,7 @@ TEST(Importer, StepscopeStepRecords) {
   r.exposed_comm = 0.05;
   r.input_wait = 0.1;
   r.backward_start = 1.15;
+  r.script_comm = 0.025;
   r.collectives.push_back({0, 4096, 1.2, 1.25, 1.4, 1.0});
   std::string path = testing::WriteTemp("rank-2.steps.jsonl", "");
   ASSERT_TRUE(WriteStepRecords(path, {r}).ok());
@@ -305,6 +306,7 @@ TEST(Importer, StepscopeStepRecords) {
   EXPECT_NEAR(back[0].collectives[0].ready, 1.2, 1e-12);
   ASSERT_TRUE(back[0].backward_start.has_value());
   EXPECT_NEAR(*back[0].backward_start, 1.15, 1e-12);
+  EXPECT_EQ(back[0].script_comm, std::optional<double>(0.025));  // analyze keeps it
   std::filesystem::remove(path);
 }
 

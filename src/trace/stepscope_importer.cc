@@ -41,6 +41,7 @@ Result<ImportedTrace> ImportStepRecords(const std::string& path, const ImportOpt
     s.input_wait = r.input_wait;
     s.samples = r.samples > 0 ? r.samples : -1;  // 0: the records' producer did not know
     s.warmup = r.warmup;
+    s.script_comm = r.script_comm;
     s.idle = std::max(0.0, r.step_time() - r.input_wait - r.compute - r.exposed_comm);
     for (const CollectiveRecord& c : r.collectives) {
       s.collectives.push_back({"allreduce", "", c.bytes, c.index, c.ready, c.end});
