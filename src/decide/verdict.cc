@@ -55,18 +55,32 @@ bool Has(const std::vector<BindingCandidate>& c, Binding b) {
 }
 
 // What to run to tell the candidates apart.
-std::string SeparateAdvice(const std::vector<BindingCandidate>& c) {
+// How to tell the candidates apart: the ablations that separate them, where they were not run
+// at the largest count (`ablations`), and more steps or repeats.
+std::string SeparateAdvice(const std::vector<BindingCandidate>& c,
+                           const analysis::AblationReport& ablations) {
   std::vector<std::string> runs;
-  if (Has(c, Binding::kCommunication)) {
+  if (Has(c, Binding::kCommunication) &&
+      FindCheck(ablations, AblationCheckKind::kNoReduce) == nullptr) {
     runs.push_back(
         "the no-reduce ablation (train --no-reduce: communication goes, a slow rank "
         "stays slow)");
   }
-  if (Has(c, Binding::kInput)) {
+  if (Has(c, Binding::kInput) &&
+      FindCheck(ablations, AblationCheckKind::kSyntheticInput) == nullptr) {
     runs.push_back("the synthetic-input ablation (train --synthetic-input: input wait goes)");
   }
   runs.push_back("more steps or repeated runs (diagnose --repeats 3) so that the intervals narrow");
   return fmt::format("To separate them, run {}.", fmt::join(runs, "; or "));
+}
+
+// The verdict's advice on separating its candidates, as its evidence gives it (written with the
+// ablations that ran); without it, as if none had.
+std::string SeparateAdviceOf(const Verdict& v) {
+  for (const std::string& e : v.evidence) {
+    if (e.rfind("To separate them, ", 0) == 0) return e;
+  }
+  return SeparateAdvice(v.candidates, {});
 }
 
 std::string CandidateWords(const std::vector<BindingCandidate>& c) {
@@ -281,7 +295,7 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
     v.evidence.push_back(fmt::format(
         "the candidates lost devices within the noise of each other (90% intervals): {}",
         CandidateWords(v.candidates)));
-    v.evidence.push_back(SeparateAdvice(v.candidates));
+    v.evidence.push_back(SeparateAdvice(v.candidates, in.ablations));
   } else if (v.binding == Binding::kCompute) {
     v.evidence.push_back(fmt::format(
         "no waiting component is large (compute {} of the {} step): the lost throughput is "
@@ -498,7 +512,7 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
     what = fmt::format(
         "No single binding constraint can be named: {} lost devices within the noise of each "
         "other. {}",
-        CandidateWords(v.candidates), SeparateAdvice(v.candidates));
+        CandidateWords(v.candidates), SeparateAdviceOf(v));
   } else if (v.binding == Binding::kInconclusive) {
     what = "No binding constraint can be named from this evidence.";
   } else if (v.binding == Binding::kImbalance) {

@@ -245,7 +245,7 @@ TEST(Verdict, CriticalPathPutsTheStragglersWorkInItsComponentsAndItsLossInStragg
 // Rotating imbalance at 4 replicas (compute +-60% per rank and step) with one bucket whose
 // transfer takes `transfer_in_imbalances` times the imbalance loss. The compute draws do not
 // depend on the bucket time, so the imbalance loss is the same in every sweep.
-Diagnosis ImbalanceBesideTransfer(double transfer_in_imbalances) {
+Diagnosis ImbalanceBesideTransfer(double transfer_in_imbalances, bool ablations = true) {
   analysis::SyntheticRunSpec base;
   base.compute = 0.010;
   base.jitter = 0.6;
@@ -258,9 +258,13 @@ Diagnosis ImbalanceBesideTransfer(double transfer_in_imbalances) {
   const double imbalance =
       imbalance_of(Diagnose(Sweep(base, {1, 4}, [](int, analysis::SyntheticRunSpec*) {})));
   EXPECT_GT(imbalance, 0.001);
-  return Diagnose(Sweep(base, {1, 4}, [&](int n, analysis::SyntheticRunSpec* s) {
+  std::vector<RunSet> runs = Sweep(base, {1, 4}, [&](int n, analysis::SyntheticRunSpec* s) {
     s->bucket_time = n == 1 ? 0.0001 : imbalance * transfer_in_imbalances;
-  }));
+  });
+  for (RunSet& set : runs) {
+    if (!ablations) set.no_reduce.reset(), set.synthetic_input.reset(), set.double_batch.reset();
+  }
+  return Diagnose(runs);
 }
 
 TEST(Verdict, TwoCausesWithinTheNoiseAreInconclusive) {
@@ -280,7 +284,18 @@ TEST(Verdict, TwoCausesWithinTheNoiseAreInconclusive) {
   EXPECT_TRUE(comm && imbalance);
   EXPECT_EQ(d.verdict.explanation.find("overhead"), std::string::npos) << d.verdict.explanation;
   EXPECT_NE(d.verdict.explanation.find("within the noise"), std::string::npos);
-  EXPECT_NE(d.verdict.explanation.find("no-reduce"), std::string::npos);
+  // The no-reduce ablation ran at 4 and did not separate them: more steps or repeats may.
+  EXPECT_EQ(d.verdict.explanation.find("run the no-reduce ablation"), std::string::npos)
+      << d.verdict.explanation;
+  EXPECT_NE(d.verdict.explanation.find("To separate them, run more steps or repeated runs"),
+            std::string::npos)
+      << d.verdict.explanation;
+  // Without the ablations, the advice is to run the one that separates them.
+  const Diagnosis without = ImbalanceBesideTransfer(1.0, /*ablations=*/false);
+  ASSERT_EQ(without.verdict.binding, Binding::kInconclusive) << without.verdict.explanation;
+  EXPECT_NE(without.verdict.explanation.find("To separate them, run the no-reduce ablation"),
+            std::string::npos)
+      << without.verdict.explanation;
   // The candidates survive the JSON round trip.
   Result<Diagnosis> back = DiagnosisFromString(DiagnosisToString(d));
   ASSERT_TRUE(back.ok()) << back.status().message();
