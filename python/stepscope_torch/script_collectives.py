@@ -9,14 +9,13 @@ timeout (30 minutes) without naming the rank.
 
 `watch(recorder)` replaces the blocking collectives of `torch.distributed` (the names in
 BLOCKING present in this PyTorch) by wrappers that set `recorder.script_collective` to
-(`dist.NAME`, when it was called) for the call's duration, add the call's (start, end, `dist.NAME`)
-to the step's `recorder.script_calls` (the record's `script_comm`: the time blocked in them
-outside the step's phases, a part of its overhead; run.json's `script_collectives`: the calls
-by name) and hand everything else to the original unchanged. A
-call with `async_op=True` returns at once, and its wait (`work.wait()`) is not seen. Replaced
-once per process: a later session (a loader wrapped again) points the same wrappers at its
-recorder. A script that took a function by name before `wrap` (`from torch.distributed import
-barrier`) keeps the original, unseen.
+(`dist.NAME`, when it was called) for the call's duration, add (start, end, `dist.NAME`) to the
+step's `recorder.script_calls` (the record's `script_comm`: the time blocked in them outside the
+step's phases, a part of its overhead; run.json's `script_collectives`: the calls by name) and
+hand everything else to the original unchanged. A call with `async_op=True` returns at once, and
+its wait (`work.wait()`) is not seen. Replaced once per process: a later session (a loader
+wrapped again) points the same wrappers at its recorder. A script that took a function by name
+before `wrap` (`from torch.distributed import barrier`) keeps the original, unseen.
 """
 import functools
 import inspect

@@ -268,10 +268,11 @@ class _Session:
         self.ready_slice_bytes = [p.numel() * p.element_size() for p in reversed(params)]
         self.t_startup_end = None
         self.failed = False
-        # A reduction, or a blocking collective of the script's own (a barrier, a loss averaged
-        # to log it: script_collectives.py), in flight for the stall timeout ends the run,
-        # naming the rank it waits for (watchdog.py; the host clock's path: on a CUDA device
-        # NCCL's timeout applies). With or without the helper's reductions.
+        # The script's own blocking collectives (a barrier, a loss averaged to log it:
+        # script_collectives.py) are timed for the records' script_comm; a reduction, or one of
+        # them, in flight for the stall timeout ends the run, naming the rank it waits for
+        # (watchdog.py; the host clock's path: on a CUDA device NCCL's timeout applies). With
+        # or without the helper's reductions.
         self.watchdog = None
         if self.ddp and self.world > 1 and self.marks is None:
             watch_script_collectives(self.recorder)
