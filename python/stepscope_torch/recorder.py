@@ -127,7 +127,9 @@ class StepRecorder:
         self.wire_dots = []  # per bucket (|G_wire - G_fp32|^2, |G_fp32|^2), tensors
         self.losses = []  # the values the step's backward passes started from (tensors)
         self.script_calls = []  # (start, end, name) of the step's own blocking collectives
-        self.phases = []  # (start, end) of its input waits, forwards, backward passes
+        # (start, end) of its input waits, forwards, backward passes, kept while script_calls
+        # are watched (to leave out of script_comm)
+        self.phases = []
 
     @property
     def step_start(self):
@@ -150,15 +152,17 @@ class StepRecorder:
         self.input_wait += seconds
         self.samples += samples
         self.draws += 1
-        self.last_draw = (now() - seconds, seconds, samples)
-        self.phases.append((self.last_draw[0], self.last_draw[0] + seconds))
+        start = now() - seconds
+        self.last_draw = (start, seconds, samples)
+        if self.script_watched:
+            self.phases.append((start, start + seconds))
 
     def add_forward(self, seconds, start=None):
         """A forward of `seconds`; `start`, where given, places it (for `script_comm`)."""
         self.begin_if_needed()
         self.forward += seconds
         self.micro_batches += 1
-        if start is not None:
+        if start is not None and self.script_watched:
             self.phases.append((start, start + seconds))
 
     @property
@@ -191,7 +195,8 @@ class StepRecorder:
         if self.backward_start is None:
             return
         self.backward_end = t
-        self.phases.append((self.backward_start, t))
+        if self.script_watched:
+            self.phases.append((self.backward_start, t))
         last_start = max((c.start for c in self.collectives), default=None)
         if last_start is None:
             self.backward += t - self.backward_start

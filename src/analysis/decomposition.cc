@@ -337,21 +337,20 @@ void FitToJobStep(Seconds job_step, Components* c) {
   c->step = job_step;
   if (excess <= 0) {
     c->overhead -= excess;
-    c->script_comm = std::min(c->script_comm, std::max(0.0, c->overhead));
-    return;
+  } else {
+    // The critical rank began the step before the job did: the beginning of its step (its wait
+    // for a batch, then its compute) ran while the job was still finishing the previous step.
+    // Time outside every phase goes before that; communication only when the critical rank's
+    // step was mostly communication (wait first).
+    for (Seconds* part : {&c->input_wait, &c->overhead, &c->compute, &c->sync_wait, &c->transfer}) {
+      const Seconds taken = std::min(excess, std::max(0.0, *part));
+      *part -= taken;
+      excess -= taken;
+    }
+    c->backward = std::min(c->backward, c->compute);
+    c->exposed_comm = c->sync_wait + c->transfer;
   }
-  // The critical rank began the step before the job did: the beginning of its step (its wait
-  // for a batch, then its compute) ran while the job was still finishing the previous step.
-  // Time outside every phase goes before that; communication only when the critical rank's step
-  // was mostly communication (wait first).
-  for (Seconds* part : {&c->input_wait, &c->overhead, &c->compute, &c->sync_wait, &c->transfer}) {
-    const Seconds taken = std::min(excess, std::max(0.0, *part));
-    *part -= taken;
-    excess -= taken;
-  }
-  c->backward = std::min(c->backward, c->compute);
   c->script_comm = std::min(c->script_comm, std::max(0.0, c->overhead));
-  c->exposed_comm = c->sync_wait + c->transfer;
 }
 
 Result<Decomposition> Decompose(const std::vector<StepRecord>& records) {

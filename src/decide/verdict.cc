@@ -54,7 +54,6 @@ bool Has(const std::vector<BindingCandidate>& c, Binding b) {
   return false;
 }
 
-// What to run to tell the candidates apart.
 // How to tell the candidates apart: the ablations that separate them, where they were not run
 // at the largest count (`ablations`), and more steps or repeats.
 std::string SeparateAdvice(const std::vector<BindingCandidate>& c,
@@ -72,15 +71,6 @@ std::string SeparateAdvice(const std::vector<BindingCandidate>& c,
   }
   runs.push_back("more steps or repeated runs (diagnose --repeats 3) so that the intervals narrow");
   return fmt::format("To separate them, run {}.", fmt::join(runs, "; or "));
-}
-
-// The verdict's advice on separating its candidates, as its evidence gives it (written with the
-// ablations that ran); without it, as if none had.
-std::string SeparateAdviceOf(const Verdict& v) {
-  for (const std::string& e : v.evidence) {
-    if (e.rfind("To separate them, ", 0) == 0) return e;
-  }
-  return SeparateAdvice(v.candidates, {});
 }
 
 std::string CandidateWords(const std::vector<BindingCandidate>& c) {
@@ -512,7 +502,7 @@ Verdict DecideVerdict(const VerdictInputs& in, const VerdictOptions& o) {
     what = fmt::format(
         "No single binding constraint can be named: {} lost devices within the noise of each "
         "other. {}",
-        CandidateWords(v.candidates), SeparateAdviceOf(v));
+        CandidateWords(v.candidates), SeparateAdvice(v.candidates, in.ablations));
   } else if (v.binding == Binding::kInconclusive) {
     what = "No binding constraint can be named from this evidence.";
   } else if (v.binding == Binding::kImbalance) {
