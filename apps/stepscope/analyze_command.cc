@@ -59,6 +59,7 @@ Status WriteAnalysis(const std::string& dir, const nlohmann::json& diagnosis_jso
   }
   facts.source = "pytorch profiler traces (analyze --out)";
   facts.notes = set.warnings;
+  facts.script_calls = trace::ScriptCallsPerStep(set);
   if (sized) {
     facts.notes.push_back(fmt::format(
         "the traces gave no collective sizes: --gradient-bytes {} spread evenly over each "
@@ -103,6 +104,9 @@ int RunAnalyze(const AnalyzeFlags& flags) {
   // The same code path as `diagnose`: one run set at this replica count.
   decide::RunSet run;
   run.baseline = set->records;
+  for (const auto& [name, per_step] : trace::ScriptCallsPerStep(*set)) {
+    run.script_collectives.push_back({name, per_step});
+  }
   decide::DiagnoseOptions options;
   options.source.origin = "analyze";
   options.source.workload = fmt::format("{} trace file(s), {}", set->traces.size(),

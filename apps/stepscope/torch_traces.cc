@@ -42,6 +42,7 @@ Status CompleteRunFromTraces(const std::string& run_dir, const TraceRunInfo& inf
   facts.micro_batch = info.micro_batch;
   facts.source = "pytorch profiler traces (diagnose --torch-traces)";
   facts.notes = set->warnings;
+  facts.script_calls = trace::ScriptCallsPerStep(*set);
   return WriteRunJson(run_dir, TraceRunJson(set->records, facts));
 }
 

@@ -27,7 +27,10 @@ nlohmann::json TraceRunJson(const std::vector<StepRecord>& records, const TraceR
   for (const auto& [rank, n] : steps_of_rank) steps = std::max(steps, n);
   const double samples_per_step = static_cast<double>(facts.replicas) * facts.micro_batch;
   const double mean = steady > 0 ? total / steady : 0;
-  return {
+  // As the PyTorch helper writes them: calls over the steady steps.
+  nlohmann::json script = nlohmann::json::object();
+  for (const auto& [name, per_step] : facts.script_calls) script[name] = per_step * steady;
+  nlohmann::json run = {
       {"schema", "stepscope.run/1"},
       {"source", facts.source},
       {"config",
@@ -51,6 +54,8 @@ nlohmann::json TraceRunJson(const std::vector<StepRecord>& records, const TraceR
       {"step_time_mean_s", mean},
       {"emulation", {{"emulated", false}}},
       {"notes", facts.notes}};
+  if (!script.empty()) run["script_collectives"] = std::move(script);
+  return run;
 }
 
 bool SizeUnsizedCollectives(int64_t gradient_bytes, StepRecord* r) {

@@ -18,6 +18,8 @@ struct TraceRunFacts {
   int micro_batch = 1;  // samples per step per rank (1: unknown, throughput in steps)
   std::string source;   // who made the run, e.g. "pytorch profiler traces (analyze --out)"
   std::vector<std::string> notes;
+  // The script's own collectives by name, calls per steady step (trace::ScriptCallsPerStep).
+  std::vector<std::pair<std::string, double>> script_calls;
 };
 
 // The steady steps' throughput (the job's step is its slowest rank's, step by step) and the

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,9 +65,12 @@ struct ImportedStep {
   bool host_bound = false;  // device traces: the device was idle more than it computed
   int64_t samples = -1;     // examples processed, -1 when the trace does not say
   bool warmup = false;      // the producer marked the step as warm-up
-  // stepscope's own records only: of the idle time, blocked in the job's own collectives
-  // (StepRecord::script_comm); nullopt elsewhere.
+  // Of the idle time, blocked in the job's own collectives (StepRecord::script_comm): stepscope's
+  // records; PyTorch traces that show where collectives were launched (collective_origin.h).
+  // nullopt where the trace cannot tell them from the gradient's.
   std::optional<double> script_comm;
+  // PyTorch traces: the script's own calls launched within the step, by name ("barrier").
+  std::map<std::string, int> script_calls;
   std::vector<ImportedCollective> collectives;  // in start order
   double step_time() const { return end - start; }
 };

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "trace/byte_source.h"
@@ -113,6 +114,68 @@ TEST(Importer, LegacyCpuHandBuilt) {
   EXPECT_NEAR(b.idle, 30e-6, 1e-12);
   EXPECT_EQ(b.collectives.size(), 2u);
   EXPECT_FALSE(a.backward_start.has_value());
+  EXPECT_FALSE(a.script_comm.has_value());  // no launches: the trace cannot tell whose they are
+}
+
+// The script's own collectives (collective_origin.h) leave the gradient's communication. Step 0
+// [0,100): DDP's forward [0,20), backward [20,40) launching DDP's all-reduce at 30, which a gloo
+// worker runs at [42,50), after backward's last function; the optimizer [52,56); then the
+// script's barrier, launched at 60 and run [61,91) (the rank waits there for the others). Step 1
+// [100,200): the same without the barrier. Without DDP's forward in the trace the job may be
+// another kind (a model-parallel one's forward calls collectives): nothing is set apart.
+TEST(Importer, TheScriptsOwnCollectivesAreNotTheGradients) {
+  const std::string kTrace = R"([
+ {"name":"ProfilerStep#0","ph":"X","ts":0,"dur":100,"tid":1,"pid":"CPU functions"},
+ {"name":"DistributedDataParallel.forward","ph":"X","ts":0,"dur":20,"tid":1,"pid":"CPU functions"},
+ {"name":"aten::mm","ph":"X","ts":0,"dur":20,"tid":1,"pid":"CPU functions"},
+ {"name":"autograd::engine::evaluate_function: torch::autograd::AccumulateGrad","ph":"X",
+  "ts":20,"dur":20,"tid":1,"pid":"CPU functions"},
+ {"name":"c10d::allreduce_","ph":"X","ts":30,"dur":2,"tid":1,"pid":"CPU functions"},
+ {"name":"gloo:all_reduce","ph":"X","ts":42,"dur":8,"tid":2,"pid":"CPU functions"},
+ {"name":"aten::add_","ph":"X","ts":52,"dur":4,"tid":1,"pid":"CPU functions"},
+ {"name":"c10d::barrier","ph":"X","ts":60,"dur":1,"tid":1,"pid":"CPU functions"},
+ {"name":"gloo:barrier","ph":"X","ts":61,"dur":30,"tid":3,"pid":"CPU functions"},
+ {"name":"ProfilerStep#1","ph":"X","ts":100,"dur":100,"tid":1,"pid":"CPU functions"},
+ {"name":"aten::mm","ph":"X","ts":100,"dur":20,"tid":1,"pid":"CPU functions"},
+ {"name":"autograd::engine::evaluate_function: torch::autograd::AccumulateGrad","ph":"X",
+  "ts":120,"dur":20,"tid":1,"pid":"CPU functions"},
+ {"name":"c10d::allreduce_","ph":"X","ts":130,"dur":2,"tid":1,"pid":"CPU functions"},
+ {"name":"gloo:all_reduce","ph":"X","ts":131,"dur":8,"tid":3,"pid":"CPU functions"},
+ {"name":"aten::add_","ph":"X","ts":152,"dur":4,"tid":1,"pid":"CPU functions"}
+])";
+  auto t = ImportTraceBuffer(kTrace, "script.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->steps.size(), 2u);
+  const ImportedStep& a = t->steps[0];
+  EXPECT_NEAR(a.compute, 44e-6, 1e-12);
+  EXPECT_NEAR(a.comm_busy, 8e-6, 1e-12);
+  EXPECT_NEAR(a.exposed_comm, 8e-6, 1e-12);
+  EXPECT_NEAR(a.idle, 48e-6, 1e-12);
+  ASSERT_TRUE(a.script_comm.has_value());
+  EXPECT_NEAR(*a.script_comm, 30e-6, 1e-12);
+  EXPECT_EQ(a.script_calls, (std::map<std::string, int>{{"barrier", 1}}));
+  ASSERT_EQ(a.collectives.size(), 1u);
+  EXPECT_EQ(a.collectives[0].name, "gloo:all_reduce");
+  EXPECT_NEAR(a.optimizer, 4e-6, 1e-12);  // after the gradient's last reduction, not the barrier
+  const ImportedStep& b = t->steps[1];
+  EXPECT_NEAR(b.comm_busy, 8e-6, 1e-12);
+  EXPECT_NEAR(b.exposed_comm, 0, 1e-12);  // hidden behind backward
+  ASSERT_TRUE(b.script_comm.has_value());
+  EXPECT_EQ(*b.script_comm, 0);
+  EXPECT_TRUE(b.script_calls.empty());
+  const auto records = t->ToStepRecords();
+  ASSERT_TRUE(records[0].script_comm.has_value());
+  EXPECT_NEAR(*records[0].script_comm, 30e-6, 1e-12);
+
+  std::string other = kTrace;
+  other.erase(other.find(" {\"name\":\"DistributedDataParallel.forward\""),
+              other.find(" {\"name\":\"aten::mm\"") - other.find(" {\"name\":\"Distrib"));
+  auto u = ImportTraceBuffer(other, "other.json");
+  ASSERT_TRUE(u.ok()) << u.status().message();
+  ASSERT_EQ(u->steps.size(), 2u);
+  EXPECT_FALSE(u->steps[0].script_comm.has_value());
+  EXPECT_NEAR(u->steps[0].comm_busy, 38e-6, 1e-12);
+  EXPECT_EQ(u->steps[0].collectives.size(), 2u);
 }
 
 // The backward start is the first autograd function (or "## backward ##" annotation) of the
@@ -341,13 +404,15 @@ TEST(Importer, EveryRealTraceImports) {
         t->steps.empty() ? 0.0 : 1e3 * sum_step / t->steps.size());
     if (p.find("legacy") != std::string::npos) {
       EXPECT_EQ(t->format, TraceFormat::kLegacy);
-      EXPECT_EQ(t->steps.size(), 3u);
-      // DDP launches each bucket's all-reduce from a backward hook: within backward.
+      EXPECT_EQ(t->steps.size(), p.find("ddp_mlp") != std::string::npos ? 3u : 6u);
+      // DDP launches each bucket's all-reduce from a backward hook: within backward (its
+      // broadcast of rebuilt buckets is in its forward).
       for (const ImportedStep& s : t->steps) {
         ASSERT_TRUE(s.backward_start.has_value()) << p << " step " << s.step;
         EXPECT_GE(*s.backward_start, s.start) << p;
         EXPECT_LE(*s.backward_start, s.end) << p;
         for (const ImportedCollective& c : s.collectives) {
+          if (c.name != "gloo:all_reduce") continue;
           EXPECT_LE(*s.backward_start, c.start) << p << " step " << s.step;
         }
       }

@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "trace/collective_origin.h"
 #include "trace/importer.h"
 #include "trace/intervals.h"
 #include "trace/reader.h"
@@ -32,6 +33,7 @@ struct RawCollective {
   std::string name, group;
   int64_t bytes = -1, seq = -1;
   double begin = 0, end = 0;  // microseconds
+  bool script = false;        // carries out a call of the script's own (collective_origin.h)
 };
 
 // Gathers the intervals the per-step numbers need; everything else is dropped as it streams.
@@ -77,6 +79,7 @@ class Collector {
       } else if (name == "## backward ##" ||
                  StartsWith(name, "autograd::engine::evaluate_function: ")) {
         backward_starts_.push_back(iv.begin);
+        autograd_.Add(iv);
       }
     }
     if (StartsWith(name, "enumerate(DataLoader)")) {
@@ -88,7 +91,6 @@ class Collector {
       has_device_ = true;
       bool comm = cat == "kernel" && (StartsWith(name, "nccl") || !e.collective_name.empty());
       if (comm) {
-        device_comm_.Add(iv);
         AddCollective(e, iv, &device_collectives_);
       } else {
         device_compute_.Add(iv);
@@ -102,16 +104,20 @@ class Collector {
     uint64_t thread = ThreadKey(e);
     if (StartsWith(name, "gloo:")) {
       comm_threads_[thread] = true;
-      host_comm_.Add(iv);
       AddCollective(e, iv, &host_collectives_);
       return;
     }
     if (name == "record_param_comms" && !e.collective_name.empty()) {
-      param_comms_.Add(iv);
       AddCollective(e, iv, &param_collectives_);
       return;
     }
-    if (StartsWith(name, "c10d::") || name.find("wait") != std::string_view::npos) return;
+    if (name.find("wait") != std::string_view::npos) return;
+    if (StartsWith(name, "c10d::")) {
+      // Where a collective was called (its run is a gloo worker's span or a kernel).
+      std::string kind = CollectiveKind(name);
+      if (!kind.empty()) launches_.push_back({std::move(kind), CallName(name), iv.begin});
+      return;
+    }
     if (cat.empty() || cat == "cpu_op" || cat == "user_annotation") {
       HostOps(thread).Add(iv);
     }
@@ -132,12 +138,12 @@ class Collector {
       if (out->warning_messages.size() < 20) out->warning_messages.push_back(std::move(m));
     }
 
-    std::vector<Interval> compute, comm;
+    std::vector<Interval> compute;
     std::vector<RawCollective>* collectives;
+    std::vector<RawCollective>* runs;  // what the communication intervals are
     if (has_device_) {
       compute = device_compute_.Take();
-      comm = device_comm_.Take();
-      collectives = &device_collectives_;
+      runs = collectives = &device_collectives_;
     } else {
       std::vector<Interval> host;
       for (auto& [thread, ivs] : host_ops_) {
@@ -146,8 +152,8 @@ class Collector {
         host.insert(host.end(), u.begin(), u.end());
       }
       compute = Union(std::move(host));
-      if (!host_comm_.empty()) {
-        comm = host_comm_.Take();
+      if (!host_collectives_.empty()) {
+        runs = &host_collectives_;
         // gloo's worker-thread events carry no process group or sequence number, and a worker
         // may start a collective later than the rank launched it. Where the launches
         // (record_param_comms) name their group or number, they are the collectives: matched
@@ -159,10 +165,19 @@ class Collector {
                         [](const RawCollective& r) { return !r.group.empty() || r.seq >= 0; });
         collectives = launches_identify ? &param_collectives_ : &host_collectives_;
       } else {
-        comm = param_comms_.Take();
-        collectives = &param_collectives_;
+        runs = collectives = &param_collectives_;
       }
     }
+    // The script's own collectives are not the gradient's communication: their runs leave the
+    // communication intervals, and the time they block the step is counted apart (script_comm).
+    const bool origin_known = MarkScriptCollectives();
+    std::vector<Interval> comm, script;
+    for (const RawCollective& r : *runs) (r.script ? script : comm).push_back({r.begin, r.end});
+    comm = Union(std::move(comm));
+    script = Union(std::move(script));
+    collectives->erase(std::remove_if(collectives->begin(), collectives->end(),
+                                      [](const RawCollective& r) { return r.script; }),
+                       collectives->end());
     // Input (DataLoader) time is input wait, not compute, even where ops ran inside it.
     // Host traces: compute is host ops, so ops inside a DataLoader annotation are input.
     // Device traces: loading while the device computes costs nothing; only the loader time
@@ -186,6 +201,7 @@ class Collector {
       if (!has_device_) all.insert(all.end(), input.begin(), input.end());
       any = Union(std::move(all));
     }
+    const std::vector<Interval> script_blocked = Subtract(script, any);
     std::sort(collectives->begin(), collectives->end(),
               [](const RawCollective& a, const RawCollective& b) { return a.begin < b.begin; });
 
@@ -214,6 +230,15 @@ class Collector {
       s.idle = (t - MeasureWithin(any, m.begin, m.end)) * 1e-6;
       s.input_wait = MeasureWithin(input, m.begin, m.end) * 1e-6;
       s.host_bound = has_device_ && s.idle > opt.host_bound_idle_fraction * t * 1e-6;
+      if (origin_known) {
+        s.script_comm = MeasureWithin(script_blocked, m.begin, m.end) * 1e-6;
+        auto l =
+            std::lower_bound(launches_.begin(), launches_.end(), m.begin,
+                             [](const CollectiveLaunch& a, double t0) { return a.begin < t0; });
+        for (; l != launches_.end() && l->begin < m.end; ++l) {
+          if (l->script) ++s.script_calls[l->name];
+        }
+      }
       // The first autograd function (or "## backward ##" annotation) within the step.
       auto backward = std::lower_bound(backward_starts_.begin(), backward_starts_.end(), m.begin);
       if (backward != backward_starts_.end() && *backward < m.end) {
@@ -302,6 +327,41 @@ class Collector {
     }
   }
 
+  // Marks the collectives the script called itself (collective_origin.h): in a DDP job's trace,
+  // the launches outside DDP's forward, backward and the optimizer's step (where a
+  // ZeroRedundancyOptimizer broadcasts), and the runs that carry them out. False where the trace
+  // cannot tell: no launches, no backward pass to place them against, or a job other than DDP's
+  // (a model-parallel job calls collectives of its own in its forward).
+  bool MarkScriptCollectives() {
+    std::vector<Interval> ddp = autograd_.Take();
+    if (ddp.empty() || ddp_forward_.empty()) return false;
+    ddp.insert(ddp.end(), ddp_forward_.begin(), ddp_forward_.end());
+    ddp.insert(ddp.end(), optimizer_.begin(), optimizer_.end());
+    ddp = Union(std::move(ddp));
+    const auto by_begin = [](const CollectiveLaunch& a, const CollectiveLaunch& b) {
+      return a.begin < b.begin;
+    };
+    std::vector<CollectiveLaunch> launched;  // record_param_comms: launches too
+    for (const RawCollective& r : param_collectives_) {
+      launched.push_back({CollectiveKind(r.name), CallName(r.name), r.begin});
+    }
+    MarkScriptLaunches(ddp, &launched);
+    for (size_t i = 0; i < launched.size(); ++i) param_collectives_[i].script = launched[i].script;
+    if (launches_.empty()) launches_ = std::move(launched);
+    if (launches_.empty()) return false;
+    std::stable_sort(launches_.begin(), launches_.end(), by_begin);
+    MarkScriptLaunches(ddp, &launches_);
+    const auto mark_runs = [&](std::vector<RawCollective>* runs, bool device) {
+      std::vector<CollectiveRun> kinds;
+      for (const RawCollective& r : *runs) kinds.push_back({CollectiveKind(r.name), r.begin});
+      const std::vector<bool> script = ScriptRuns(launches_, kinds, device);
+      for (size_t i = 0; i < runs->size(); ++i) (*runs)[i].script = script[i];
+    };
+    mark_runs(&host_collectives_, false);
+    mark_runs(&device_collectives_, true);
+    return true;
+  }
+
   bool has_device() const { return has_device_; }
   double first_ts() const { return first_ts_; }
   void set_name(const std::string& name) { name_ = name; }
@@ -353,7 +413,9 @@ class Collector {
   uint64_t warnings_ = 0;
   std::vector<std::string> warnings_text_;
   std::vector<StepMark> steps_;
-  IntervalUnion input_, device_compute_, device_comm_, host_comm_, param_comms_;
+  IntervalUnion input_, device_compute_;
+  IntervalUnion autograd_;  // backward's autograd functions ("## backward ##" annotations)
+  std::vector<CollectiveLaunch> launches_;  // c10d::..., where the collectives were called
   std::vector<Interval> optimizer_, ddp_forward_, forward_;  // per-iteration annotations
   std::vector<double> backward_starts_;  // microseconds: autograd functions, "## backward ##"
   std::vector<RawCollective> device_collectives_, host_collectives_, param_collectives_;

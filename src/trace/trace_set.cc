@@ -218,6 +218,23 @@ Result<TraceSet> LoadTraceSet(const std::vector<std::string>& files,
   return set;
 }
 
+std::vector<std::pair<std::string, double>> ScriptCallsPerStep(const TraceSet& set) {
+  std::map<std::string, double> most;
+  for (const ImportedTrace& t : set.traces) {
+    std::map<std::string, int64_t> calls;
+    int64_t steady = 0;
+    for (const ImportedStep& s : t.steps) {
+      if (s.warmup) continue;
+      ++steady;
+      for (const auto& [name, n] : s.script_calls) calls[name] += n;
+    }
+    for (const auto& [name, n] : calls) {
+      most[name] = std::max(most[name], static_cast<double>(n) / static_cast<double>(steady));
+    }
+  }
+  return {most.begin(), most.end()};
+}
+
 nlohmann::json TraceSectionJson(const TraceSet& set) {
   using nlohmann::json;
   json files = json::array();

@@ -60,6 +60,10 @@ Result<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& ar
 Result<TraceSet> LoadTraceSet(const std::vector<std::string>& files,
                               const TraceSetOptions& options = {});
 
+// The script's own collectives (ImportedStep::script_calls) by name, with their calls per steady
+// step: the most of any rank. Empty where the traces show none or cannot tell them apart.
+std::vector<std::pair<std::string, double>> ScriptCallsPerStep(const TraceSet& set);
+
 // The `trace` section of diagnosis.json (docs/analyze.md).
 nlohmann::json TraceSectionJson(const TraceSet& set);
 

@@ -118,6 +118,40 @@ TEST(TraceSet, ConcurrentGlooGroupsMatchByGroupAndSequence) {
   std::filesystem::remove(b);
 }
 
+// A real DDP job whose script calls dist.barrier() after each step while rank 0 sleeps 10 ms
+// (tests/data/traces/README.md): the barrier is the script's, not the gradient's communication.
+// Rank 1 is blocked in it about 10 ms a step; it is matched across ranks no more, and the set
+// counts one call a step.
+TEST(TraceSet, ARealScriptsBarrierIsItsOwnNotTheGradients) {
+  const std::string dir =
+      std::string(STEPSCOPE_TRACE_DATA_DIR) + "/pytorch-legacy-cpu-gloo-barrier/";
+  TraceSetOptions opt;
+  opt.warmup_steps = 1;
+  auto set = LoadTraceSet(
+      {dir + "ddp_barrier_rank0.pt.trace.json.gz", dir + "ddp_barrier_rank1.pt.trace.json.gz"},
+      opt);
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  ASSERT_EQ(set->traces.size(), 2u);
+  std::vector<double> blocked[2];
+  for (const StepRecord& r : set->records) {
+    if (r.warmup) continue;
+    ASSERT_TRUE(r.script_comm.has_value());
+    blocked[r.rank].push_back(*r.script_comm);
+    EXPECT_LE(*r.script_comm + r.exposed_comm, r.step_time() + 1e-9);
+  }
+  ASSERT_EQ(blocked[1].size(), 5u);
+  for (double b : blocked[1]) EXPECT_GT(b, 0.008);
+  for (double b : blocked[0]) EXPECT_LT(b, 0.003);
+  for (const ImportedTrace& t : set->traces) {
+    for (const ImportedStep& s : t.steps) {
+      EXPECT_FALSE(s.collectives.empty());
+      for (const ImportedCollective& c : s.collectives) EXPECT_NE(c.name, "gloo:barrier");
+    }
+  }
+  EXPECT_EQ(ScriptCallsPerStep(*set),
+            (std::vector<std::pair<std::string, double>>{{"barrier", 1.0}}));
+}
+
 TEST(TraceSet, DuplicateRanksNameBothFiles) {
   auto a = WriteTemp("dup_a_rank0.json", LegacyRank(0, 300));
   auto b = WriteTemp("dup_b_rank0.json", LegacyRank(0, 300));

@@ -29,7 +29,7 @@ class SharedTraces(TempDirTest):
 
     def test_each_folder(self):
         folders = sorted(glob.glob(os.path.join(TRACES, "*", "")))
-        self.assertEqual(len(folders), 3, f"the real traces belong under {TRACES}")
+        self.assertEqual(len(folders), 4, f"the real traces belong under {TRACES}")
         for folder in folders:
             with self.subTest(folder=folder):
                 out = self.path(os.path.basename(folder.rstrip("/")))
@@ -62,6 +62,23 @@ class SharedTraces(TempDirTest):
             self.assertLessEqual(parts, s["end"] - s["start"] + 1e-6)
             self.assertAlmostEqual(s["comm_busy"] - s["overlap"] >= s["exposed_comm"] - 1e-9, True)
         self.assertEqual(d["points"][0]["replicas"], 2)
+
+    def test_the_scripts_own_barrier_is_named_not_read_as_communication(self):
+        # A DDP job whose rank 0 sleeps 10 ms after each step before the script's dist.barrier():
+        # rank 1's wait there is overhead, named with the call and the rank it waits for.
+        folder = os.path.join(TRACES, "pytorch-legacy-cpu-gloo-barrier")
+        out = self.path("barrier")
+        analyze([folder, "--out", out, "--samples-per-step", "4"])
+        d = read_json(os.path.join(out, "diagnosis.json"))
+        waits = [e for e in d["verdict"]["evidence"] if "in the job's own collectives" in e]
+        self.assertEqual(len(waits), 1, json.dumps(d["verdict"]["evidence"]))
+        self.assertRegex(waits[0], r"^rank 1 is blocked \d+\.\d+ ms per step .*\(barrier 1 a "
+                                   r"step\).* it waits there for rank 0, which spends")
+        job = d["points"][0]["components"]
+        self.assertLess(job["exposed_comm"], 0.004, json.dumps(job))
+        self.assertGreater(job["overhead"], 0.008, json.dumps(job))
+        run = read_json(os.path.join(out, "run.json"))
+        self.assertEqual(run["script_collectives"], {"barrier": 5})
 
 
 class Robustness(TempDirTest):

@@ -385,13 +385,17 @@ class BadInput(TorchTest):
 
 class TraceFallback(TorchTest):
     """--torch-traces: a script without the helper that writes profiler traces per rank; the runs
-    are completed through analyze's importers, and only the double-batch ablation runs."""
+    are completed through analyze's importers, and only the double-batch ablation runs. After each
+    step rank 0 writes a log (10 ms) while rank 1 waits in the script's barrier: the traces tell
+    that barrier from DDP's reduction, so its wait is not communication, and the evidence names
+    it and whom it waits for."""
 
     def test_runs_from_profiler_traces(self):
         out = self.path("d")
-        proc = diagnose(["--torch", self.command("--shape", "comm_heavy", "--batch", "{batch}",
+        proc = diagnose(["--torch", self.command("--shape", "healthy", "--batch", "{batch}",
                                                  "--fail", "no_helper", "--profile-into-run-dir",
-                                                 "--steps", "20"),
+                                                 "--steps", "20", "--barrier-every", "1",
+                                                 "--rank0-log-ms", "10"),
                          "--torch-traces", "--batch", "4", "--replicas", "2", "--out", out]
                         + STEPS)
         self.assertIn("ablations need the stepscope_torch helper", proc.stderr)
@@ -410,6 +414,12 @@ class TraceFallback(TorchTest):
         self.assertGreaterEqual(len(recs), 15)
         self.assertTrue(all(r["samples"] == 4 for r in recs))
         self.assertTrue(all(r["collectives"] for r in recs if not r["warmup"]))
+        steady = [r for r in recs if not r["warmup"]]
+        self.assertGreater(statistics.median(r["script_comm"] for r in steady), 0.007)
+        waits = [e for e in d["verdict"]["evidence"] if "in the job's own collectives" in e]
+        self.assertEqual(len(waits), 1, json.dumps(d["verdict"]["evidence"]))
+        self.assertRegex(waits[0], r"^rank 1 is blocked \d+\.\d+ ms per step .*\(barrier 1 a "
+                                   r"step\).* it waits there for rank 0, which spends")
 
 
 class DocsExample(TorchTest):
