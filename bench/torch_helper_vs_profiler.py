@@ -6,11 +6,17 @@ difference, and the mean duration of each step's last all-reduce launch in the t
 communication (the rank is in the collective), the trace's importer as compute (it lies inside
 the autograd node whose gradient completed the bucket, and the node's whole span is compute).
 
+With --barrier-every N --rank0-log-ms MS the script calls dist.barrier() every N steps after
+rank 0 sleeps MS ms: the time each rank is blocked in the script's own collectives
+(`script_comm`) is compared too, the helper's from its wrapper of the call, the trace's from
+the launch and the gloo worker's run of it (docs/formats.md, "The script's own collectives").
+
 The job is apps/stepscope/tests/torch_jobs/ddp_job.py (2 ranks over gloo, communication-heavy at
 a small batch by default), started by PyTorch's launcher with both the helper and the profiler.
 
 Usage: /usr/bin/python3 bench/torch_helper_vs_profiler.py --stepscope build/apps/stepscope/stepscope
                         [--shape comm_heavy] [--batch 8] [--steps 30] [--warmup-steps 5]
+                        [--barrier-every N --rank0-log-ms MS]
 """
 import argparse
 import json
@@ -35,7 +41,8 @@ def helper_means(run_dir, warmup):
         out[recs[0]["rank"]] = {
             "step": statistics.mean(r["end"] - r["start"] for r in recs),
             "compute": statistics.mean(r["compute"] for r in recs),
-            "exposed_comm": statistics.mean(r["exposed_comm"] for r in recs)}
+            "exposed_comm": statistics.mean(r["exposed_comm"] for r in recs),
+            "script_comm": statistics.mean(r.get("script_comm", 0.0) for r in recs)}
     return out
 
 
@@ -70,7 +77,11 @@ def main():
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--warmup-steps", type=int, default=5)
+    p.add_argument("--barrier-every", type=int, default=0)
+    p.add_argument("--rank0-log-ms", type=float, default=0.0)
     args = p.parse_args()
+    barrier = (["--barrier-every", str(args.barrier_every), "--rank0-log-ms",
+                str(args.rank0_log_ms)] if args.barrier_every else [])
     with tempfile.TemporaryDirectory(prefix="stepscope-vs-profiler-") as tmp:
         run_dir, traces, out = (os.path.join(tmp, d) for d in ("run", "traces", "analyze"))
         env = dict(os.environ, STEPSCOPE_RUN_DIR=run_dir, STEPSCOPE_STEPS=str(args.steps),
@@ -78,7 +89,7 @@ def main():
                    PYTHONPATH=os.path.join(ROOT, "python"))
         subprocess.run([sys.executable, "-m", "stepscope_torch.run", "--nproc_per_node", "2", JOB,
                         "--shape", args.shape, "--batch", str(args.batch), "--steps",
-                        str(args.steps), "--profile", traces], env=env, check=True,
+                        str(args.steps), "--profile", traces] + barrier, env=env, check=True,
                        capture_output=True)
         subprocess.run([args.stepscope, "analyze", traces, "--out", out, "--warmup-steps",
                         str(args.warmup_steps)], check=True, capture_output=True)
@@ -87,14 +98,15 @@ def main():
         helper = helper_means(run_dir, args.warmup_steps)
         launch = last_launch_means(traces, args.warmup_steps)
         print(f"{args.shape} at batch {args.batch}, 2 ranks, {args.steps} steps "
-              f"({args.warmup_steps} warm-up): each rank's means over its steady steps")
+              f"({args.warmup_steps} warm-up){' ' + ' '.join(barrier) if barrier else ''}: each "
+              f"rank's means over its steady steps")
         print(f"  {'rank':>4s} {'':14s} {'helper ms':>10s} {'profiler ms':>12s} "
               f"{'difference':>12s}")
         for rank in sorted(helper):
             h, t = helper[rank], ranks[rank]
-            for name in ("compute", "exposed_comm"):
-                d = h[name] - t[name]
-                print(f"  {rank:4d} {name:14s} {h[name] * 1e3:10.2f} {t[name] * 1e3:12.2f} "
+            for name in ("compute", "exposed_comm") + (("script_comm",) if barrier else ()):
+                d = h[name] - t.get(name, 0.0)
+                print(f"  {rank:4d} {name:14s} {h[name] * 1e3:10.2f} {t.get(name, 0.0) * 1e3:12.2f} "
                       f"{d * 1e3:+9.2f} ms ({100 * d / t['step']:+.1f} % of the "
                       f"{t['step'] * 1e3:.1f} ms step)")
             print(f"  {rank:4d} {'last launch':14s} {'':10s} {launch[rank] * 1e3:12.2f} "
