@@ -178,6 +178,41 @@ TEST(Importer, TheScriptsOwnCollectivesAreNotTheGradients) {
   EXPECT_EQ(u->steps[0].collectives.size(), 2u);
 }
 
+// The same on a device: NCCL kernels run the launches in order. Step [0,100): DDP's forward and
+// backward on the host [0,40), DDP's all-reduce launched at 30 and run [35,50) on the device
+// beside compute [10,45); the loss all-reduced by the script, launched at 60 and run [60,80)
+// (the device waits there for the other rank); a barrier launched at 85, which NCCL runs as an
+// all-reduce [86,90).
+TEST(Importer, TheScriptsOwnKernelsAreNotTheGradients) {
+  const char kTrace[] = R"J({"traceEvents":[
+ {"ph":"X","cat":"user_annotation","name":"ProfilerStep#0","pid":1,"tid":1,"ts":0,"dur":100},
+ {"ph":"X","cat":"user_annotation","name":"DistributedDataParallel.forward","pid":1,"tid":1,
+  "ts":0,"dur":20},
+ {"ph":"X","cat":"cpu_op","name":"autograd::engine::evaluate_function: AddmmBackward0","pid":1,
+  "tid":1,"ts":20,"dur":20},
+ {"ph":"X","cat":"cpu_op","name":"c10d::allreduce_","pid":1,"tid":1,"ts":30,"dur":1},
+ {"ph":"X","cat":"cpu_op","name":"c10d::allreduce_","pid":1,"tid":1,"ts":60,"dur":1},
+ {"ph":"X","cat":"cpu_op","name":"c10d::barrier","pid":1,"tid":1,"ts":85,"dur":1},
+ {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":10,"dur":35},
+ {"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce_RING_LL_Sum_float(x)","pid":0,"tid":8,
+  "ts":35,"dur":15},
+ {"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce_RING_LL_Sum_float(x)","pid":0,"tid":8,
+  "ts":60,"dur":20},
+ {"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce_RING_LL_Sum_float(x)","pid":0,"tid":8,
+  "ts":86,"dur":4}
+]})J";
+  auto t = ImportTraceBuffer(kTrace, "gpu_script.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->steps.size(), 1u);
+  const ImportedStep& s = t->steps[0];
+  EXPECT_NEAR(s.comm_busy, 15e-6, 1e-12);
+  EXPECT_NEAR(s.exposed_comm, 5e-6, 1e-12);
+  ASSERT_TRUE(s.script_comm.has_value());
+  EXPECT_NEAR(*s.script_comm, 24e-6, 1e-12);
+  EXPECT_EQ(s.script_calls, (std::map<std::string, int>{{"all_reduce", 1}, {"barrier", 1}}));
+  EXPECT_EQ(s.collectives.size(), 1u);
+}
+
 // The backward start is the first autograd function (or "## backward ##" annotation) of the
 // step: step 0 [0,100) has autograd functions at 45 (nested at 47) and 30; step 1 [100,200) a
 // "## backward ##" annotation at 120 (Kineto) and one at 140; step 2 [200,300) none.
