@@ -253,6 +253,8 @@ nlohmann::json TraceSectionJson(const TraceSet& set) {
                      {"events", t.events},
                      {"warnings", t.warnings}});
     double n = 0, compute = 0, comm = 0, overlap = 0, exposed = 0, idle = 0, input = 0, step = 0;
+    double script = 0;
+    bool script_known = false;  // the trace tells the script's own collectives apart
     int64_t host_bound = 0;
     for (const ImportedStep& s : t.steps) {
       steps.push_back({{"rank", t.rank},
@@ -268,6 +270,7 @@ nlohmann::json TraceSectionJson(const TraceSet& set) {
                        {"input_wait", s.input_wait},
                        {"host_bound", s.host_bound},
                        {"collectives", s.collectives.size()}});
+      if (s.script_comm) steps.back()["script_comm"] = *s.script_comm;
       if (s.warmup) continue;
       n += 1;
       step += s.step_time();
@@ -278,6 +281,8 @@ nlohmann::json TraceSectionJson(const TraceSet& set) {
       idle += s.idle;
       input += s.input_wait;
       host_bound += s.host_bound ? 1 : 0;
+      script_known = script_known || s.script_comm.has_value();
+      script += s.script_comm.value_or(0);
     }
     const double k = n > 0 ? 1 / n : 0;
     auto it = std::find(set.match.ranks.begin(), set.match.ranks.end(), t.rank);
@@ -296,6 +301,7 @@ nlohmann::json TraceSectionJson(const TraceSet& set) {
          {"host_bound_steps", host_bound},
          {"times_last", m < set.match.times_last.size() ? set.match.times_last[m] : 0},
          {"clock_offset", set.clock_offsets.count(t.rank) ? set.clock_offsets.at(t.rank) : 0.0}});
+    if (script_known) ranks.back()["script_comm"] = script * k;
   }
   return {{"files", files},
           {"clock_method", ClockMethodName(set.clock_method)},
@@ -316,18 +322,28 @@ std::string TraceSummaryText(const TraceSet& set) {
       ClockMethodName(set.clock_method), set.match.collectives.size(),
       MatchMethodName(set.match.method), MatchedBy(set.match));
   const nlohmann::json section = TraceSectionJson(set);
-  out += fmt::format("  {:>4} {:>20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6}\n", "rank", "format",
-                     "step ms", "compute", "comm", "hidden", "exposed", "input", "idle");
+  // The time blocked in the script's own collectives (part of idle), where some trace tells it.
+  bool own = false;
+  for (const auto& r : section["ranks"]) own = own || r.contains("script_comm");
+  out += fmt::format("  {:>4} {:>20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6}{}\n", "rank",
+                     "format", "step ms", "compute", "comm", "hidden", "exposed", "input", "idle",
+                     own ? "  own coll." : "");
   for (size_t i = 0; i < set.traces.size(); ++i) {
     const auto& r = section["ranks"][i];
+    std::string script;
+    if (own) {
+      script = r.contains("script_comm")
+                   ? fmt::format(" {:>10.3f}", r["script_comm"].get<double>() * 1e3)
+                   : fmt::format(" {:>10}", "-");
+    }
     out += fmt::format(
-        "  {:>4} {:>20} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>5.1f}%\n",
+        "  {:>4} {:>20} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>5.1f}%{}\n",
         set.traces[i].rank, TraceFormatName(set.traces[i].format), r["step"].get<double>() * 1e3,
         r["compute"].get<double>() * 1e3, r["comm_busy"].get<double>() * 1e3,
         r["overlap"].get<double>() * 1e3, r["exposed_comm"].get<double>() * 1e3,
         r["input_wait"].get<double>() * 1e3,
-        r["step"].get<double>() > 0 ? 100 * r["idle"].get<double>() / r["step"].get<double>()
-                                    : 0.0);
+        r["step"].get<double>() > 0 ? 100 * r["idle"].get<double>() / r["step"].get<double>() : 0.0,
+        script);
   }
   for (const ImportedTrace& t : set.traces) {
     if (t.steps_from == StepSource::kProfilerStep || t.steps_from == StepSource::kRecorded) {

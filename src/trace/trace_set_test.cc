@@ -150,6 +150,11 @@ TEST(TraceSet, ARealScriptsBarrierIsItsOwnNotTheGradients) {
   }
   EXPECT_EQ(ScriptCallsPerStep(*set),
             (std::vector<std::pair<std::string, double>>{{"barrier", 1.0}}));
+  const nlohmann::json section = TraceSectionJson(*set);
+  EXPECT_GT(section["ranks"][1]["script_comm"].get<double>(), 0.008);
+  EXPECT_LT(section["ranks"][0]["script_comm"].get<double>(), 0.003);
+  EXPECT_TRUE(section["steps"][1].contains("script_comm"));
+  EXPECT_NE(TraceSummaryText(*set).find("own coll."), std::string::npos);
 }
 
 TEST(TraceSet, DuplicateRanksNameBothFiles) {
