@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 
 #include "core/text_format.h"
 #include "report/chart_assets.h"
@@ -362,6 +363,36 @@ std::string CurveTableHtml(const std::vector<DiagnosisPoint>& points, Throughput
   return out + "</table>\n";
 }
 
+// Each rank's compute and overhead, and of the overhead the time in the job's own collectives
+// where some rank recorded it (a PyTorch script's barrier: the rank that works alone there and
+// the ranks that wait for it), beside its compute excess and how often it arrived last.
+std::string RanksTableHtml(const DiagnosisPoint& p) {
+  std::map<int, const Components*> means;
+  bool own = false;
+  for (const analysis::RankDecomposition& r : p.decomposition.ranks) {
+    means[r.rank] = &r.mean;
+    own |= r.mean.script_comm > 0;
+  }
+  std::vector<std::string> header{"rank", "compute ms", "overhead ms"};
+  if (own) header.push_back("of it own collectives ms");
+  for (const char* h : {"excess", "arrived last", ""}) header.push_back(h);
+  std::string out = "<table class=\"num\" id=\"ranks\">\n" + Row(header, true);
+  for (const analysis::RankSkew& r : p.skew.ranks) {
+    const auto mean = means.find(r.rank);
+    const bool known = mean != means.end();
+    std::vector<std::string> row{std::to_string(r.rank), Fixed(1e3 * r.compute_mean, 3),
+                                 known ? Fixed(1e3 * mean->second->overhead, 3) : "-"};
+    if (own) row.push_back(known ? Fixed(1e3 * mean->second->script_comm, 3) : "-");
+    row.push_back(fmt::format("{:+.0f}%", 100 * r.compute_excess));
+    row.push_back(Fixed(100 * r.last_fraction, 0) + "%");
+    const bool straggler = std::find(p.skew.straggler_ranks.begin(), p.skew.straggler_ranks.end(),
+                                     r.rank) != p.skew.straggler_ranks.end();
+    row.push_back(straggler ? "straggler" : "");
+    out += Row(row);
+  }
+  return out + "</table>\n";
+}
+
 std::string AblationsHtml(const DiagnosisPoint& p) {
   std::string out = fmt::format("<h3>Ablations at N={}</h3>\n<p>{}</p>\n", p.scaling.replicas,
                                 H(p.ablations.sentence));
@@ -662,6 +693,7 @@ std::string RenderHtmlReport(const Diagnosis& d, const HtmlReportOptions& option
         Fixed(1e3 * s.compute_spread, 3), Fixed(s.compute_cv, 3),
         Fixed(1e3 * s.arrival_skew_mean, 3), Fixed(1e3 * s.arrival_skew_p90, 3));
     h += "<div class=\"row\">" + chart_div("skew_compute") + chart_div("skew_arrival") + "</div>\n";
+    if (!s.ranks.empty()) h += RanksTableHtml(d.points.back());
     h += ListOf(s.evidence);
   }
 

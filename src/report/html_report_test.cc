@@ -242,6 +242,31 @@ TEST(HtmlReport, VerdictAfterTheLeversComesFirst) {
   EXPECT_NE(html.find("id=\"after-efficiency\""), std::string::npos);
 }
 
+// The ranks table, as the terminal's: each rank's compute and overhead, and of the overhead the
+// time in the job's own collectives once some rank recorded it.
+TEST(HtmlReport, RanksShowTheirOverheadAndTheirOwnCollectivesWhereRecorded) {
+  auto made = MakeTestDiagnosis({});
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  decide::Diagnosis d = made.value();
+  const auto table = [](const std::string& html) {
+    const size_t at = html.find("id=\"ranks\"");
+    return at == std::string::npos ? std::string()
+                                   : html.substr(at, html.find("</table>", at) - at);
+  };
+  std::string ranks = table(RenderHtmlReport(d, {}));
+  ASSERT_FALSE(ranks.empty());
+  EXPECT_NE(ranks.find("<th>overhead ms</th>"), std::string::npos);
+  EXPECT_EQ(ranks.find("own collectives"), std::string::npos);
+  for (analysis::RankDecomposition& r : d.points.back().decomposition.ranks) {
+    r.mean.overhead = 0.004;
+    r.mean.script_comm = r.rank == 1 ? 0.0035 : 0;
+  }
+  ranks = table(RenderHtmlReport(d, {}));
+  EXPECT_NE(ranks.find("<th>of it own collectives ms</th>"), std::string::npos);
+  EXPECT_NE(ranks.find("<tr><td>1</td>"), std::string::npos) << ranks;
+  EXPECT_NE(ranks.find("<td>4.000</td><td>3.500</td>"), std::string::npos) << ranks;
+}
+
 // The lost devices by cause (the binding is the largest), and with an inconclusive binding the
 // candidates the noise could not tell apart, each with its interval.
 TEST(HtmlReport, LossesByCauseAndInconclusiveCandidates) {
