@@ -8,12 +8,10 @@
 namespace stepscope::trace {
 namespace {
 
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
 std::string_view WithoutNamespace(std::string_view name) {
-  if (StartsWith(name, "c10d::")) return name.substr(6);
+  if (name.starts_with("c10d::")) return name.substr(6);
   for (std::string_view kernel : {"ncclKernel_", "ncclDevKernel_"}) {
-    if (StartsWith(name, kernel)) {
+    if (name.starts_with(kernel)) {
       name = name.substr(kernel.size());
       return name.substr(0, name.find_first_of("_("));
     }
