@@ -34,7 +34,6 @@ import atexit
 import datetime
 import json
 import os
-import socket
 import tempfile
 import unittest
 
@@ -46,6 +45,7 @@ from torch.distributed.algorithms.ddp_comm_hooks import default_hooks, powerSGD_
 
 from stepscope_torch.ddp_test import _job, _train
 from stepscope_torch.ddp_test import _train_accumulating as _train_accumulating_mean
+from stepscope_torch.ports import free_port
 from stepscope_torch.session import _Session
 from stepscope_torch.settings import read_settings
 
@@ -208,9 +208,7 @@ def _rank(rank, port, results, cases):
 
 def _run(cases):
     """{case: {rank: result}} of every case, run in one start of WORLD processes."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     results = mp.get_context("spawn").SimpleQueue()
     mp.start_processes(_rank, args=(port, results, cases), nprocs=WORLD, start_method="spawn")
     out = {case: {} for case in cases}

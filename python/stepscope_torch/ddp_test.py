@@ -24,6 +24,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 import stepscope_torch
 from stepscope_torch import loss_capture
+from stepscope_torch.ports import free_port
 from stepscope_torch.session import SESSION_ATTR, HelperError, _Session
 from stepscope_torch.settings import read_settings
 
@@ -31,10 +32,8 @@ STEPS = 6
 
 
 def setUpModule():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{free_port()}", rank=0,
+                            world_size=1)
 
 
 def tearDownModule():

@@ -15,6 +15,8 @@ import sys
 
 from torch.distributed.elastic.multiprocessing import api as _api
 
+from .ports import free_port
+
 _original = _api.Std.from_str
 
 
@@ -30,14 +32,6 @@ def _from_str(vm):
 _api.Std.from_str = staticmethod(_from_str)
 
 MONITOR_INTERVAL_S = 0.1
-
-
-def _free_port():
-    import socket
-
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _given(argv, dests):
@@ -59,7 +53,7 @@ def with_defaults(argv):
     given = _given(argv, ("master_port", "rdzv_endpoint", "standalone", "monitor_interval"))
     added = []
     if not given & {"master_port", "rdzv_endpoint", "standalone"}:
-        added += ["--master_addr", "127.0.0.1", "--master_port", str(_free_port())]
+        added += ["--master_addr", "127.0.0.1", "--master_port", str(free_port())]
     if "monitor_interval" not in given:
         added += ["--monitor_interval", str(MONITOR_INTERVAL_S)]
     return added + argv

@@ -3,7 +3,6 @@ fake `torch.distributed` (the calls' blocking is the test's) and over the real o
 of one; asynchronous calls and nested ones left alone; a second session re-points the same
 wrappers."""
 import os
-import socket
 import tempfile
 import threading
 import types
@@ -13,6 +12,7 @@ import torch
 import torch.distributed as dist
 
 from stepscope_torch import script_collectives
+from stepscope_torch.ports import free_port
 from stepscope_torch.recorder import StepRecorder
 
 
@@ -114,10 +114,7 @@ class ScriptCollectives(unittest.TestCase):
         self.assertEqual(script_collectives.watch(rec, module), names)
         for n in ("barrier", "all_reduce", "broadcast", "all_gather"):
             self.assertIsNotNone(script_collectives._async_index(getattr(module, n).__wrapped__), n)
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0,
+        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{free_port()}", rank=0,
                                 world_size=1)
         try:
             t = torch.ones(3)
