@@ -12,6 +12,7 @@
 #include "report/goodput_chart.h"
 #include "report/html_escape.h"
 #include "report/options_table.h"
+#include "report/rank_table.h"
 
 namespace stepscope::report {
 namespace {
@@ -363,32 +364,14 @@ std::string CurveTableHtml(const std::vector<DiagnosisPoint>& points, Throughput
   return out + "</table>\n";
 }
 
-// Each rank's compute and overhead, and of the overhead the time in the job's own collectives
-// where some rank recorded it (a PyTorch script's barrier: the rank that works alone there and
-// the ranks that wait for it), beside its compute excess and how often it arrived last.
+// The ranks table (rank_table.h).
 std::string RanksTableHtml(const DiagnosisPoint& p) {
-  std::map<int, const Components*> means;
-  bool own = false;
-  for (const analysis::RankDecomposition& r : p.decomposition.ranks) {
-    means[r.rank] = &r.mean;
-    own |= r.mean.script_comm > 0;
-  }
-  std::vector<std::string> header{"rank", "compute ms", "overhead ms"};
-  if (own) header.push_back("of it own collectives ms");
-  for (const char* h : {"excess", "arrived last", ""}) header.push_back(h);
-  std::string out = "<table class=\"num\" id=\"ranks\">\n" + Row(header, true);
-  for (const analysis::RankSkew& r : p.skew.ranks) {
-    const auto mean = means.find(r.rank);
-    const bool known = mean != means.end();
-    std::vector<std::string> row{std::to_string(r.rank), Fixed(1e3 * r.compute_mean, 3),
-                                 known ? Fixed(1e3 * mean->second->overhead, 3) : "-"};
-    if (own) row.push_back(known ? Fixed(1e3 * mean->second->script_comm, 3) : "-");
-    row.push_back(fmt::format("{:+.0f}%", 100 * r.compute_excess));
-    row.push_back(Fixed(100 * r.last_fraction, 0) + "%");
-    const bool straggler = std::find(p.skew.straggler_ranks.begin(), p.skew.straggler_ranks.end(),
-                                     r.rank) != p.skew.straggler_ranks.end();
-    row.push_back(straggler ? "straggler" : "");
-    out += Row(row);
+  const RankTable rows = RankTableOf(p);
+  std::string out = "<table class=\"num\" id=\"ranks\">\n" + Row(rows.header, true);
+  for (const RankTable::Row& r : rows.rows) {
+    std::vector<std::string> cells;
+    for (const std::string& c : r.cells) cells.push_back(H(c));
+    out += Row(cells);
   }
   return out + "</table>\n";
 }

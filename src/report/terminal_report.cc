@@ -6,6 +6,7 @@
 
 #include "core/text_format.h"
 #include "report/options_table.h"
+#include "report/rank_table.h"
 #include "report/terminal_table.h"
 
 namespace stepscope::report {
@@ -70,32 +71,12 @@ std::string RankSection(const DiagnosisPoint& p, bool colour) {
       Heading(fmt::format("Ranks at N={} (arrival skew mean {} ms, p90 {} ms)", p.scaling.replicas,
                           MsCell(s.arrival_skew_mean), MsCell(s.arrival_skew_p90)),
               colour);
-  // Each rank's overhead, and of it the time in the job's own collectives where recorded (a
-  // PyTorch script's barrier): the rank that works alone there and the ranks that wait for it.
-  std::map<int, const analysis::Components*> means;
-  bool own_collectives = false;
-  for (const analysis::RankDecomposition& r : p.decomposition.ranks) {
-    means[r.rank] = &r.mean;
-    own_collectives |= r.mean.script_comm > 0;
-  }
-  std::vector<std::string> header{"rank", "compute ms", "overhead ms"};
-  if (own_collectives) header.push_back("of it own collectives ms");
-  for (const char* h : {"excess", "arrived last", ""}) header.push_back(h);
-  std::vector<Align> align(header.size(), Align::kRight);
+  const RankTable rows = RankTableOf(p);
+  std::vector<Align> align(rows.header.size(), Align::kRight);
   align.back() = Align::kLeft;
-  TextTable t(header, align);
-  for (const analysis::RankSkew& r : s.ranks) {
-    bool straggler = false;
-    for (int x : s.straggler_ranks) straggler |= x == r.rank;
-    const auto mean = means.find(r.rank);
-    const bool known = mean != means.end();
-    std::vector<std::string> row{std::to_string(r.rank), MsCell(r.compute_mean),
-                                 known ? MsCell(mean->second->overhead) : "-"};
-    if (own_collectives) row.push_back(known ? MsCell(mean->second->script_comm) : "-");
-    row.push_back(fmt::format("{:+.0f}%", 100 * r.compute_excess));
-    row.push_back(Fixed(100 * r.last_fraction, 0) + "%");
-    row.push_back(straggler ? "straggler" : "");
-    t.AddRow(row, straggler ? Style::kRed : Style::kPlain);
+  TextTable t(rows.header, align);
+  for (const RankTable::Row& r : rows.rows) {
+    t.AddRow(r.cells, r.straggler ? Style::kRed : Style::kPlain);
   }
   return out + t.Render(colour);
 }
