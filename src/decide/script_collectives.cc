@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "core/text_format.h"
 
 namespace stepscope::decide {
@@ -26,9 +28,19 @@ std::optional<std::string> ScriptCollectivesEvidence(
   for (const analysis::RankDecomposition& r : d.ranks) {
     if (own(r) > own(*busiest)) busiest = &r;
   }
+  // The most frequent first; one called less than once a step (at an epoch's end) by how many
+  // steps apart.
+  std::vector<ScriptCollectiveCalls> by_rate = calls;
+  std::stable_sort(by_rate.begin(), by_rate.end(),
+                   [](const ScriptCollectiveCalls& a, const ScriptCollectiveCalls& b) {
+                     return a.per_step > b.per_step;
+                   });
   std::vector<std::string> named;
-  for (const ScriptCollectiveCalls& c : calls) {
-    named.push_back(fmt::format("{} {:.3g} a step", c.name, c.per_step));
+  for (const ScriptCollectiveCalls& c : by_rate) {
+    if (!(c.per_step > 0)) continue;
+    named.push_back(c.per_step >= 1
+                        ? fmt::format("{} {:.3g} a step", c.name, c.per_step)
+                        : fmt::format("{} 1 every {:.3g} steps", c.name, 1 / c.per_step));
   }
   const std::string which = named.empty()
                                 ? "a barrier, a loss all-reduced to log it, objects gathered"
