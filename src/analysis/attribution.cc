@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace stepscope::analysis {
@@ -45,14 +46,27 @@ Decomposition EstimateSingleReplica(const Decomposition& at_n) {
   Decomposition d;
   d.replicas = 1;
   d.steps = at_n.steps;
-  // The fastest rank's step without communication is the best guess at one device alone.
+  // The fastest rank's step without communication is the best guess at one device alone. Nor
+  // does a lone process wait in the job's own collectives (a barrier, a loss all-reduced to log
+  // it: script_comm); but it does the work that one rank does on its own while the others wait
+  // there (rank 0 logging), so where some rank waited there its overhead is at least the most
+  // any rank spent outside them.
   bool first = true;
+  Seconds own_most = 0;
+  bool waited = false;
   for (const RankDecomposition& r : at_n.ranks) {
     Components c = r.mean;
-    c.step -= c.exposed_comm;
-    c.exposed_comm = c.sync_wait = c.transfer = 0;
+    c.step -= c.exposed_comm + c.script_comm;
+    c.overhead -= c.script_comm;
+    waited = waited || c.script_comm > 0;
+    c.exposed_comm = c.sync_wait = c.transfer = c.script_comm = 0;
+    own_most = std::max(own_most, c.overhead);
     if (first || c.step < d.job.step) d.job = c;
     first = false;
+  }
+  if (waited && own_most > d.job.overhead) {
+    d.job.step += own_most - d.job.overhead;
+    d.job.overhead = own_most;
   }
   d.step_p50 = d.step_p90 = d.job.step;
   const double n = std::max(1, at_n.replicas);

@@ -31,9 +31,12 @@ struct Attribution {
 // step are not N times the reference's.
 Result<Attribution> Attribute(const Decomposition& reference, const Decomposition& at_n);
 
-// A 1-replica reference estimated from an N-replica run when none was measured: each rank's
-// mean step without exposed communication, the job's samples divided by N. Used by `analyze`
-// on traces of a single replica count.
+// A 1-replica reference estimated from an N-replica run when none was measured: the fastest
+// rank's mean step without exposed communication and without its waits in the job's own
+// collectives (script_comm; where some rank waited there, with the most overhead any rank spent
+// outside them: the work one rank does alone, such as rank 0's logging, a lone process does
+// too), the job's samples divided by N. Used by `analyze` on traces of a single replica count
+// and by sweeps without a 1-replica run.
 Decomposition EstimateSingleReplica(const Decomposition& at_n);
 
 }  // namespace stepscope::analysis

@@ -81,5 +81,34 @@ TEST(Attribution, EstimatedReferenceDropsCommunication) {
   EXPECT_NEAR(ref.samples_per_step, 32, 1e-12);
 }
 
+// A lone process waits for no peer in the job's own collectives, but does the work that one
+// rank did alone while the others waited there.
+TEST(Attribution, EstimatedReferenceDropsTheWaitsInTheJobsOwnCollectives) {
+  Decomposition dn;
+  dn.replicas = 2;
+  dn.samples_per_step = 64;
+  const auto rank = [](int id, double overhead, double script_comm) {
+    RankDecomposition r;
+    r.rank = id;
+    r.mean.compute = 0.020;
+    r.mean.exposed_comm = 0.002;
+    r.mean.overhead = overhead;
+    r.mean.script_comm = script_comm;
+    r.mean.step = r.mean.compute + r.mean.exposed_comm + overhead;
+    return r;
+  };
+  // Rank 0 logs for 10 ms; rank 1 waits 10 ms for it at the script's barrier.
+  dn.ranks = {rank(0, 0.0105, 0.0002), rank(1, 0.0110, 0.0100)};
+  Decomposition ref = EstimateSingleReplica(dn);
+  EXPECT_NEAR(ref.job.overhead, 0.0103, 1e-12);  // rank 0's own work, not rank 1's wait
+  EXPECT_NEAR(ref.job.step, 0.0303, 1e-12);
+  EXPECT_EQ(ref.job.script_comm, 0);
+  // Every rank waits alike (a loss all-reduced each step): the wait goes.
+  dn.ranks = {rank(0, 0.004, 0.0012), rank(1, 0.0041, 0.0013)};
+  ref = EstimateSingleReplica(dn);
+  EXPECT_NEAR(ref.job.overhead, 0.0028, 1e-12);
+  EXPECT_NEAR(ref.job.step, 0.0228, 1e-12);
+}
+
 }  // namespace
 }  // namespace stepscope::analysis
