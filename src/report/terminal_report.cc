@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <map>
-
 #include "core/text_format.h"
 #include "report/options_table.h"
 #include "report/rank_table.h"
