@@ -27,7 +27,7 @@ helper's cost for a script that reduces through a hook of its own.
 
 Usage: /usr/bin/python3 bench/torch_helper_parts.py [--rounds 16] [--steps 100] [--width 512]
                                                      [--batch 64] [--block 5] [--world 1]
-                                                     [--script-hook none] [VARIANT ...]
+                                                     [--script-hook none] [--smoke] [VARIANT ...]
 """
 import argparse
 import atexit
@@ -200,10 +200,20 @@ def add_loop_arguments(p, rounds, steps, block, block_help=None):
     p.add_argument("--world", type=_at_least_one, default=1,
                    help="processes in the gloo group (1: one, whose all-reduce is trivial and "
                         "whose helper samples no gradient norms)")
+    p.add_argument("--smoke", action="store_true",
+                   help="2 rounds of 2 steps, a block of 1: that the bench runs, not a "
+                        "measurement (CI runs each bench so)")
     p.add_argument("--script-hook", choices=sorted(SCRIPT_HOOKS), default="none",
                    help="a communication hook of the script's own in both loops (PyTorch's "
                         "all-reduce or fp16 compression hook; only with the plain and helper "
                         "loops)")
+
+
+def smoke_sized(args):
+    """--smoke: the smallest loop that goes through every part of the bench."""
+    if args.smoke:
+        args.rounds, args.steps, args.block = 2, 2, 1
+    return args
 
 
 def parts(args, tmp, printing):
@@ -234,7 +244,7 @@ def main():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     add_loop_arguments(p, rounds=16, steps=100, block=5)
     p.add_argument("variants", nargs="*", help=", ".join(VARIANTS) + " (default: all)")
-    args = p.parse_args()
+    args = smoke_sized(p.parse_args())
     args.variants = args.variants or list(VARIANTS)
     for v in args.variants:
         if v not in VARIANTS:

@@ -40,6 +40,7 @@ struct DiagnoseFlags {
   bool no_ablations = false;
   bool fresh = false;
   double run_timeout_s = 0;
+  double start_timeout_s = 900;  // --start-timeout: a helper run's ranks must reach wrap by then
   std::optional<double> device_memory_gb;  // memory per device the model checks levers against
   int predict_to = 0;                      // the model's predictions reach this replica count
   std::optional<double> device_cost;
@@ -265,6 +266,10 @@ Result<DiagnoseRequest> BuildRequest(const DiagnoseFlags& f) {
     return Status::Error("--run-timeout must be 0 (no limit) or a number of seconds, e.g. 600");
   }
   r.run_timeout_s = f.run_timeout_s;
+  if (!(f.start_timeout_s >= 0)) {
+    return Status::Error("--start-timeout must be 0 (no limit) or a number of seconds, e.g. 1800");
+  }
+  r.start_timeout_s = r.plan.torch && r.plan.torch->helper ? f.start_timeout_s : 0;
   if (f.device_memory_gb && !(*f.device_memory_gb > 0)) {
     return Status::Error("option --device-memory-gb must be > 0 GiB (e.g. --device-memory-gb 80)");
   }
@@ -389,6 +394,12 @@ void AddDiagnoseCommand(CLI::App& app, std::function<int()>* run) {
                   "Seconds a run may take before it is ended (its launcher's process group "
                   "killed) and counted as failed; the sweep goes on. 0: no limit")
       ->check(Number("--run-timeout 600"))
+      ->capture_default_str();
+  cmd->add_option("--start-timeout", flags->start_timeout_s,
+                  "With --torch (the helper): a run in which some rank has not reached "
+                  "stepscope_torch.wrap this many seconds after it started is ended and counted "
+                  "as failed, with where each rank was; the sweep goes on. 0: no limit")
+      ->check(Number("--start-timeout 1800"))
       ->capture_default_str();
   cmd->add_option("--device-memory-gb", flags->device_memory_gb,
                   "Memory per device (GiB) the step-time model checks each lever and priced "

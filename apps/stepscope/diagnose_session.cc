@@ -16,6 +16,7 @@
 #include "apps/stepscope/earlier_predictions.h"
 #include "apps/stepscope/lever_predictions.h"
 #include "apps/stepscope/predict_command.h"
+#include "apps/stepscope/torch_run_watch.h"
 #include "apps/stepscope/torch_traces.h"
 #include "apps/stepscope/whatif_curves.h"
 #include "comm/wire_dtype.h"
@@ -268,6 +269,16 @@ class Session {
       run_options_.out_env = "STEPSCOPE_RUN_DIR";
       run_options_.extra_env.push_back(TorchPythonPath());
       run_options_.no_marker_hint = TorchNoRunHint;
+      run_options_.before_ending = [](const std::string& run_dir, const sweep::Job& job) {
+        return TorchWhereProcessesAre(run_dir, job.replicas);
+      };
+      if (request.start_timeout_s > 0) {
+        run_options_.end_reason = [timeout = request.start_timeout_s](const std::string& run_dir,
+                                                                      const sweep::Job& job,
+                                                                      double elapsed_s) {
+          return TorchStartEndReason(run_dir, job.replicas, elapsed_s, timeout);
+        };
+      }
       if (!request.plan.torch->helper) {
         // --torch-traces: the run is completed from the profiler traces the script wrote.
         run_options_.complete_run = [this](const std::string& run_dir, const sweep::Job& job) {

@@ -27,6 +27,9 @@ struct DiagnoseRequest {
   int64_t noise_scale_steps = 1000;
   bool fresh = false;        // discard the runs stored in `dir`
   double run_timeout_s = 0;  // a run still going after this long is ended as failed; 0: no limit
+  // A run of a script under the helper whose ranks have not all reached stepscope_torch.wrap
+  // this long after it started is ended as failed; 0: no limit (and never without the helper).
+  double start_timeout_s = 0;
   // Memory per device (GiB) the model's predictions check a micro-batch against (levers, priced
   // options, predictions); none: not checked.
   std::optional<double> device_memory_gb;

@@ -18,7 +18,9 @@ variables), and the limits.
 from .own_processes import refuse_under_launcher
 from .settings import Settings, SettingsError, read_settings
 from .session import HelperError, wrap, wrap_step
+from .stack_dump import arm as _arm_stack_dump
 
 refuse_under_launcher()  # torch.multiprocessing.spawn under diagnose's launcher (own_processes.py)
+_arm_stack_dump()  # where this process is, when diagnose ends a stuck run (stack_dump.py)
 
 __all__ = ["wrap", "wrap_step", "read_settings", "Settings", "SettingsError", "HelperError"]

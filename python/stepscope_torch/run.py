@@ -16,6 +16,7 @@ import sys
 from torch.distributed.elastic.multiprocessing import api as _api
 
 from .ports import free_port
+from .stack_dump import disarm
 
 _original = _api.Std.from_str
 
@@ -62,4 +63,5 @@ def with_defaults(argv):
 if __name__ == "__main__":
     from torch.distributed.run import main
 
+    disarm()  # the launcher is not one of the script's processes (stack_dump.py)
     sys.exit(main(with_defaults(sys.argv[1:])))

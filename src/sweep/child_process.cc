@@ -107,20 +107,26 @@ Result<ChildProcess> ChildProcess::Start(const std::vector<std::string>& argv,
   return ChildProcess(pid, start);
 }
 
-ChildResult ChildProcess::Wait(InterruptGuard* guard, double kill_grace_s, double timeout_s) {
+ChildResult ChildProcess::Wait(InterruptGuard* guard, double kill_grace_s, double timeout_s,
+                               const WaitHooks& hooks) {
   ChildResult result;
   int status = 0;
-  double kill_at = -1;
+  double kill_at = -1, next_poll = start_ + 1.0;
   bool stopping = false, killed = false;
   for (;;) {
     const pid_t got = waitpid(pid_, &status, WNOHANG);
     if (got == pid_ || (got < 0 && errno != EINTR)) break;
+    const double now = SteadySeconds();
     if (!stopping && guard != nullptr && guard->Interrupted()) {
       result.interrupted = true;
-    } else if (!stopping && timeout_s > 0 && SteadySeconds() - start_ >= timeout_s) {
+    } else if (!stopping && timeout_s > 0 && now - start_ >= timeout_s) {
       result.timed_out = true;
+    } else if (!stopping && hooks.end_reason && now >= next_poll) {
+      next_poll = now + 1.0;
+      result.ended_because = hooks.end_reason(now - start_);
     }
-    if (!stopping && (result.interrupted || result.timed_out)) {
+    if (!stopping && (result.interrupted || result.timed_out || !result.ended_because.empty())) {
+      if (!result.interrupted && hooks.before_end) result.before_end = hooks.before_end();
       stopping = true;
       kill(-pid_, SIGTERM);
       kill(-pid_, SIGCONT);  // a stopped group could not act on SIGTERM

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <csignal>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,10 +36,23 @@ class InterruptGuard {
 };
 
 struct ChildResult {
-  bool interrupted = false;  // the wait was interrupted and the child's group killed
-  bool timed_out = false;    // the child outlived the wait's timeout and its group was killed
-  int exit_code = 0;         // exit status, or 128 + signal when it died of a signal
-  double seconds = 0;        // wall time from start to end
+  bool interrupted = false;   // the wait was interrupted and the child's group killed
+  bool timed_out = false;     // the child outlived the wait's timeout and its group was killed
+  std::string ended_because;  // WaitHooks::end_reason's words when they ended the child
+  std::string before_end;     // what WaitHooks::before_end said, when the wait ended the child
+  int exit_code = 0;          // exit status, or 128 + signal when it died of a signal
+  double seconds = 0;         // wall time from start to end
+};
+
+// What a wait does besides waiting; each may be empty.
+struct WaitHooks {
+  // Polled about once a second with the seconds since the child started: words (non-empty) end
+  // the child as `timeout_s` would, with `ended_because` set to them.
+  std::function<std::string(double elapsed_s)> end_reason;
+  // Called once before the child's group is sent SIGTERM for its timeout or an end reason (not
+  // for an interrupt): may ask the child's processes what they are doing; its words are kept in
+  // `before_end`.
+  std::function<std::string()> before_end;
 };
 
 class ChildProcess {
@@ -51,8 +65,10 @@ class ChildProcess {
 
   // Waits for the child. When `guard` reports an interrupt, or the child has run `timeout_s`
   // (when positive), sends SIGTERM to the child's process group, then SIGKILL after
-  // `kill_grace_s`, reaps it and returns interrupted (or timed_out) = true.
-  ChildResult Wait(InterruptGuard* guard, double kill_grace_s = 5.0, double timeout_s = 0);
+  // `kill_grace_s`, reaps it and returns interrupted (or timed_out) = true. `hooks` may also end
+  // it (above).
+  ChildResult Wait(InterruptGuard* guard, double kill_grace_s = 5.0, double timeout_s = 0,
+                   const WaitHooks& hooks = {});
 
   pid_t pid() const { return pid_; }
 

@@ -119,7 +119,16 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
         out.cause = out.message;
         out.exit_code = 127;
       } else {
-        const ChildResult r = child->Wait(guard, 5.0, options.run_timeout_s);
+        WaitHooks hooks;
+        if (options.end_reason) {
+          hooks.end_reason = [&](double elapsed_s) {
+            return options.end_reason(out.run_dir, jobs[i], elapsed_s);
+          };
+        }
+        if (options.before_ending) {
+          hooks.before_end = [&] { return options.before_ending(out.run_dir, jobs[i]); };
+        }
+        const ChildResult r = child->Wait(guard, 5.0, options.run_timeout_s, hooks);
         out.seconds = r.seconds;
         out.exit_code = r.exit_code;
         bool marker = std::filesystem::exists(out.run_dir + "/run.json");
@@ -133,11 +142,11 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
           // run.json is written last: a run that got that far is kept even if stopped on exit.
           out.state = marker ? JobState::kFinished : JobState::kInterrupted;
           result.interrupted = true;
-        } else if (r.exit_code == 0 && marker && !r.timed_out) {
+        } else if (r.exit_code == 0 && marker && !r.timed_out && r.ended_because.empty()) {
           out.state = JobState::kFinished;
         } else {
           out.state = JobState::kFailed;
-          if (r.exit_code == 0 && !r.timed_out && out.message.empty()) {
+          if (r.exit_code == 0 && !r.timed_out && r.ended_because.empty() && out.message.empty()) {
             const std::string hint =
                 options.no_marker_hint ? options.no_marker_hint(out.run_dir) : "";
             out.message = "exited 0 but wrote no run.json" + (hint.empty() ? "" : "; " + hint);
@@ -146,8 +155,10 @@ SweepResult RunSweep(const std::vector<Job>& jobs, const SweepRunOptions& option
         if (out.state == JobState::kFailed) {
           out.log_tail = TailOfFile(log, options.log_tail_lines);
           const std::string log_text = TailOfFile(log, 400);
-          out.cause =
-              !out.message.empty() ? out.message : FailureCause(r, options.run_timeout_s, log_text);
+          out.cause = !out.message.empty()       ? out.message
+                      : !r.ended_because.empty() ? r.ended_because
+                                                 : FailureCause(r, options.run_timeout_s, log_text);
+          if (!r.before_end.empty()) out.cause += "; " + r.before_end;
           // A full disk leaves nothing in the log to tell it: say so when it is the case.
           if (const std::string full = FullDiskCause(out.run_dir); !full.empty()) {
             out.cause = log_text.empty() ? full : out.cause + "; " + full;

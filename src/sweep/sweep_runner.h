@@ -65,6 +65,14 @@ struct SweepRunOptions {
   // A run still going after this many seconds is ended (its process group killed) and counts as
   // failed; 0: no limit (diagnose --run-timeout).
   double run_timeout_s = 0;
+  // Polled about once a second while a run goes, with its folder, its job and the seconds since
+  // it started: words (non-empty) end the run as failed, with them as its cause (diagnose
+  // --start-timeout: ranks that never reached the helper).
+  std::function<std::string(const std::string& run_dir, const Job& job, double elapsed_s)>
+      end_reason;
+  // Called before a run is ended for `run_timeout_s` or `end_reason`: may ask its processes
+  // where they are (sweep/process_stacks.h); its words follow the cause.
+  std::function<std::string(const std::string& run_dir, const Job& job)> before_ending;
   std::FILE* progress = stderr;  // progress lines; nullptr: silent
 };
 

@@ -168,14 +168,46 @@ TEST_F(SweepRunnerTest, RunOutlivingItsTimeoutIsEndedAndTheSweepGoesOn) {
   auto store = SweepStore::Open(dir_ + "/s", {"w"}, false);
   ASSERT_TRUE(store.ok());
   options_.run_timeout_s = 0.5;
+  options_.before_ending = [](const std::string&, const Job&) {
+    return std::string("where it was");
+  };
   std::vector<Job> jobs{{"a-n1", 1, {"sleep"}}, {"b-n1", 1, {"fine"}}};
   SweepResult r = RunSweep(jobs, options_, &store.value(), nullptr);
   ASSERT_EQ(r.outcomes.size(), 2u);
   EXPECT_FALSE(r.interrupted);
   EXPECT_EQ(r.outcomes[0].state, JobState::kFailed);
   EXPECT_NE(r.outcomes[0].cause.find("(--run-timeout)"), std::string::npos) << r.outcomes[0].cause;
+  EXPECT_TRUE(r.outcomes[0].cause.ends_with("; where it was")) << r.outcomes[0].cause;
   EXPECT_EQ(r.outcomes[1].state, JobState::kFinished);
   EXPECT_EQ(store->Find("a-n1")->state, "failed");
+}
+
+// An end reason (diagnose --start-timeout) ends a run that hangs as the timeout would, its words
+// the cause, after the run's processes were asked where they are (once); the next runs go on.
+TEST_F(SweepRunnerTest, AnEndReasonEndsTheRunAfterAskingWhereItWas) {
+  auto store = SweepStore::Open(dir_ + "/s", {"w"}, false);
+  ASSERT_TRUE(store.ok());
+  std::vector<double> polled;
+  options_.end_reason = [&](const std::string& run_dir, const Job& job, double elapsed_s) {
+    EXPECT_EQ(run_dir, dir_ + "/s/runs/" + job.name);
+    polled.push_back(elapsed_s);
+    return job.args[0] == "sleep" && elapsed_s >= 1.5 ? std::string("stuck at its start")
+                                                      : std::string();
+  };
+  int asked = 0;
+  options_.before_ending = [&](const std::string&, const Job&) {
+    ++asked;
+    return std::string("rank 1 at train.py line 7 in load");
+  };
+  std::vector<Job> jobs{{"a-n1", 1, {"sleep"}}, {"b-n1", 1, {"fine"}}};
+  SweepResult r = RunSweep(jobs, options_, &store.value(), nullptr);
+  EXPECT_EQ(r.outcomes[0].state, JobState::kFailed);
+  EXPECT_EQ(r.outcomes[0].cause, "stuck at its start; rank 1 at train.py line 7 in load");
+  EXPECT_LT(r.outcomes[0].seconds, 20);  // not the 30 s the program sleeps
+  EXPECT_EQ(asked, 1);
+  ASSERT_GE(polled.size(), 1u);
+  EXPECT_GE(polled.front(), 1.0);  // polled about once a second, not at every turn of the wait
+  EXPECT_EQ(r.outcomes[1].state, JobState::kFinished);
 }
 
 TEST_F(SweepRunnerTest, MissingProgramFailsWithAMessage) {

@@ -18,6 +18,14 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// stepscope's own files in a run's folder, never a trace: a run's and a sweep's summaries, and
+// what the helper leaves in a run it was ended in (rank-R.progress.json, process-HOST-PID.json).
+bool IsStepscopeFile(const std::string& name) {
+  return name == "run.json" || name == "diagnosis.json" || name == "sweep.json" ||
+         name == "device.json" || EndsWith(name, ".progress.json") ||
+         (name.rfind("process-", 0) == 0 && EndsWith(name, ".json"));
+}
+
 // How collectives were paired: "sequence" (every process group carried sequence numbers),
 // "order" (none did), or "sequence and order" (some did).
 const char* MatchedBy(const MatchResult& m) {
@@ -105,8 +113,8 @@ Result<std::vector<std::string>> ExpandInputs(const std::vector<std::string>& ar
         if (EndsWith(name, ".steps.jsonl")) {
           steps_stems.insert(name.substr(0, name.size() - 12));
           found.push_back(path);
-        } else if ((EndsWith(name, ".json") || EndsWith(name, ".json.gz")) && name != "run.json" &&
-                   name != "diagnosis.json" && name != "sweep.json") {
+        } else if ((EndsWith(name, ".json") || EndsWith(name, ".json.gz")) &&
+                   !IsStepscopeFile(name)) {
           found.push_back(path);
         }
       }

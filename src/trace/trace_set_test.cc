@@ -1,9 +1,11 @@
 #include "trace/trace_set.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 #include "trace/test_util.h"
 
@@ -166,6 +168,23 @@ TEST(TraceSet, DuplicateRanksNameBothFiles) {
   EXPECT_NE(set.status().message().find(b), std::string::npos);
   std::filesystem::remove(a);
   std::filesystem::remove(b);
+}
+
+// A run's folder that a run was ended in holds the helper's progress and process files beside
+// the traces: they are not taken for traces.
+TEST(TraceSet, ExpandInputsLeavesStepscopesOwnFilesOut) {
+  const std::string dir = std::filesystem::temp_directory_path().string() +
+                          "/stepscope-expand-test-" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  for (const char* name : {"rank0.pt.trace.json", "run.json", "sweep.json", "device.json",
+                           "rank-1.progress.json", "process-host-41.json"}) {
+    std::ofstream(dir + "/" + name) << "{}";
+  }
+  std::vector<std::string> notes;
+  Result<std::vector<std::string>> files = ExpandInputs({dir}, &notes);
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  EXPECT_EQ(*files, std::vector<std::string>{dir + "/rank0.pt.trace.json"});
+  std::filesystem::remove_all(dir);
 }
 
 TEST(TraceSet, ExpandInputsErrors) {

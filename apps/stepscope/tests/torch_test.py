@@ -312,6 +312,37 @@ class BadInput(TorchTest):
                          r"\(host [^)]*\): waited [4-9] s at step 3 in the script's own "
                          r"dist\.barrier; rank 1 \(host [^)]*\) is at step 3, outside the loader")
 
+    def test_ranks_stuck_before_wrap_are_ended_with_where_they_were(self):
+        # Rank 1 sleeps before init_process_group, where rank 0 waits for it: no rank reaches
+        # wrap, beyond the helper's stall watchdog; --start-timeout ends the run, saying where
+        # each rank was (their stacks, asked through the helper's stack dump). 12 s: time for
+        # both ranks to import torch and the helper on a busy host.
+        out = self.path("stuck")
+        started = time.monotonic()
+        proc = diagnose(["--torch", self.command("--fail", "hang_at_start", "--batch", "{batch}"),
+                         "--replicas", "2", "--no-ablations", "--start-timeout", "12",
+                         "--out", out] + NO_CHECKS, check=False)
+        self.assertLess(time.monotonic() - started, 120)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        run = os.path.join(out, "runs", "baseline-n2")
+        self.assertRegex(proc.stderr, r"baseline-n2 \(2 replicas\): FAILED \(exit -?\d+\): ranks "
+                         r"0, 1 of 2 had not reached stepscope_torch.wrap 12 s after the run "
+                         r"started \(--start-timeout\): the run was ended \(raise --start-timeout "
+                         r"for a script whose start takes longer\); where the script's processes "
+                         r"were when asked: rank 0 \(pid \d+, host [^)]*\) at ddp_job\.py line "
+                         r"\d+ in train, inside init_process_group \(distributed_c10d\.py line "
+                         r"\d+\); rank 1 \(pid \d+, host [^)]*\) at ddp_job\.py line \d+ in "
+                         r"train; every thread's stack in "
+                         + re.escape(run) + r"/process-\*\.stacks\.txt")
+        infos = []
+        for name in os.listdir(run):
+            if name.startswith("process-") and name.endswith(".json"):
+                with open(os.path.join(run, name)) as f:
+                    infos.append(json.load(f))
+        self.assertEqual(sorted(i["rank"] for i in infos), [0, 1])
+        with open(os.path.join(run, next(i for i in infos if i["rank"] == 0)["stacks"])) as f:
+            self.assertIn("in init_process_group", f.read())
+
     def test_a_script_that_starts_its_own_processes(self):
         # Under PyTorch's launcher its processes would hang in init_process_group: refused.
         proc = diagnose(["--torch", self.command("--spawn", "2", "--batch", "{batch}"),

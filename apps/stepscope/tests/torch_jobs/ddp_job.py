@@ -11,7 +11,8 @@ The sleep sits on the input, which needs no gradient, so backward is the model's
 --profile DIR also records the steps with PyTorch's autograd profiler (DIR/rank-R.pt.trace.json),
 to compare the helper's records with the profiler's view of the same run;
 --profile-into-run-dir --fail no_helper is a script for diagnose --torch-traces; --fail die and
---fail hang make rank 1 kill itself (SIGKILL) or stop making progress (a sleep) after step 2;
+--fail hang make rank 1 kill itself (SIGKILL) or stop making progress (a sleep) after step 2,
+--fail hang_at_start before init_process_group (so every rank waits before wrap);
 --barrier-every K calls dist.barrier() after every K steps (as a script's epoch end does);
 --spawn K starts K processes itself (torch.multiprocessing.spawn, as PyTorch's DDP tutorial does):
 run it with the interpreter as the launcher;
@@ -107,7 +108,7 @@ def main():
                    help="wrap the training step (wrap_step) instead of the optimizer")
     p.add_argument("--shuffle", action="store_true",
                    help="each rank its own examples, shuffled by a DistributedSampler")
-    p.add_argument("--fail", choices=["none", "start", "no_helper", "die", "hang"],
+    p.add_argument("--fail", choices=["none", "start", "no_helper", "die", "hang", "hang_at_start"],
                    default="none")
     p.add_argument("--barrier-every", type=int, default=0,
                    help="the script's own dist.barrier() after every this many steps")
@@ -143,6 +144,8 @@ def spawned(rank, args, port):
 
 def train(args):
     torch.set_num_threads(1)
+    if args.fail == "hang_at_start" and os.environ.get("RANK") == "1":
+        time.sleep(3600)  # before init_process_group: rank 0 waits there for it
     dist.init_process_group("gloo")
     rank = dist.get_rank()
     torch.manual_seed(0)
