@@ -24,6 +24,7 @@ namespace {
 // (DIR/rank-R.steps.jsonl), so that `stepscope analyze DIR` reads the same steps back.
 Status WriteAnalysis(const std::string& dir, const nlohmann::json& diagnosis_json,
                      const decide::Diagnosis& diagnosis, const trace::TraceSet& set,
+                     const std::vector<std::pair<std::string, double>>& script_calls,
                      int64_t gradient_bytes) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -59,7 +60,7 @@ Status WriteAnalysis(const std::string& dir, const nlohmann::json& diagnosis_jso
   }
   facts.source = "pytorch profiler traces (analyze --out)";
   facts.notes = set.warnings;
-  facts.script_calls = trace::ScriptCallsPerStep(set);
+  facts.script_calls = script_calls;
   if (sized) {
     facts.notes.push_back(fmt::format(
         "the traces gave no collective sizes: --gradient-bytes {} spread evenly over each "
@@ -104,7 +105,8 @@ int RunAnalyze(const AnalyzeFlags& flags) {
   // The same code path as `diagnose`: one run set at this replica count.
   decide::RunSet run;
   run.baseline = set->records;
-  for (const auto& [name, per_step] : trace::ScriptCallsPerStep(*set)) {
+  const std::vector<std::pair<std::string, double>> script_calls = trace::ScriptCallsPerStep(*set);
+  for (const auto& [name, per_step] : script_calls) {
     run.script_collectives.push_back({name, per_step});
   }
   decide::DiagnoseOptions options;
@@ -138,7 +140,9 @@ int RunAnalyze(const AnalyzeFlags& flags) {
   j["trace"] = trace::TraceSectionJson(*set);
 
   if (!flags.out.empty()) {
-    if (Status st = WriteAnalysis(flags.out, j, *diagnosis, *set, flags.gradient_bytes); !st.ok()) {
+    if (Status st =
+            WriteAnalysis(flags.out, j, *diagnosis, *set, script_calls, flags.gradient_bytes);
+        !st.ok()) {
       std::cerr << "stepscope analyze: " << st.message() << "\n";
       return kAnalyzeBadInput;
     }
