@@ -21,11 +21,18 @@ import atexit
 import faulthandler
 import json
 import os
+import re
 import signal
 import socket
 import threading
+import time
 
 SIGNAL = signal.SIGUSR2
+
+# A frame of the dump, and the parts of a path that are not the script's own (the interpreter's
+# library, installed packages, the helper): as sweep/process_stacks.cc reads them.
+_FRAME = re.compile(r'^  File "(.*)", line (\d+) in (.*)$')
+_LIBRARY = ("/site-packages/", "/dist-packages/", "/lib/python3", "/stepscope_torch/")
 
 
 def _file_stem(host, pid):
@@ -85,3 +92,76 @@ def _remove(stem):
             os.remove(path)
         except OSError:
             pass
+
+
+def thread_frames(dump, thread_id):
+    """The frames (file, line, function) of the thread `thread_id` ("0x..." as the process file
+    gives it) in a fault handler's dump, innermost first; of the last dump, where the file holds
+    several (the process was asked more than once)."""
+    wanted = int(thread_id, 16)
+    frames, inside = [], False
+    for line in dump.splitlines():
+        head = re.match(r"^(?:Current thread|Thread) (0x[0-9a-f]+)", line)
+        if head:
+            inside = int(head.group(1), 16) == wanted
+            if inside:
+                frames = []
+        elif inside:
+            m = _FRAME.match(line)
+            if m:
+                frames.append((m.group(1), int(m.group(2)), m.group(3)))
+    return frames
+
+
+def where_in_script(frames):
+    """The innermost frame in the script's own files and the call it made, in words ("train.py
+    line 60 in evaluate, inside all_gather_object (distributed_c10d.py line 2036)"); the
+    innermost frame when none is the script's; "" without frames."""
+    def words(f):
+        return f"{os.path.basename(f[0])} line {f[1]} in {f[2]}"
+
+    for i, f in enumerate(frames):
+        if not (any(part in f[0] for part in _LIBRARY) or f[0].startswith("<frozen")):
+            if i == 0:
+                return words(f)
+            j = i - 1  # the call the script's line made; the helper's wrappers are seen through
+            while j > 0 and "/stepscope_torch/" in frames[j][0]:
+                j -= 1
+            called = frames[j]
+            return f"{words(f)}, inside {called[2]} ({os.path.basename(called[0])} line {called[1]})"
+    return words(frames[0]) if frames else ""
+
+
+def where_is(run_dir, rank, wait_s=1.0):
+    """Where rank `rank` of the run in `run_dir` is, asked through its stack dump: its line in
+    the script, in words; "" when it cannot be asked (no process file for it on this host, gone,
+    or no answer within `wait_s`)."""
+    host = socket.gethostname()
+    for name in sorted(os.listdir(run_dir)):
+        if not (name.startswith(f"process-{host}-") and name.endswith(".json")):
+            continue
+        try:
+            with open(os.path.join(run_dir, name)) as f:
+                info = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if info.get("rank") != rank or info.get("host") != host:
+            continue
+        stacks = os.path.join(run_dir, info["stacks"])
+        try:
+            os.kill(info["pid"], SIGNAL)
+        except OSError:
+            return ""
+        end, size = time.monotonic() + wait_s, -1
+        while time.monotonic() < end:  # written at once from the handler: done once it stays
+            time.sleep(0.05)
+            now = os.path.getsize(stacks) if os.path.exists(stacks) else 0
+            if now and now == size:
+                break
+            size = now
+        try:
+            with open(stacks) as f:
+                return where_in_script(thread_frames(f.read(), info["main_thread"]))
+        except OSError:
+            return ""
+    return ""

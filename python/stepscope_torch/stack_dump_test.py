@@ -10,7 +10,7 @@ import textwrap
 import time
 import unittest
 
-from stepscope_torch.stack_dump import arm
+from stepscope_torch.stack_dump import arm, thread_frames, where_in_script, where_is
 
 _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -19,7 +19,7 @@ _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # line is read finds it there).
 _STUCK = textwrap.dedent("""
     import sys
-    from stepscope_torch.stack_dump import arm
+    from stepscope_torch.stack_dump import arm, thread_frames, where_in_script, where_is
     def waiting_for_a_peer(path):
         print(path, flush=True)
         sys.stdin.read()
@@ -39,6 +39,41 @@ def _wait_for(predicate, seconds=20):
             return True
         time.sleep(0.05)
     return False
+
+
+# As Python 3.11's fault handler writes it: two threads, then the main thread asked again.
+_DUMP = """Thread 0x00007f0762e116c0 (most recent call first):
+  File "/usr/lib/python3.11/threading.py", line 327 in wait
+
+Current thread 0x00007f0763c57b80 (most recent call first):
+  File "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", line 2036 in all_gather_object
+  File "/job/train.py", line 60 in evaluate
+  File "/job/train.py", line 90 in <module>
+Current thread 0x00007f0763c57b80 (most recent call first):
+  File "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", line 3145 in barrier
+  File "/job/train.py", line 64 in evaluate
+  File "/job/train.py", line 90 in <module>
+"""
+
+
+class StackDumpText(unittest.TestCase):
+    def test_the_last_dump_of_the_main_thread_read_as_the_scripts_line(self):
+        frames = thread_frames(_DUMP, "0x00007f0763c57b80")
+        self.assertEqual([f[1] for f in frames], [3145, 64, 90])
+        self.assertEqual(where_in_script(frames),
+                         "train.py line 64 in evaluate, inside barrier (distributed_c10d.py line "
+                         "3145)")
+        self.assertEqual(where_in_script(frames[1:]), "train.py line 64 in evaluate")
+        self.assertEqual(where_in_script(thread_frames(_DUMP, "0x7f0762e116c0")),
+                         "threading.py line 327 in wait")
+        self.assertEqual(thread_frames(_DUMP, "0x1"), [])
+        # The helper's loader between the script and PyTorch's is seen through.
+        self.assertEqual(where_in_script([
+            ("/usr/lib/python3/dist-packages/torch/utils/data/dataloader.py", 628, "__next__"),
+            ("/x/python/stepscope_torch/loader.py", 88, "__iter__"),
+            ("/job/train.py", 60, "main")]),
+            "train.py line 60 in main, inside __next__ (dataloader.py line 628)")
+        self.assertEqual(where_in_script([]), "")
 
 
 class StackDump(unittest.TestCase):
@@ -71,6 +106,9 @@ class StackDump(unittest.TestCase):
                 self.assertIn(f"thread {info['main_thread']} (most recent call first):", text)
                 self.assertRegex(text, r'File "<string>", line \d+ in waiting_for_a_peer')
                 self.assertIsNone(p.poll())  # the dump does not end the process
+                # Asked by rank, as the stall watchdog asks the ranks it waits for.
+                self.assertRegex(where_is(run_dir, 3), r"^<string> line \d+ in waiting_for_a_peer$")
+                self.assertEqual(where_is(run_dir, 4), "")
             finally:
                 p.stdin.close()
                 p.wait(timeout=20)

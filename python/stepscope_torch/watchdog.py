@@ -31,6 +31,7 @@ import time
 
 from .errors import cause_line
 from .recorder import now
+from .stack_dump import where_is
 
 STALL_EXIT_CODE = 3
 
@@ -60,10 +61,11 @@ def _phase(rec, t):
 class Watchdog:
     """One rank's watchdog over `recorder` (its collectives in flight; the CPU path's).
 
-    `exit`, `clock` (now()), `wall` (time.time) and `say` are for the tests."""
+    `exit`, `clock` (now()), `wall` (time.time), `say` and `ask` (where a rank is in its
+    script: stack_dump.where_is) are for the tests."""
 
     def __init__(self, recorder, run_dir, rank, timeout, exit=os._exit, clock=now,
-                 wall=time.time, say=None, before_exit=None):
+                 wall=time.time, say=None, before_exit=None, ask=where_is):
         self.recorder = recorder
         self.run_dir = run_dir
         self.rank = rank
@@ -75,6 +77,7 @@ class Watchdog:
         self._wall = wall
         self._say = say or (lambda line: print(line, file=sys.stderr, flush=True))
         self._before_exit = before_exit
+        self._ask = ask
         self._stop = threading.Event()
         self._thread = None
         self.path = self.progress_path(rank)
@@ -129,7 +132,8 @@ class Watchdog:
         if waiting and t - since >= self.timeout:
             words, working = self.culprits()
             if not working:
-                self._end(rec.step, where, t - since, words)
+                # Ending: the ranks it waits for are asked where they are in the script.
+                self._end(rec.step, where, t - since, self.culprits(ask=True)[0])
             elif not self._held:
                 self._held = True
                 self._say(f"stepscope_torch: rank {self.rank}: waited {t - since:.0f} s at step "
@@ -151,20 +155,26 @@ class Watchdog:
                 others[state["rank"]] = state
         return others
 
-    def culprits(self):
+    def culprits(self, ask=False):
         """The ranks this one waits for, in words, and whether any of them is still working
-        (active within the timeout: a rank validating alone through the model, say)."""
+        (active within the timeout: a rank validating alone through the model, say). With `ask`,
+        each idle or silent one on this host is asked where it is in the script (its stack)."""
         stale_after = max(5.0, 5 * self.interval)
         words = []
         working = False
         others = self._others()
+
+        def at(rank):
+            where = self._ask(self.run_dir, rank) if ask else ""
+            return f", at {where}" if where else ""
+
         for rank in sorted(others):
             s = others[rank]
             silent = self._wall() - s["written"]
             if silent > stale_after:
                 words.append(f"rank {rank} (host {s['host']}) has said nothing for {silent:.0f} s "
                               f"(last at step {s['step']}, {s['where']}): its process is frozen "
-                              "or gone")
+                              f"or gone{at(rank)}")
             elif not s["waiting"]:
                 idle = s.get("idle_s", s["for_s"])
                 # Its activity is seen at its next tick and read here up to a tick later.
@@ -175,7 +185,7 @@ class Watchdog:
                                  "ago)")
                 else:
                     words.append(f"rank {rank} (host {s['host']}) is at step {s['step']}, "
-                                 f"{s['where']}, idle for the last {idle:.0f} s")
+                                 f"{s['where']}, idle for the last {idle:.0f} s{at(rank)}")
         if words:
             return "; ".join(words), working
         if others:

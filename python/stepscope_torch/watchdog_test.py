@@ -79,6 +79,28 @@ class StallWatchdog(unittest.TestCase):
             "a batch from its loader, idle for the last 10 s. The run is ended (stall timeout "
             "10 s, diagnose --stall-timeout"), line)
 
+    def test_the_ranks_it_waits_for_are_asked_where_they_are_when_it_ends(self):
+        asked = []
+
+        def ask(run_dir, rank):
+            asked.append((run_dir, rank))
+            return "train.py line 7 in evaluate"
+
+        self.r0.dog._ask = ask
+        self.reduce_on_rank0()
+        self.r1.dog.tick()
+        self.clock.advance(5)
+        self.r1.dog.tick()
+        self.r0.dog.tick()
+        self.assertEqual(asked, [])  # not while under the timeout
+        self.clock.advance(6)
+        self.r1.dog.tick()
+        self.r0.dog.tick()
+        self.assertEqual(self.r0.exits, [STALL_EXIT_CODE])
+        self.assertEqual(asked, [(self.tmp.name, 1)])  # once, when ending
+        self.assertIn("idle for the last 11 s, at train.py line 7 in evaluate. The run is ended",
+                      self.r0.lines[0])
+
     def test_a_rank_still_working_alone_holds_the_stall_until_it_is_idle(self):
         # Rank 1 validates through the model (forward calls, no step) while rank 0 waits.
         self.reduce_on_rank0()

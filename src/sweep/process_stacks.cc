@@ -84,8 +84,8 @@ std::vector<StackFrame> ThreadFrames(std::string_view dump, std::string_view thr
     at = end + 1;
     for (std::string_view head : {"Thread 0x", "Current thread 0x"}) {
       if (line.substr(0, head.size()) == head) {
-        if (inside) return frames;  // the next thread: the wanted one is complete
         inside = wanted != 0 && HexId(line.substr(head.size() - 2)) == wanted;
+        if (inside) frames.clear();  // a later dump of the same thread replaces an earlier one
       }
     }
     if (!inside) continue;
@@ -105,7 +105,14 @@ std::string WhereInScript(const std::vector<StackFrame>& frames) {
                                 [](const StackFrame& f) { return !OutsideScript(f.file); });
   if (own == frames.end()) return FrameWords(frames.front());
   if (own == frames.begin()) return FrameWords(*own);
-  const StackFrame& called = *(own - 1);  // what the script's line called
+  // What the script's line called; the helper's wrappers (its loader, its optimizer) are seen
+  // through.
+  auto called_at = own - 1;
+  while (called_at != frames.begin() &&
+         called_at->file.find("/stepscope_torch/") != std::string::npos) {
+    --called_at;
+  }
+  const StackFrame& called = *called_at;
   return fmt::format("{}, inside {} ({} line {})", FrameWords(*own), called.function,
                      fs::path(called.file).filename().string(), called.line);
 }

@@ -19,7 +19,8 @@ struct StackFrame {
 };
 
 // The frames of the thread `thread_id` ("0x" and hex digits, as the process file gives it) in a
-// Python fault-handler dump, innermost first; empty when the dump has no such thread.
+// Python fault-handler dump, innermost first (of the last dump, where the file holds several:
+// the process was asked more than once); empty when the dump has no such thread.
 std::vector<StackFrame> ThreadFrames(std::string_view dump, std::string_view thread_id);
 
 // A frame in words, "train.py line 45 in load" (the file's name without its folder).

@@ -40,6 +40,13 @@ TEST(ThreadFrames, TheWantedThreadInnermostFirst) {
   const std::vector<StackFrame> other = ThreadFrames(kDump, "0x7f0762e116c0");  // no leading 0s
   ASSERT_EQ(other.size(), 2u);
   EXPECT_EQ(other[1].file, "/job/loader.py");
+  // Asked twice: the file holds two dumps, and the later one is where the thread is now.
+  const std::string twice = std::string(kDump) +
+                            "Current thread 0x00007f0763c57b80 (most recent call first):\n"
+                            "  File \"/job/train.py\", line 50 in step\n";
+  const std::vector<StackFrame> now = ThreadFrames(twice, "0x00007f0763c57b80");
+  ASSERT_EQ(now.size(), 1u);
+  EXPECT_EQ(now[0].line, 50);
   EXPECT_TRUE(ThreadFrames(kDump, "0x1").empty());
   EXPECT_TRUE(ThreadFrames(kDump, "").empty());
   EXPECT_TRUE(ThreadFrames("not a dump\n", "0x00007f0763c57b80").empty());
@@ -55,6 +62,12 @@ TEST(WhereInScript, TheScriptsFrameAndWhereInsideItWaits) {
   EXPECT_EQ(WhereInScript({main[0]}), "distributed_c10d.py line 862 in _new_process_group_helper");
   EXPECT_EQ(WhereInScript({{"/x/python/stepscope_torch/session.py", 7, "wrap"}}),
             "session.py line 7 in wrap");
+  // The helper's loader between the script and PyTorch's is seen through.
+  EXPECT_EQ(WhereInScript(
+                {{"/usr/lib/python3/dist-packages/torch/utils/data/dataloader.py", 628, "__next__"},
+                 {"/x/python/stepscope_torch/loader.py", 88, "__iter__"},
+                 {"/job/train.py", 60, "main"}}),
+            "train.py line 60 in main, inside __next__ (dataloader.py line 628)");
   EXPECT_EQ(WhereInScript({}), "");
 }
 

@@ -301,7 +301,8 @@ class BadInput(TorchTest):
                          r"\(host [^)]*\): waited [4-9] s at step 3 in the gradient all-reduce of "
                          r"bucket 0; rank 1 \(host [^)]*\) is at step 3, outside the loader, "
                          r"forward and backward \(its optimizer or its own code\), idle for the "
-                         r"last \d+ s\. The run is ended \(stall timeout 4 s, diagnose --stall-timeout")
+                         r"last \d+ s, at ddp_job\.py line \d+ in after_step\. The run is ended "
+                         r"\(stall timeout 4 s, diagnose --stall-timeout")
         # Hung while the others wait in the script's own barrier, outside any reduction.
         proc = diagnose(["--torch", self.command("--fail", "hang", "--barrier-every", "1",
                                                  "--batch", "{batch}"),
@@ -310,7 +311,8 @@ class BadInput(TorchTest):
         self.assertEqual(proc.returncode, 1, proc.stderr)
         self.assertRegex(proc.stderr, r"baseline-n2 \(2 replicas\): FAILED \(exit 1\): rank 0 "
                          r"\(host [^)]*\): waited [4-9] s at step 3 in the script's own "
-                         r"dist\.barrier; rank 1 \(host [^)]*\) is at step 3, outside the loader")
+                         r"dist\.barrier; rank 1 \(host [^)]*\) is at step 3, outside the loader"
+                         r".*, at ddp_job\.py line \d+ in after_step\. The run is ended")
 
     def test_ranks_stuck_before_wrap_are_ended_with_where_they_were(self):
         # Rank 1 sleeps before init_process_group, where rank 0 waits for it: no rank reaches
