@@ -21,6 +21,11 @@
 namespace stepscope::app {
 namespace {
 
+// --start-timeout's default, 15 minutes: a script's start (imports, data, model) takes seconds to
+// minutes; a rank that never comes holds the others in init_process_group for its own timeout,
+// 30 minutes, and a rank stuck before that (a dataset that never loads) for ever.
+constexpr double kDefaultStartTimeoutS = 900;
+
 // Raw values as typed on the command line, turned into a DiagnoseRequest by BuildRequest.
 struct DiagnoseFlags {
   TrainFlags train;
@@ -40,7 +45,8 @@ struct DiagnoseFlags {
   bool no_ablations = false;
   bool fresh = false;
   double run_timeout_s = 0;
-  double start_timeout_s = 900;  // --start-timeout: a helper run's ranks must reach wrap by then
+  // --start-timeout: a helper run's ranks must reach wrap by then (unset: kDefaultStartTimeoutS)
+  std::optional<double> start_timeout_s;
   std::optional<double> device_memory_gb;  // memory per device the model checks levers against
   int predict_to = 0;                      // the model's predictions reach this replica count
   std::optional<double> device_cost;
@@ -266,10 +272,16 @@ Result<DiagnoseRequest> BuildRequest(const DiagnoseFlags& f) {
     return Status::Error("--run-timeout must be 0 (no limit) or a number of seconds, e.g. 600");
   }
   r.run_timeout_s = f.run_timeout_s;
-  if (!(f.start_timeout_s >= 0)) {
+  const bool helper = r.plan.torch && r.plan.torch->helper;
+  if (f.start_timeout_s && !helper) {
+    return Status::Error(
+        "option --start-timeout: only with --torch and the helper (it ends a run whose ranks "
+        "never reach stepscope_torch.wrap); use --run-timeout to limit any run");
+  }
+  if (!(f.start_timeout_s.value_or(0) >= 0)) {
     return Status::Error("--start-timeout must be 0 (no limit) or a number of seconds, e.g. 1800");
   }
-  r.start_timeout_s = r.plan.torch && r.plan.torch->helper ? f.start_timeout_s : 0;
+  r.start_timeout_s = helper ? f.start_timeout_s.value_or(kDefaultStartTimeoutS) : 0;
   if (f.device_memory_gb && !(*f.device_memory_gb > 0)) {
     return Status::Error("option --device-memory-gb must be > 0 GiB (e.g. --device-memory-gb 80)");
   }
@@ -398,9 +410,9 @@ void AddDiagnoseCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--start-timeout", flags->start_timeout_s,
                   "With --torch (the helper): a run in which some rank has not reached "
                   "stepscope_torch.wrap this many seconds after it started is ended and counted "
-                  "as failed, with where each rank was; the sweep goes on. 0: no limit")
-      ->check(Number("--start-timeout 1800"))
-      ->capture_default_str();
+                  "as failed, with where each rank was; the sweep goes on. 0: no limit "
+                  "(default 900)")
+      ->check(Number("--start-timeout 1800"));
   cmd->add_option("--device-memory-gb", flags->device_memory_gb,
                   "Memory per device (GiB) the step-time model checks each lever and priced "
                   "option against: a micro-batch that does not fit becomes the largest that "

@@ -393,6 +393,12 @@ class BadInput(TorchTest):
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertIn("option --accum 2: with --torch-traces", proc.stderr)
         self.assertFalse(os.path.exists(os.path.join(out, "sweep.json")))
+        # --start-timeout watches for the helper's wrap: without the helper it means nothing.
+        proc = diagnose(["--torch", self.command("--batch", "{batch}"), "--torch-traces",
+                         "--start-timeout", "60", "--no-ablations", "--out", out], check=False)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("option --start-timeout: only with --torch and the helper", proc.stderr)
+        self.assertFalse(os.path.exists(os.path.join(out, "sweep.json")))
         # A misspelt placeholder would reach the script as text; it is refused with the nearest.
         proc = diagnose(["--torch", self.command("--batch", "{batch_size}"), "--out", out],
                         check=False)
