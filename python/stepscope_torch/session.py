@@ -276,9 +276,12 @@ class _Session:
         self.watchdog = None
         if self.ddp and self.world > 1 and self.marks is None:
             watch_script_collectives(self.recorder)
-        if self.recorder.script_watched and settings.stall_timeout > 0:
+        # Alone (one process), its loader is watched: no other rank would notice it hang.
+        alone = self.world == 1
+        if (self.recorder.script_watched or alone) and settings.stall_timeout > 0:
             self.watchdog = Watchdog(self.recorder, settings.run_dir, self.rank,
-                                     settings.stall_timeout, before_exit=self.recorder.close)
+                                     settings.stall_timeout, before_exit=self.recorder.close,
+                                     alone=alone)
             self.watchdog.start()
         setattr(self.model, SESSION_ATTR, self)
         self._install_exit()

@@ -21,6 +21,10 @@ launcher then ends the other ranks.
 On a CUDA device the reductions' ends are events resolved at the step's end: a reduction in
 flight cannot be seen from the host, and NCCL's own timeout (init_process_group's `timeout`)
 applies instead.
+
+A process alone (one rank: no reduction, no other rank to notice it) is watched for one stall
+only: a batch asked of its loader after the first step that has not come within the timeout (a
+deadlocked loader worker). It ends the run the same way, naming where the script waits.
 """
 import json
 import os
@@ -28,10 +32,11 @@ import socket
 import sys
 import threading
 import time
+import traceback
 
 from .errors import cause_line
 from .recorder import now
-from .stack_dump import where_is
+from .stack_dump import where_in_script, where_is
 
 STALL_EXIT_CODE = 3
 
@@ -58,14 +63,25 @@ def _phase(rec, t):
     return "outside the loader, forward and backward (its optimizer or its own code)", since, False
 
 
+def _main_thread_frames():
+    """The main thread's frames (file, line, function), innermost first, as a stack dump gives
+    them."""
+    frame = sys._current_frames().get(threading.main_thread().ident)
+    if frame is None:
+        return []
+    return [(f.filename, f.lineno, f.name) for f in reversed(traceback.extract_stack(frame))]
+
+
 class Watchdog:
     """One rank's watchdog over `recorder` (its collectives in flight; the CPU path's).
 
-    `exit`, `clock` (now()), `wall` (time.time), `say` and `ask` (where a rank is in its
-    script: stack_dump.where_is) are for the tests."""
+    `alone`: the only process of the job (above). `exit`, `clock` (now()), `wall` (time.time),
+    `say`, `ask` (where a rank is in its script: stack_dump.where_is) and `stack` (the main
+    thread's frames) are for the tests."""
 
     def __init__(self, recorder, run_dir, rank, timeout, exit=os._exit, clock=now,
-                 wall=time.time, say=None, before_exit=None, ask=where_is):
+                 wall=time.time, say=None, before_exit=None, ask=where_is, alone=False,
+                 stack=None):
         self.recorder = recorder
         self.run_dir = run_dir
         self.rank = rank
@@ -78,6 +94,8 @@ class Watchdog:
         self._say = say or (lambda line: print(line, file=sys.stderr, flush=True))
         self._before_exit = before_exit
         self._ask = ask
+        self.alone = alone
+        self._stack = stack or _main_thread_frames
         self._stop = threading.Event()
         self._thread = None
         self.path = self.progress_path(rank)
@@ -129,6 +147,14 @@ class Watchdog:
         with open(tmp, "w") as f:
             json.dump(state, f)
         os.replace(tmp, self.path)
+        if self.alone:
+            if rec.drawing is not None and rec.step >= 1 and t - rec.drawing >= self.timeout:
+                at = where_in_script(self._stack())
+                self._end(rec.step, "for a batch from its loader", t - rec.drawing,
+                          "the job's only process, no other would notice"
+                          + (f" (the script waits at {at})" if at else ""),
+                          "a batch legitimately takes that long")
+            return
         if waiting and t - since >= self.timeout:
             words, working = self.culprits()
             if not working:
@@ -200,12 +226,13 @@ class Watchdog:
         return "no other rank has reported its progress (none reached wrap, or their run " \
                "folder is not this one)", False
 
-    def _end(self, step, where, waited, culprits):
+    def _end(self, step, where, waited, culprits,
+             legitimately="a rank legitimately works alone that long, such as saving a "
+                          "checkpoint on rank 0 while the others train on"):
         self._say(cause_line(
             self.rank, f"waited {waited:.0f} s at step {step} {where}; {culprits}. The run is "
-            f"ended (stall timeout {self.timeout:g} s, diagnose --stall-timeout: raise it where a "
-            "rank legitimately works alone that long, such as saving a checkpoint on rank 0 while "
-            "the others train on)"))
+            f"ended (stall timeout {self.timeout:g} s, diagnose --stall-timeout: raise it where "
+            f"{legitimately})"))
         if self._before_exit is not None:
             self._before_exit()
         sys.stdout.flush()

@@ -23,12 +23,14 @@ class Clock:
 class Rank:
     """One rank's recorder and watchdog in `run_dir`, its exit and its lines kept."""
 
-    def __init__(self, run_dir, rank, clock, timeout=10.0):
-        self.rec = StepRecorder(os.path.join(run_dir, f"rank-{rank}.steps.jsonl"), rank, 2, 0, 0)
+    def __init__(self, run_dir, rank, clock, timeout=10.0, alone=False, stack=None):
+        self.rec = StepRecorder(os.path.join(run_dir, f"rank-{rank}.steps.jsonl"), rank,
+                                1 if alone else 2, 0, 0)
         self.exits, self.lines, self.flushed = [], [], []
         self.dog = Watchdog(self.rec, run_dir, rank, timeout, exit=self.exits.append,
                             clock=lambda: clock.t, wall=lambda: clock.wall,
-                            say=self.lines.append, before_exit=lambda: self.flushed.append(1))
+                            say=self.lines.append, before_exit=lambda: self.flushed.append(1),
+                            alone=alone, stack=stack)
 
     def progress(self):
         with open(self.dog.path) as f:
@@ -210,3 +212,48 @@ class StallWatchdog(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class AloneWatchdog(unittest.TestCase):
+    """One process: only a batch that never comes from its loader after the first step ends the
+    run, with the script's line."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.clock = Clock()
+        # Where the script's main thread waits (the tests' own frames are the helper's).
+        stack = [("/usr/lib/python3/dist-packages/torch/utils/data/dataloader.py", 628,
+                  "__next__"), ("/x/python/stepscope_torch/loader.py", 88, "__iter__"),
+                 ("/job/train.py", 60, "main")]
+        self.r = Rank(self.tmp.name, 0, self.clock, alone=True, stack=lambda: stack)
+        self.addCleanup(self.r.rec.close)
+
+    def wait_for_a_batch(self, seconds):
+        self.r.rec.drawing = self.clock.t
+        for _ in range(int(seconds)):
+            self.clock.advance(1)
+            self.r.dog.tick()
+
+    def test_a_loader_that_stops_delivering_ends_the_run(self):
+        self.r.rec.step = 3
+        self.wait_for_a_batch(9)
+        self.assertEqual(self.r.exits, [])
+        self.wait_for_a_batch(10)
+        self.assertEqual(self.r.exits, [STALL_EXIT_CODE])
+        self.assertEqual(self.r.flushed, [1])
+        self.assertRegex(self.r.lines[0], r"^stepscope: rank 0 \(host [^)]*\): waited 10 s at step 3 "
+                         r"for a batch from its loader; the job's only process, no other would "
+                         r"notice \(the script waits at train\.py line 60 in main, inside "
+                         r"__next__ \(dataloader\.py line 628\)\)\. The run is ended "
+                         r"\(stall timeout 10 s, diagnose --stall-timeout: raise it where a batch "
+                         r"legitimately takes that long\)$")
+
+    def test_the_first_batch_and_work_outside_the_loader_are_left_alone(self):
+        self.wait_for_a_batch(30)  # step 0: a loader's start (a dataset opened) may take long
+        self.r.rec.step = 1
+        self.r.rec.drawing = None
+        for _ in range(30):  # a long step of its own (a checkpoint)
+            self.clock.advance(1)
+            self.r.dog.tick()
+        self.assertEqual(self.r.exits, [])
