@@ -24,7 +24,8 @@ applies instead.
 
 A process alone (one rank: no reduction, no other rank to notice it) is watched for one stall
 only: a batch asked of its loader after the first step that has not come within the timeout (a
-deadlocked loader worker). It ends the run the same way, naming where the script waits.
+deadlocked loader worker). It ends the run the same way, naming where the script waits; it
+writes no progress file (no other rank would read it).
 """
 import json
 import os
@@ -130,6 +131,14 @@ class Watchdog:
         ranks it waits for are idle too."""
         rec = self.recorder
         t = self._clock()
+        if self.alone:  # no other rank reads its progress: only the loader is watched
+            if rec.drawing is not None and rec.step >= 1 and t - rec.drawing >= self.timeout:
+                at = where_in_script(self._stack())
+                self._end(rec.step, "for a batch from its loader", t - rec.drawing,
+                          "the job's only process, no other would notice"
+                          + (f" (the script waits at {at})" if at else ""),
+                          "a batch legitimately takes that long")
+            return
         where, since, waiting = _phase(rec, t)
         # Activity: a step, a phase, a forward call of the model (with gradients: the step's
         # micro-batches; without: an evaluation through it) or a batch drawn since the last
@@ -147,14 +156,6 @@ class Watchdog:
         with open(tmp, "w") as f:
             json.dump(state, f)
         os.replace(tmp, self.path)
-        if self.alone:
-            if rec.drawing is not None and rec.step >= 1 and t - rec.drawing >= self.timeout:
-                at = where_in_script(self._stack())
-                self._end(rec.step, "for a batch from its loader", t - rec.drawing,
-                          "the job's only process, no other would notice"
-                          + (f" (the script waits at {at})" if at else ""),
-                          "a batch legitimately takes that long")
-            return
         if waiting and t - since >= self.timeout:
             words, working = self.culprits()
             if not working:
