@@ -13,9 +13,11 @@ folder
   fault handler writes there every thread's stack (`faulthandler.register`, which writes from
   the signal handler itself, so a process stuck inside a C call answers too).
 
-Both are removed when the process exits normally. A script that installs its own SIGUSR2
-handler replaces this one: diagnose then says the process did not answer. Elsewhere (without
-STEPSCOPE_RUN_DIR) nothing is armed.
+Both are removed when the process exits normally. SIGUSR2 is the script's where it already has
+a handler when the helper is imported (a scheduler's pre-emption notice, say): then nothing is
+armed, the process file says so (`stacks` null) and the process is never sent the signal. A
+script that installs its own handler later replaces this one: diagnose then says the process
+did not answer. Elsewhere (without STEPSCOPE_RUN_DIR) nothing is armed.
 """
 import atexit
 import faulthandler
@@ -51,17 +53,20 @@ def arm(env=None, pid=None):
     host = socket.gethostname()
     stem = os.path.join(run_dir, _file_stem(host, pid))
     rank = env.get("RANK")
+    # The script's own handler (installed before the helper was imported) is left alone.
+    armed = signal.getsignal(SIGNAL) in (signal.SIG_DFL, None)
     try:
-        stacks = open(stem + ".stacks.txt", "w")
+        stacks = open(stem + ".stacks.txt", "w") if armed else None
         info = {"pid": pid, "host": host, "rank": int(rank) if rank and rank.isdigit() else None,
                 "main_thread": f"0x{threading.main_thread().ident:016x}",
-                "stacks": os.path.basename(stem + ".stacks.txt")}
+                "stacks": os.path.basename(stem + ".stacks.txt") if armed else None}
         with open(stem + ".json.tmp", "w") as f:
             json.dump(info, f)
         os.replace(stem + ".json.tmp", stem + ".json")
     except OSError:
         return None
-    faulthandler.register(SIGNAL, file=stacks, all_threads=True, chain=False)
+    if armed:
+        faulthandler.register(SIGNAL, file=stacks, all_threads=True, chain=False)
     atexit.register(_disarm, stacks, stem, pid)
     return stem + ".json"
 
@@ -81,8 +86,9 @@ def _disarm(stacks, stem, pid):
     that armed them (a forked child inherits the exit handler, not the files)."""
     if os.getpid() != pid:
         return
-    faulthandler.unregister(SIGNAL)
-    stacks.close()
+    if stacks is not None:
+        faulthandler.unregister(SIGNAL)
+        stacks.close()
     _remove(stem)
 
 
@@ -145,7 +151,7 @@ def where_is(run_dir, rank, wait_s=1.0):
                 info = json.load(f)
         except (OSError, ValueError):
             continue
-        if info.get("rank") != rank or info.get("host") != host:
+        if info.get("rank") != rank or info.get("host") != host or not info.get("stacks"):
             continue
         stacks = os.path.join(run_dir, info["stacks"])
         try:

@@ -83,6 +83,24 @@ class StackDump(unittest.TestCase):
     def test_an_unwritable_folder_arms_nothing(self):
         self.assertIsNone(arm({"STEPSCOPE_RUN_DIR": "/nonexistent/stepscope-run"}))
 
+    def test_a_handler_of_the_scripts_own_is_left_alone(self):
+        # SIGUSR2 already the script's when it imports the helper: not armed, and said so.
+        code = textwrap.dedent("""
+            import json, signal
+            signal.signal(signal.SIGUSR2, lambda *a: None)
+            from stepscope_torch.stack_dump import arm
+            with open(arm()) as f:
+                print(json.load(f)["stacks"], signal.getsignal(signal.SIGUSR2).__name__)
+        """)
+        with tempfile.TemporaryDirectory() as run_dir:
+            env = dict(os.environ, STEPSCOPE_RUN_DIR=run_dir, RANK="0",
+                       PYTHONPATH=_HERE, PYTHONDONTWRITEBYTECODE="1")
+            out = subprocess.run([sys.executable, "-c", code], env=env, text=True,
+                                 capture_output=True, check=True).stdout
+            self.assertEqual(out.split(), ["None", "<lambda>"])
+            self.assertEqual(where_is(run_dir, 0), "")
+            self.assertEqual(os.listdir(run_dir), [])  # removed at its exit
+
     def test_stacks_on_request_and_nothing_left_at_exit(self):
         with tempfile.TemporaryDirectory() as run_dir:
             env = dict(os.environ, STEPSCOPE_RUN_DIR=run_dir, RANK="3",

@@ -132,9 +132,12 @@ std::vector<ProcessPlace> AskProcesses(const std::string& run_dir, double wait_s
     p.pid = info["pid"].get<long>();
     p.host = info.value("host", "");
     if (info.value("rank", nlohmann::json()).is_number_integer()) p.rank = info["rank"].get<int>();
-    p.stacks_path = run_dir + "/" + info.value("stacks", "");
+    const nlohmann::json stacks = info.value("stacks", nlohmann::json());
+    p.stacks_path = stacks.is_string() ? run_dir + "/" + stacks.get<std::string>() : "";
     if (p.pid <= 0) continue;
-    if (p.host != here) {
+    if (!stacks.is_string()) {
+      p.answer = ProcessPlace::Answer::kNotArmed;
+    } else if (p.host != here) {
       p.answer = ProcessPlace::Answer::kOtherHost;
     } else if (kill(static_cast<pid_t>(p.pid), 0) != 0 && errno == ESRCH) {
       p.answer = ProcessPlace::Answer::kGone;
@@ -200,6 +203,9 @@ std::string DescribePlaces(const std::vector<ProcessPlace>& places, const std::s
         break;
       case ProcessPlace::Answer::kOtherHost:
         out += " runs on another host: not asked";
+        break;
+      case ProcessPlace::Answer::kNotArmed:
+        out += " was not asked (SIGUSR2 is the script's own)";
         break;
       case ProcessPlace::Answer::kNoAnswer:
         out += " did not answer (a SIGUSR2 handler of the script's own, or a stopped process)";

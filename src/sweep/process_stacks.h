@@ -38,6 +38,7 @@ struct ProcessPlace {
     kGone,       // the process no longer exists
     kOtherHost,  // on another host: not asked from here
     kNoAnswer,   // alive, but wrote nothing in time (its own SIGUSR2 handler, a stopped process)
+    kNotArmed,   // SIGUSR2 was the script's own when it imported the helper: never signalled
   };
   std::optional<int> rank;  // RANK from its launcher, when it set one
   long pid = 0;

@@ -120,11 +120,18 @@ TEST_F(AskProcessesTest, EachProcessAnswersOrIsSaidNotTo) {
   waitpid(children_.back(), nullptr, 0);  // ended: its pid is gone
   children_.pop_back();
   Start("while :; do sleep 0.05; done", 3, "another-host");
+  // SIGUSR2 is this one's own (its process file has no stacks): never sent it, or it would end.
+  const pid_t own = Start("while :; do sleep 0.05; done", 4, host_);
+  std::ofstream(dir_ + "/process-" + host_ + "-" + std::to_string(own) + ".json")
+      << "{\"pid\": " << own << ", \"host\": \"" << host_
+      << "\", \"rank\": 4, \"main_thread\": \"0x1\", \"stacks\": null}";
   usleep(200 * 1000);  // the traps are set
   std::ofstream(dir_ + "/process-broken.json") << "{not json";
 
   const std::vector<ProcessPlace> places = AskProcesses(dir_, 1.0);
-  ASSERT_EQ(places.size(), 4u);
+  ASSERT_EQ(places.size(), 5u);
+  EXPECT_EQ(places[4].answer, ProcessPlace::Answer::kNotArmed);
+  EXPECT_EQ(waitpid(own, nullptr, WNOHANG), 0);  // still running: not signalled
   EXPECT_EQ(places[0].rank, 0);
   EXPECT_EQ(places[0].answer, ProcessPlace::Answer::kNoAnswer);
   EXPECT_EQ(places[1].rank, 1);
@@ -143,15 +150,18 @@ TEST_F(AskProcessesTest, EachProcessAnswersOrIsSaidNotTo) {
   EXPECT_NE(words.find("did not answer"), std::string::npos);
   EXPECT_NE(words.find("had ended"), std::string::npos);
   EXPECT_NE(words.find("another host: not asked"), std::string::npos);
+  EXPECT_NE(words.find("rank 4 (pid " + std::to_string(own) + ", host " + host_ +
+                       ") was not asked (SIGUSR2 is the script's own)"),
+            std::string::npos);
   EXPECT_NE(words.find(dir_ + "/process-*.stacks.txt"), std::string::npos);
   EXPECT_EQ(words.find("had not imported"), std::string::npos);
   // The job's ranks without a process file had not imported the helper when asked.
-  EXPECT_TRUE(DescribePlaces(places, dir_, 5)
-                  .ends_with("another host: not asked; rank 4 had not imported stepscope_torch "
-                             "yet; every thread's stack "
-                             "in " +
-                             dir_ + "/process-*.stacks.txt"))
-      << DescribePlaces(places, dir_, 5);
+  const std::string six = DescribePlaces(places, dir_, 6);
+  EXPECT_TRUE(
+      six.ends_with("the script's own); rank 5 had not imported stepscope_torch yet; "
+                    "every thread's stack in " +
+                    dir_ + "/process-*.stacks.txt"))
+      << six;
   EXPECT_EQ(DescribePlaces({}, dir_, 2),
             "where the script's processes were when asked: rank 0 had not imported stepscope_torch "
             "yet; rank 1 had not imported stepscope_torch yet");
