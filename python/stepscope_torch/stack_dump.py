@@ -31,10 +31,13 @@ import time
 
 SIGNAL = signal.SIGUSR2
 
-# A frame of the dump, and the parts of a path that are not the script's own (the interpreter's
-# library, installed packages, the helper): as sweep/process_stacks.cc reads them.
+# A thread's heading and a frame of the dump, and the parts of a path that are not the script's
+# own (the interpreter's library, installed packages, the helper, whose wrappers stand between
+# the script and what it called): as sweep/process_stacks.cc reads them.
+_HEAD = re.compile(r"^(?:Current thread|Thread) (0x[0-9a-f]+)")
 _FRAME = re.compile(r'^  File "(.*)", line (\d+) in (.*)$')
-_LIBRARY = ("/site-packages/", "/dist-packages/", "/lib/python3", "/stepscope_torch/")
+_HELPER = "/stepscope_torch/"
+_LIBRARY = ("/site-packages/", "/dist-packages/", "/lib/python3", _HELPER)
 
 
 def _file_stem(host, pid):
@@ -107,7 +110,7 @@ def thread_frames(dump, thread_id):
     wanted = int(thread_id, 16)
     frames, inside = [], False
     for line in dump.splitlines():
-        head = re.match(r"^(?:Current thread|Thread) (0x[0-9a-f]+)", line)
+        head = _HEAD.match(line)
         if head:
             inside = int(head.group(1), 16) == wanted
             if inside:
@@ -131,10 +134,10 @@ def where_in_script(frames):
             if i == 0:
                 return words(f)
             j = i - 1  # the call the script's line made; the helper's wrappers are seen through
-            while j > 0 and "/stepscope_torch/" in frames[j][0]:
+            while j > 0 and _HELPER in frames[j][0]:
                 j -= 1
-            called = frames[j]
-            return f"{words(f)}, inside {called[2]} ({os.path.basename(called[0])} line {called[1]})"
+            path, line, function = frames[j]
+            return f"{words(f)}, inside {function} ({os.path.basename(path)} line {line})"
     return words(frames[0]) if frames else ""
 
 

@@ -42,13 +42,37 @@ std::optional<StackFrame> ParseFrame(std::string_view line) {
   return f;
 }
 
+// The helper's own files (python/stepscope_torch/): its wrappers stand between the script and
+// what the script called.
+bool InHelper(const std::string& file) {
+  return file.find("/stepscope_torch/") != std::string::npos;
+}
+
 // The file is the interpreter's library, an installed package or the helper's.
 bool OutsideScript(const std::string& file) {
-  for (const char* part :
-       {"/site-packages/", "/dist-packages/", "/lib/python3", "/stepscope_torch/"}) {
+  for (const char* part : {"/site-packages/", "/dist-packages/", "/lib/python3"}) {
     if (file.find(part) != std::string::npos) return true;
   }
-  return file.rfind("<frozen", 0) == 0;
+  return InHelper(file) || file.rfind("<frozen", 0) == 0;
+}
+
+// What a process's answer says after its name in DescribePlaces.
+std::string AnswerWords(const ProcessPlace& p) {
+  switch (p.answer) {
+    case ProcessPlace::Answer::kAnswered: {
+      const std::string where = WhereInScript(p.main_frames);
+      return where.empty() ? " answered without its main thread's stack" : " at " + where;
+    }
+    case ProcessPlace::Answer::kGone:
+      return " had ended";
+    case ProcessPlace::Answer::kOtherHost:
+      return " runs on another host: not asked";
+    case ProcessPlace::Answer::kNotArmed:
+      return " was not asked (SIGUSR2 is the script's own)";
+    case ProcessPlace::Answer::kNoAnswer:
+      break;
+  }
+  return " did not answer (a SIGUSR2 handler of the script's own, or a stopped process)";
 }
 
 std::string HostName() {
@@ -108,10 +132,7 @@ std::string WhereInScript(const std::vector<StackFrame>& frames) {
   // What the script's line called; the helper's wrappers (its loader, its optimizer) are seen
   // through.
   auto called_at = own - 1;
-  while (called_at != frames.begin() &&
-         called_at->file.find("/stepscope_torch/") != std::string::npos) {
-    --called_at;
-  }
+  while (called_at != frames.begin() && InHelper(called_at->file)) --called_at;
   const StackFrame& called = *called_at;
   return fmt::format("{}, inside {} ({} line {})", FrameWords(*own), called.function,
                      fs::path(called.file).filename().string(), called.line);
@@ -130,11 +151,11 @@ std::vector<ProcessPlace> AskProcesses(const std::string& run_dir, double wait_s
     if (!info.is_object() || !info.value("pid", nlohmann::json()).is_number_integer()) continue;
     ProcessPlace p;
     p.pid = info["pid"].get<long>();
+    if (p.pid <= 0) continue;
     p.host = info.value("host", "");
     if (info.value("rank", nlohmann::json()).is_number_integer()) p.rank = info["rank"].get<int>();
     const nlohmann::json stacks = info.value("stacks", nlohmann::json());
     p.stacks_path = stacks.is_string() ? run_dir + "/" + stacks.get<std::string>() : "";
-    if (p.pid <= 0) continue;
     if (!stacks.is_string()) {
       p.answer = ProcessPlace::Answer::kNotArmed;
     } else if (p.host != here) {
@@ -191,26 +212,8 @@ std::string DescribePlaces(const std::vector<ProcessPlace>& places, const std::s
     if (i > 0) out += "; ";
     out += p.rank ? fmt::format("rank {} (pid {}, host {})", *p.rank, p.pid, p.host)
                   : fmt::format("a process of rank unknown (pid {}, host {})", p.pid, p.host);
-    switch (p.answer) {
-      case ProcessPlace::Answer::kAnswered: {
-        const std::string where = WhereInScript(p.main_frames);
-        out += where.empty() ? " answered without its main thread's stack" : " at " + where;
-        answered = true;
-        break;
-      }
-      case ProcessPlace::Answer::kGone:
-        out += " had ended";
-        break;
-      case ProcessPlace::Answer::kOtherHost:
-        out += " runs on another host: not asked";
-        break;
-      case ProcessPlace::Answer::kNotArmed:
-        out += " was not asked (SIGUSR2 is the script's own)";
-        break;
-      case ProcessPlace::Answer::kNoAnswer:
-        out += " did not answer (a SIGUSR2 handler of the script's own, or a stopped process)";
-        break;
-    }
+    out += AnswerWords(p);
+    answered = answered || p.answer == ProcessPlace::Answer::kAnswered;
   }
   for (int r : absent) {
     out += fmt::format("{}rank {} had not imported stepscope_torch yet",
