@@ -120,6 +120,8 @@ Result<std::vector<model::RunObservation>> ReadRuns(const std::string& dir) {
     o.cpu_outside_reductions_per_step = s->cpu_outside_reductions_per_step;
     o.cpu_in_reductions_least_rank = s->cpu_in_reductions_least_rank;
     o.emulated_link = s->emulated_link;
+    o.latency_probe_bytes = s->latency_probe_bytes;
+    o.latency_probe_seconds = s->latency_probe_seconds;
     if (s->lengths) {
       o.length_buckets = model::LengthBuckets{s->lengths->balanced, s->lengths->bucketed_work_ratio,
                                               s->lengths->bucketed_spread};

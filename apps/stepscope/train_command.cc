@@ -203,6 +203,11 @@ void AddTrainOptions(CLI::App* cmd, TrainFlags* f) {
                   "Steps between replica parameter agreement checks (0: never)")
       ->capture_default_str()
       ->transform(WholeNumber("--checksum-every 10"));
+  cmd->add_option("--latency-probes", o.latency_probes,
+                  "Small all-reduces timed after the steps, which identify the reduction's "
+                  "latency for the step-time model (0: none)")
+      ->capture_default_str()
+      ->transform(WholeNumber("--latency-probes 16"));
   cmd->add_option("--stall-timeout", o.stall_timeout_s,
                   "Seconds a rank may make no progress before the job is ended")
       ->capture_default_str()

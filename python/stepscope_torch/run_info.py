@@ -61,6 +61,7 @@ def write_run_json(session):
         "clock": {"offset_s": 0.0, "max_error_s": 0.0, "how": session.clock.how},
         "allreduce": session.backend if session.reduce else "none",
         "buckets_per_step": rec.buckets_per_step,
+        "latency_probe": session.latency_probe,
         "steps": rec.steps_written,
         "steady_steps": sum(1 for _, _, warm, _ in rec.step_times if not warm),
         "samples_per_step": samples_per_step,

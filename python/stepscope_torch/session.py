@@ -18,6 +18,7 @@ from .accumulation import Accumulation
 from .clock import clock_for
 from .comm_hook import TimedHook, timed_hook, wire_dtype_for
 from .errors import HelperError, cause_line
+from .latency_probe import probe_latency
 from .loader import TimedLoader, rebuild
 from .loss_capture import install as install_loss_capture, running_loss
 from .marks import StepMarks
@@ -228,6 +229,14 @@ class _Session:
             model._register_builtin_comm_hook = self._refuse_builtin_hook
         self.backend = backend
         self.model = model
+        # The reduction's latency, probed over DDP's group before the first step (its wire
+        # precision only: the model fits each precision on its own reductions).
+        self.latency_probe = None
+        if self.ddp and reduce_world > 1 and self.reduce and wire == "fp32" and \
+                settings.latency_probes > 0:
+            self.latency_probe = probe_latency(group, reduce_world,
+                                               next(model.parameters()).device,
+                                               settings.latency_probes)
         # Pickled or copied, the model is the script's own, without what the helper adds to it
         # (pickling.py): its forward hooks (their handles' ids, added as they are registered)
         # and instance attributes.

@@ -30,6 +30,7 @@ class Settings:
     seed: Optional[int] = None         # STEPSCOPE_SEED: the job's randomness reseeded (reseed.py)
     measure_wire_error: bool = False   # STEPSCOPE_MEASURE_WIRE_ERROR=1: a reduced wire against fp32
     stall_timeout: float = 120.0       # STEPSCOPE_STALL_TIMEOUT: seconds in a reduction; 0: off
+    latency_probes: int = 16           # STEPSCOPE_LATENCY_PROBES: small all-reduces at wrap; 0: none
 
     @property
     def active(self):
@@ -64,6 +65,7 @@ def read_settings(env=None):
     every = _number(env, "STEPSCOPE_GRAD_NORM_EVERY", int, 0)
     bucket = _number(env, "STEPSCOPE_BUCKET_MB", float, 0)
     stall = _number(env, "STEPSCOPE_STALL_TIMEOUT", float, 0)
+    probes = _number(env, "STEPSCOPE_LATENCY_PROBES", int, 0)
     if bucket is not None and bucket <= 0:
         raise SettingsError(f"STEPSCOPE_BUCKET_MB={env['STEPSCOPE_BUCKET_MB']!r} must be above 0")
     return Settings(
@@ -80,4 +82,5 @@ def read_settings(env=None):
         seed=_number(env, "STEPSCOPE_SEED", int, 0),
         measure_wire_error=_choice(env, "STEPSCOPE_MEASURE_WIRE_ERROR", ("0", "1"), "0") == "1",
         stall_timeout=120.0 if stall is None else stall,
+        latency_probes=16 if probes is None else probes,
     )

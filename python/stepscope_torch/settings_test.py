@@ -25,6 +25,8 @@ class ReadSettings(unittest.TestCase):
         self.assertEqual(read_settings({}).stall_timeout, 120.0)  # train's --stall-timeout
         self.assertEqual(read_settings({"STEPSCOPE_STALL_TIMEOUT": "7.5"}).stall_timeout, 7.5)
         self.assertEqual(read_settings({"STEPSCOPE_STALL_TIMEOUT": "0"}).stall_timeout, 0)
+        self.assertEqual(read_settings({}).latency_probes, 16)  # train's --latency-probes
+        self.assertEqual(read_settings({"STEPSCOPE_LATENCY_PROBES": "0"}).latency_probes, 0)
 
     def test_malformed_values_name_the_variable(self):
         for env, words in (({"STEPSCOPE_VARIANT": "fast"}, "STEPSCOPE_VARIANT='fast'"),
@@ -33,6 +35,8 @@ class ReadSettings(unittest.TestCase):
                            ({"STEPSCOPE_BUCKET_MB": "0"}, "must be above 0"),
                            ({"STEPSCOPE_ACCUM": "0"}, "STEPSCOPE_ACCUM='0' must be at least 1"),
                            ({"STEPSCOPE_STALL_TIMEOUT": "-1"}, "must be at least 0"),
+                           ({"STEPSCOPE_LATENCY_PROBES": "2.5"},
+                            "STEPSCOPE_LATENCY_PROBES='2.5' is not a whole number"),
                            ({"STEPSCOPE_REDUCE_DTYPE": "int8"}, "fp32, bf16, fp16")):
             with self.assertRaises(SettingsError) as e:
                 read_settings(env)

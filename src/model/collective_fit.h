@@ -21,6 +21,8 @@ struct CollectiveSample {
   // Of `seconds`, the time it ran beside backward (0: it started after backward ended), where
   // it progressed at the overlap rate (model/fit.cc).
   Seconds beside = 0;
+  // A latency probe's (run.json latency_probe): timed after the steps, none of a step's.
+  bool probe = false;
 };
 
 struct AlphaBeta {

@@ -48,7 +48,7 @@ std::optional<HostCpuPoint> HostCpuPointOf(const RunObservation* run, const Samp
   std::optional<Seconds> reducing;
   if (run->reduce && run->cpu_in_reductions_least_rank) {
     Seconds timed = 0;
-    for (const CollectiveSample& c : samples.at(run)) timed += c.seconds;
+    for (const CollectiveSample& c : samples.at(run)) timed += c.probe ? 0.0 : c.seconds;
     reducing = std::min(*run->cpu_in_reductions_least_rank, timed);
   }
   return HostCpuPoint{run->name,

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "model/check.h"
+#include "model/reduction_fit.h"
 #include "model/replay.h"
 #include "model/simulate.h"
 #include "model/synthetic_testing.h"
@@ -284,6 +285,49 @@ TEST(FitStepModel, RecoversComputeCommunicationAndOverhead) {
   EXPECT_TRUE(m->stragglers.empty());
   EXPECT_TRUE(m->readiness_assumed);  // one bucket per step
   EXPECT_EQ(m->fitted_replicas, (std::vector<int>{1, 2, 4, 8}));
+}
+
+// A fixed cost per reduction (launch, scheduling) beside the latency steps: with one bucket size
+// at N = 2 and 4 the durations cannot tell the two apart (three terms, two points), and the
+// latency fitted takes the fixed cost in, so each added bucket of another bucket size would be
+// mispriced. The runs' latency probes (a payload of almost no bytes at each N) identify both.
+TEST(FitStepModel, LatencyProbesTellAFixedCostPerReductionFromTheLatency) {
+  Truth t;
+  t.reduction_fixed = 300e-6;
+  std::vector<RunObservation> runs = Sweep(t, {1, 2, 4});
+  Result<StepModel> without = FitStepModel(runs);
+  ASSERT_TRUE(without.ok()) << without.status().message();
+  const AlphaBeta& blind = without->collectives.at("fp32");
+  EXPECT_GT(std::abs(blind.alpha_s.value - t.alpha), 0.4 * t.alpha) << blind.how;  // 50 us
+  EXPECT_EQ(blind.how.find("latency probes"), std::string::npos);
+
+  AlphaBeta truth;
+  truth.alpha_s = Estimate::Exact(t.alpha);
+  truth.seconds_per_byte = Estimate::Exact(t.seconds_per_byte);
+  truth.fixed_s = Estimate::Exact(t.reduction_fixed);
+  for (RunObservation& run : runs) {
+    if (run.config.replicas < 2) continue;
+    run.latency_probe_bytes = 1024;
+    const Seconds probe = AllreduceSeconds(truth, run.config.replicas, 1024);
+    run.latency_probe_seconds = {1.2 * probe, probe, probe, 0.9 * probe};  // the median: probe
+  }
+  Result<StepModel> with = FitStepModel(runs);
+  ASSERT_TRUE(with.ok()) << with.status().message();
+  const AlphaBeta& seen = with->collectives.at("fp32");
+  EXPECT_NEAR(seen.alpha_s.value, t.alpha, 1e-3 * t.alpha) << seen.how;
+  EXPECT_NEAR(seen.fixed_s.value, t.reduction_fixed, 1e-3 * t.reduction_fixed);
+  EXPECT_NEAR(seen.seconds_per_byte.value, t.seconds_per_byte, 1e-3 * t.seconds_per_byte);
+  EXPECT_FALSE(seen.alpha_assumed);
+  EXPECT_NE(seen.how.find("3 of them latency probes"), std::string::npos) << seen.how;
+  // A run without reduction gives no probe's sample (it has none to give).
+  const auto has_probe = [](const RunObservation& run) {
+    const std::vector<CollectiveSample> samples = CollectiveSamples(run);
+    return std::any_of(samples.begin(), samples.end(),
+                       [](const CollectiveSample& c) { return c.probe; });
+  };
+  EXPECT_TRUE(has_probe(runs[2]));
+  runs[2].reduce = false;
+  EXPECT_FALSE(has_probe(runs[2]));
 }
 
 // Every phase of every record (and each reduction's duration) scaled by its own random factor

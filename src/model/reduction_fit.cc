@@ -18,6 +18,16 @@ namespace {
 // overlap it.
 constexpr double kBesideShare = 0.05;
 
+// "; N of them ..." for a fit's `how` where latency probes are among its samples.
+std::string ProbesAmong(const std::vector<CollectiveSample>& samples) {
+  const auto probes = std::count_if(samples.begin(), samples.end(),
+                                    [](const CollectiveSample& c) { return c.probe; });
+  if (probes == 0) return "";
+  return "; " + std::to_string(probes) +
+         " of them latency probes (a small payload timed apart from a run's steps: run.json "
+         "latency_probe)";
+}
+
 }  // namespace
 
 std::vector<CollectiveSample> CollectiveSamples(const RunObservation& run) {
@@ -59,6 +69,10 @@ std::vector<CollectiveSample> CollectiveSamples(const RunObservation& run) {
     if (sample.beside < kBesideShare * sample.seconds) sample.beside = 0;
     out.push_back(sample);
   }
+  if (!run.latency_probe_seconds.empty() && run.reduce && run.config.replicas >= 2) {
+    out.push_back({run.config.replicas, run.latency_probe_bytes, Median(run.latency_probe_seconds),
+                   0.0, /*probe=*/true});
+  }
   return out;
 }
 
@@ -84,6 +98,7 @@ Status FitCollectives(const std::vector<RunObservation>& runs, const SamplesByRu
   if (auto ref = by_dtype.find(m->reference.dtype); ref != by_dtype.end()) {
     Result<AlphaBeta> ab = FitAlphaBeta(ref->second);
     if (!ab.ok()) return ab.status();
+    ab->how += ProbesAmong(ref->second);
     m->collectives[m->reference.dtype] = *ab;
     std::set<int> counts;
     for (const CollectiveSample& c : ref->second) counts.insert(c.replicas);
@@ -106,6 +121,7 @@ Status FitCollectives(const std::vector<RunObservation>& runs, const SamplesByRu
       ab = FitBandwidthGivenLatency(of_dtype, ref->second.alpha_s, ref->second.fixed_s);
       if (!ab.ok()) return ab.status();
     }
+    ab->how += ProbesAmong(of_dtype);
     m->collectives[dtype] = *ab;
   }
   return Status::Ok();

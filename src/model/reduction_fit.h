@@ -16,7 +16,8 @@
 namespace stepscope::model {
 
 // One sample per (run, bucket): the median over steps of the last-starting rank's duration, and
-// of the time it ran beside that rank's reducing backward.
+// of the time it ran beside that rank's reducing backward; and one of the run's latency probe
+// where it has one (the median of its durations, `probe` set).
 std::vector<CollectiveSample> CollectiveSamples(const RunObservation& run);
 
 // Every run's CollectiveSamples, read once for the fits below and the host CPU fit's cap.

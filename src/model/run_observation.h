@@ -50,6 +50,10 @@ struct RunObservation {
   // (run.json cpu.per_rank_in_reductions_per_step_s); unset when not recorded.
   std::optional<Seconds> cpu_in_reductions_least_rank;
   bool emulated_link = false;  // the reductions were paced to an emulated link
+  // The small all-reduces train timed after the steps (run.json latency_probe): their payload
+  // per rank at wire precision and each one's duration; 0 and empty when not recorded.
+  Bytes latency_probe_bytes = 0;
+  std::vector<Seconds> latency_probe_seconds;
   // Variable-length text: what length-bucketed batches change (run.json lengths); unset for
   // fixed-length runs.
   std::optional<LengthBuckets> length_buckets;

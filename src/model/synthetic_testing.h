@@ -20,6 +20,7 @@ struct Truth {
   Seconds backward_fixed = 0.004, backward_per_sample = 0.002;
   Seconds optimizer = 0.003, input_wait = 0.0005, overhead = 0.001;
   double alpha = 100e-6, seconds_per_byte = 1.0 / 1e9;
+  Seconds reduction_fixed = 0;  // per reduction, whatever N (launch and scheduling)
   Bytes gradient_bytes = 4 << 20;
   std::map<int, double> stragglers;  // rank -> compute factor
   double jitter = 0;                 // steps alternate compute x (1 - jitter), x (1 + jitter)
@@ -47,6 +48,7 @@ inline RunObservation SyntheticRun(const Truth& t, const std::string& name, RunR
   AlphaBeta ab;
   ab.alpha_s = Estimate::Exact(t.alpha);
   ab.seconds_per_byte = Estimate::Exact(t.seconds_per_byte);
+  ab.fixed_s = Estimate::Exact(t.reduction_fixed);
   const Seconds cost = AllreduceSeconds(ab, replicas, t.gradient_bytes);
   Seconds clock = 100, steady_time = 0;
   for (int s = 0; s < t.steps; ++s) {

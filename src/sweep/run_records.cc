@@ -337,6 +337,26 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
       s.cpu_in_reductions_least_rank = least;
     }
   }
+  if (const auto probe = j.find("latency_probe"); probe != j.end() && !probe->is_null()) {
+    STEPSCOPE_RETURN_IF_ERROR(field("latency_probe.bytes", &s.latency_probe_bytes));
+    const auto seconds = probe->find("seconds");
+    const std::string bad = path +
+                            ": field 'latency_probe.seconds' must be a list of durations in "
+                            "seconds (numbers >= 0); rerun the run, or remove the field";
+    if (s.latency_probe_bytes <= 0) {
+      return Status::Error(path +
+                           ": field 'latency_probe.bytes' must be > 0; rerun the run, or remove "
+                           "the field");
+    }
+    if (seconds == probe->end() || !seconds->is_array() || seconds->empty()) {
+      return Status::Error(bad);
+    }
+    for (const nlohmann::json& e : *seconds) {
+      double x = 0;
+      if (!JsonValueTo(e, &x) || !(x >= 0)) return Status::Error(bad);
+      s.latency_probe_seconds.push_back(x);
+    }
+  }
   if (const auto lengths = j.find("lengths"); lengths != j.end() && !lengths->is_null()) {
     RunSummary::Lengths l;
     STEPSCOPE_RETURN_IF_ERROR(field("lengths.balanced", &l.balanced));

@@ -91,6 +91,11 @@ struct RunSummary {
   // (cpu.per_rank_in_reductions_per_step_s): the rank that waited least for the others, nearest
   // to the reductions' own arithmetic. Unset when not recorded.
   std::optional<double> cpu_in_reductions_least_rank;
+  // latency_probe (docs/train-output.md): the payload per rank of the small all-reduces train
+  // timed after the steps, and each one's duration; 0 and empty when not recorded (one replica,
+  // no reduction, traces, older runs).
+  int64_t latency_probe_bytes = 0;
+  std::vector<double> latency_probe_seconds;
   double samples_per_s = 0;
   // train --target-loss or --target-accuracy: the samples (all ranks) it took to reach the target;
   // unset when the run had no target or did not reach it (and in run.json files written before

@@ -214,6 +214,32 @@ TEST(RunSummary, ReadsTheLeastRanksCpuInReductionsAndNamesADamagedList) {
   }
 }
 
+TEST(RunSummary, ReadsTheLatencyProbeAndNamesADamagedOne) {
+  auto with_probe = [](const std::string& probe) {
+    return RunSummaryFromText(MinimalRunJson(R"(, "latency_probe": )" + probe), "r/run.json");
+  };
+  auto s = with_probe(R"({"bytes": 1024, "seconds": [0.0005, 0.0004, 0.0006], "how": "h"})");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->latency_probe_bytes, 1024);
+  EXPECT_EQ(s->latency_probe_seconds, (std::vector<double>{0.0005, 0.0004, 0.0006}));
+  s = with_probe("null");  // one replica, no reduction, --latency-probes 0
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_TRUE(s->latency_probe_seconds.empty());
+  EXPECT_TRUE(RunSummaryFromText(MinimalRunJson(""), "r/run.json")->latency_probe_seconds.empty());
+  for (const auto& [bad, field] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"bytes": 1024, "seconds": []})", "latency_probe.seconds"},
+           {R"({"bytes": 1024, "seconds": [0.001, -0.001]})", "latency_probe.seconds"},
+           {R"({"bytes": 1024, "seconds": 0.001})", "latency_probe.seconds"},
+           {R"({"bytes": 1024})", "latency_probe.seconds"},
+           {R"({"bytes": 0, "seconds": [0.001]})", "latency_probe.bytes"},
+           {R"({"seconds": [0.001]})", "latency_probe.bytes"}}) {
+    s = with_probe(bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.status().message().find("r/run.json: field '" + field + "'"), std::string::npos)
+        << s.status().message();
+  }
+}
+
 TEST(RunSummary, ReadsTheReadySlicesAndNamesADamagedOne) {
   auto with_slices = [](const std::string& slices) {
     std::string text = MinimalRunJson("");

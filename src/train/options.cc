@@ -38,6 +38,7 @@ Status Validate(const TrainOptions& o, int world) {
   if (o.prefetch < 1) return Bad("--prefetch", "must be at least 1");
   if (o.grad_norm_every < 1) return Bad("--grad-norm-every", "must be at least 1");
   if (o.checksum_every < 0) return Bad("--checksum-every", "must not be negative (0 disables)");
+  if (o.latency_probes < 0) return Bad("--latency-probes", "must not be negative (0 disables)");
   if (!(o.stall_timeout_s > 0)) return Bad("--stall-timeout", "must be positive seconds");
   if (!(o.reducer.bucket_mb > 0)) return Bad("--bucket-mb", "must be positive");
   if (o.model.kind == nn::ModelKind::kMlp) {

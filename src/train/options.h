@@ -100,6 +100,8 @@ struct TrainOptions {
   int grad_norm_every = 4;       // --grad-norm-every: steps between gradient-norm samples
                                  // (noise scale; each costs a pass over the gradients)
   int checksum_every = 50;       // --checksum-every: parameter agreement check period
+  int latency_probes = 16;       // --latency-probes: small all-reduces timed after the steps
+                                 // (train/latency_probe.h; 0: none)
   double stall_timeout_s = 120;  // --stall-timeout: a rank silent this long ends the job
   bool progress = true;          // --quiet clears
   std::string out;               // --out DIR (empty: no files)

@@ -15,53 +15,10 @@
 #include <vector>
 
 #include "comm/wire_dtype.h"
+#include "train/fake_allreducer_testing.h"
 
 namespace stepscope::train {
 namespace {
-
-// Stands in for `world` identical replicas: a sum multiplies by the world size, a mean keeps the
-// values. Counts what it reduced; optionally fails or takes its time.
-class FakeAllreducer final : public comm::Allreducer {
- public:
-  explicit FakeAllreducer(int world) : world_(world) {}
-
-  Status Allreduce(std::span<float> data, comm::WireDtype dtype, comm::ReduceOp op) override {
-    if (dtype == comm::WireDtype::kBf16) {  // the wire rounds each value, as a bf16 one does
-      for (float& x : data) x = comm::Bf16ToFloat(comm::FloatToBf16(x));
-    }
-    if (delay_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
-    if (fail_) return Status::Error("link down");
-    if (op == comm::ReduceOp::kSum) {
-      for (float& x : data) x *= static_cast<float>(world_);
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    elements_ += data.size();
-    ++calls_;
-    return Status::Ok();
-  }
-  comm::AllreduceAlgorithm algorithm() const override { return comm::AllreduceAlgorithm::kShm; }
-
-  size_t elements() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return elements_;
-  }
-  int calls() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return calls_;
-  }
-  int delay_ms_ = 0;
-  bool fail_ = false;
-
- private:
-  int world_;
-  std::mutex mu_;
-  size_t elements_ = 0;
-  int calls_ = 0;
-};
-
-Seconds Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // One step of "backward": layers report their gradients from the last to the first, with the
 // gradient values written just before each report, as a model does.
@@ -84,7 +41,7 @@ TEST(Reducer, OverlappedBucketsReduceEveryElementOncePerStep) {
   std::vector<float> grads(16 * 1024);
   FakeAllreducer fake(2);
   fake.delay_ms_ = 1;  // buckets are still in flight while later layers report
-  Reducer reducer(grads, SmallBuckets(true), {}, &fake, 2, Now);
+  Reducer reducer(grads, SmallBuckets(true), {}, &fake, 2, SteadySeconds);
   for (int step = 0; step < 5; ++step) {
     reducer.BeginStep(/*measure_norms=*/true);
     Backward(reducer, grads, 16, 1.0f + static_cast<float>(step));
@@ -109,7 +66,7 @@ TEST(Reducer, MeasuresTheReducedWiresRelativeErrorAgainstFp32) {
   ReducerOptions o = SmallBuckets(true);
   o.dtype = comm::WireDtype::kBf16;
   o.measure_wire_error = true;
-  Reducer reducer(grads, o, {}, &fake, 2, Now);
+  Reducer reducer(grads, o, {}, &fake, 2, SteadySeconds);
   const float value = 1.3f;
   const double rounded = comm::Bf16ToFloat(comm::FloatToBf16(value));
   ASSERT_NE(rounded, value);
@@ -138,7 +95,7 @@ TEST(Reducer, QuickestReductionsArePerBucketAndCanBeAgreed) {
   FakeAllreducer fake(2);
   EmulationOptions link;
   link.link_gbps = 1000;  // far faster than the fake: nothing to sleep
-  Reducer reducer(grads, SmallBuckets(true), link, &fake, 2, Now);
+  Reducer reducer(grads, SmallBuckets(true), link, &fake, 2, SteadySeconds);
   reducer.BeginStep(false);
   Backward(reducer, grads, 4, 1.0f);
   ASSERT_TRUE(reducer.FinishStep().ok());
@@ -175,7 +132,7 @@ TEST(Reducer, UnhonouredLinksAreCountedOverTheCountedStepsOnly) {
 TEST(Reducer, WithoutOverlapEverythingLaunchesAfterBackward) {
   std::vector<float> grads(8 * 1024);
   FakeAllreducer fake(4);
-  Reducer reducer(grads, SmallBuckets(false), {}, &fake, 4, Now);
+  Reducer reducer(grads, SmallBuckets(false), {}, &fake, 4, SteadySeconds);
   reducer.BeginStep(false);
   Backward(reducer, grads, 8, 3.0f);
   EXPECT_EQ(fake.calls(), 0);  // nothing travels before backward ends
@@ -188,7 +145,7 @@ TEST(Reducer, AFailedReductionFailsTheStepAndTheNextStepRuns) {
   std::vector<float> grads(4 * 1024);
   FakeAllreducer fake(2);
   fake.fail_ = true;
-  Reducer reducer(grads, SmallBuckets(true), {}, &fake, 2, Now);
+  Reducer reducer(grads, SmallBuckets(true), {}, &fake, 2, SteadySeconds);
   reducer.BeginStep(false);
   Backward(reducer, grads, 4, 1.0f);
   Result<Seconds> r = reducer.FinishStep();
@@ -201,7 +158,7 @@ TEST(Reducer, DestructionStopsTheCommunicationThread) {
   std::vector<float> grads(1024);
   FakeAllreducer fake(2);
   for (int i = 0; i < 20; ++i) {
-    Reducer reducer(grads, SmallBuckets(true), {}, &fake, 2, Now);
+    Reducer reducer(grads, SmallBuckets(true), {}, &fake, 2, SteadySeconds);
     if (i % 2) {
       reducer.BeginStep(false);
       Backward(reducer, grads, 1, 1.0f);

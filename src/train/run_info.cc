@@ -276,6 +276,16 @@ Status WriteRunJson(const std::string& dir, const TrainOptions& o, const RunSumm
       {"clock", {{"offset_s", comm.clock_offset()}, {"max_error_s", comm.clock_error()}}},
       {"allreduce", s.allreduce},
       {"buckets_per_step", s.buckets_per_step},
+      {"latency_probe",
+       s.latency_probe
+           ? json{{"bytes", s.latency_probe->bytes},
+                  {"seconds", s.latency_probe->seconds},
+                  {"how", fmt::format("all-reduces of {} bytes per rank through the run's own "
+                                      "reduction path after its steps, each begun together "
+                                      "after a barrier, {} before them not kept; each one's "
+                                      "duration as the last rank to begin it saw it",
+                                      s.latency_probe->bytes, kLatencyProbeWarmup)}}
+           : json(nullptr)},
       {"steps", s.steps},
       {"steady_steps", s.steady_steps},
       {"samples_per_step", s.replicas * o.batch * o.accum},

@@ -175,6 +175,20 @@ void InjectFaults(const InjectionOptions& inj, int rank, int64_t step) {
   }
 }
 
+// Each element of `v` replaced by its least over the ranks.
+Status LeastOverRanks(const comm::Communicator& comm, std::vector<double>* v) {
+  if (MPI_Allreduce(MPI_IN_PLACE, v->data(), static_cast<int>(v->size()), MPI_DOUBLE, MPI_MIN,
+                    comm.world()) != MPI_SUCCESS) {
+    return Status::Error("MPI_Allreduce (the least over the ranks) failed");
+  }
+  return Status::Ok();
+}
+
+Status Barrier(const comm::Communicator& comm) {
+  if (MPI_Barrier(comm.world()) != MPI_SUCCESS) return Status::Error("MPI_Barrier failed");
+  return Status::Ok();
+}
+
 Seconds Sum(const std::vector<Interval>& v) {
   Seconds s = 0;
   for (const auto& i : v) s += i.end - i.begin;
@@ -398,11 +412,9 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
       // that the collectives end together (Reducer::QuickestReductions). Every rank has the
       // same buckets; after the step's own reductions the ranks are together here anyway.
       std::vector<Seconds> quickest = reducer.QuickestReductions();
-      if (MPI_Allreduce(MPI_IN_PLACE, quickest.data(), static_cast<int>(quickest.size()),
-                        MPI_DOUBLE, MPI_MIN, comm.world()) != MPI_SUCCESS) {
-        return Status::Error("step " + std::to_string(step) +
-                             ": emulation: MPI_Allreduce of the quickest reductions failed");
-      }
+      STEPSCOPE_RETURN_IF_ERROR(LeastOverRanks(comm, &quickest)
+                                    .WithContext("step " + std::to_string(step) +
+                                                 ": emulation: the quickest reductions"));
       reducer.SetQuickestReductions(std::move(quickest));
     }
     if (rs.wire_exact_sq > 0) {
@@ -511,6 +523,15 @@ Result<RunSummary> Train(const TrainOptions& o, const comm::Communicator& comm) 
   summary.smoothed_loss = std::isnan(smoothed_loss) ? 0 : smoothed_loss;
   progress.Finish();
   watchdog.Publish(steps_run, comm::HeartbeatPhase::kAllreduce);  // the final reductions
+  if (o.reducer.reduce && world > 1 && o.latency_probes > 0) {
+    auto probe = ProbeLatency(
+        allreducer.get(), o.reducer, o.emulation, world, [&comm] { return comm.Now(); },
+        ProbeHooks{[&comm] { return Barrier(comm); },
+                   [&comm](std::vector<double>* v) { return LeastOverRanks(comm, v); }},
+        o.latency_probes);
+    if (!probe.ok()) return probe.status();
+    summary.latency_probe = std::move(probe.value());
+  }
   summary.buckets_per_step = reducer.buckets_per_step();
   summary.ready_slice_backward_share = slice_readiness.MedianShares();
   summary.unhonoured_links = reducer.unhonoured_links();

@@ -11,6 +11,7 @@
 #include "data/length_balancing.h"
 #include "decide/noise_scale.h"
 #include "nn/model.h"
+#include "train/latency_probe.h"
 #include "train/options.h"
 #include "train/process_cpu.h"
 
@@ -70,6 +71,9 @@ struct RunSummary {
   std::string dataset_description;
   std::string allreduce;  // algorithm used
   int buckets_per_step = 0;
+  // The small all-reduces timed after the steps (--latency-probes); unset at one replica,
+  // without reduction or with no probes.
+  std::optional<LatencyProbe> latency_probe;
   Seconds wall_time = 0;
   // Emulation bookkeeping: segments that could not be paced as asked.
   int64_t paced_segments = 0;

@@ -147,8 +147,15 @@ class Shapes(TorchTest):
         self.assertTrue(sampled and all(r["global_grad_sq"] > 0 for r in sampled))
         no_reduce = read_jsonl(os.path.join(out, "runs", "no_reduce-n2", "rank-0.steps.jsonl"))
         self.assertTrue(all(c["bytes"] == 0 for r in no_reduce for c in r["collectives"]))
-        self.assertFalse(read_json(os.path.join(out, "runs", "no_reduce-n2", "run.json"))
-                         ["config"]["reducer"]["reduce"])
+        no_reduce_run = read_json(os.path.join(out, "runs", "no_reduce-n2", "run.json"))
+        self.assertFalse(no_reduce_run["config"]["reducer"]["reduce"])
+        # The reduction's latency, probed at wrap over DDP's group (16 small all-reduces); not
+        # where nothing is reduced.
+        probe = read_json(os.path.join(out, "runs", "baseline-n2", "run.json"))["latency_probe"]
+        self.assertEqual(probe["bytes"], 1024)
+        self.assertEqual(len(probe["seconds"]), 16)
+        self.assertTrue(all(x > 0 for x in probe["seconds"]), probe)
+        self.assertIsNone(no_reduce_run["latency_probe"])
         self.assertTrue(read_json(os.path.join(out, "runs", "synthetic_input-n2", "run.json"))
                         ["config"]["synthetic_input"])
 

@@ -89,6 +89,12 @@ class Outputs(TempDirTest):
         self.assertAlmostEqual(cpu["per_step_s"], sum(cpu["per_rank_per_step_s"]) / 2)
         self.assertGreater(cpu["busiest_host_share"], 0)
         self.assertLessEqual(cpu["busiest_host_share"], 1.05)
+        # The latency probe: 16 small all-reduces after the steps, each timed (the least over
+        # the ranks) at 256 fp32 values per rank.
+        probe = info["latency_probe"]
+        self.assertEqual(probe["bytes"], 1024)
+        self.assertEqual(len(probe["seconds"]), 16)
+        self.assertTrue(all(s > 0 for s in probe["seconds"]), probe)
         for rank in (0, 1):
             steps = read_jsonl(os.path.join(out, f"rank-{rank}.steps.jsonl"))
             self.assertEqual(len(steps), 20)
@@ -207,6 +213,8 @@ class Outputs(TempDirTest):
         steps = read_jsonl(os.path.join(out, "rank-0.steps.jsonl"))
         self.assertEqual(steps[-1]["global_grad_sq"], -1)
         self.assertTrue(all(c["busbw_gbps"] == 0 for c in steps[-1]["collectives"]))
+        # Nothing reduced, so nothing to probe.
+        self.assertIsNone(read_json(os.path.join(out, "run.json"))["latency_probe"])
 
 
 class Errors(TempDirTest):
