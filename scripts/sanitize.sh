@@ -4,8 +4,8 @@
 #     2-rank training run that uses every helper thread (overlapped reduction on a communication
 #     thread, bf16 on the wire, two loader workers, gradient accumulation, the record writer),
 #     and the bounded fuzz runs of every reader (their fuzz targets live in the same build).
-#   build-tsan: ThreadSanitizer. The thread-heavy unit tests (reducer, loader, recorder,
-#     watchdog) and the shared-memory all-reduce and heartbeat tests at 2 ranks (as processes:
+#   build-tsan: ThreadSanitizer. The thread-heavy unit tests (reducer, latency probe, loader,
+#     recorder, watchdog) and the shared-memory all-reduce and heartbeat tests at 2 ranks (as processes:
 #     an MPI shared-memory window cannot be shared by threads of one process).
 # Both build at -O1 with line tables (file and line in every report) and without the
 # benchmarks, as unity builds (each target's sources compiled as one file: the test headers are
@@ -69,10 +69,10 @@ if [[ $which == tsan || $which == all ]]; then
   export TSAN_OPTIONS="suppressions=$root/scripts/sanitizers/tsan.supp:halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1"
   configure build-tsan thread
   quiet cmake --build build-tsan -j"$jobs" --target train_unit_test data_test comm_mpi_test
-  (cd build-tsan && ctest -R '^(Reducer|RankRecorder|Loader|Watchdog|StallMessage)\.' \
+  (cd build-tsan && ctest -R '^(Reducer|LatencyProbe|RankRecorder|Loader|Watchdog|StallMessage)\.' \
     --output-on-failure -j"$jobs")
   # The 2-rank MPI test alone, after the thread tests (about 5 s).
   (cd build-tsan && ctest -R '^comm_mpi_test_np2$' --output-on-failure)
-  echo "sanitize: TSan: reducer, loader, recorder, watchdog, shared-memory all-reduce and heartbeat clean"
+  echo "sanitize: TSan: reducer, latency probe, loader, recorder, watchdog, shared-memory all-reduce and heartbeat clean"
   echo "sanitize: TSan step took ${SECONDS} s (build and tests)"
 fi
