@@ -224,12 +224,31 @@ void PrintText(const model::StepModel& m, const std::vector<model::Prediction>& 
       Ms(m.forward_c0.estimate.value + m.forward_c1.estimate.value * m.reference.batch).c_str(),
       Ms(m.backward_c0.estimate.value + m.backward_c1.estimate.value * m.reference.batch).c_str(),
       Ms(m.optimizer.estimate.value).c_str());
+  // A time in microseconds with its band; a bandwidth in GB/s from seconds per byte, its band
+  // the other way round (an end at 0 s/B: no bound).
+  const auto us = [](const Estimate& e) {
+    return Fixed(e.value * 1e6, 1) + " us [" + Fixed(e.low * 1e6, 1) + " to " +
+           Fixed(e.high * 1e6, 1) + "]";
+  };
+  const auto gbps = [](const Estimate& e) {
+    const auto rate = [](double spb) { return spb > 0 ? Fixed(1e-9 / spb, 3) : std::string("-"); };
+    return rate(e.value) + " GB/s [" + rate(e.high) + " to " + rate(e.low) + "]";
+  };
   for (const auto& [dtype, ab] : m.collectives) {
-    std::printf(
-        "  all-reduce %s: latency %s us per step%s, %s GB/s%s\n", dtype.c_str(),
-        Fixed(ab.alpha_s.value * 1e6, 1).c_str(), ab.alpha_assumed ? " (assumed)" : "",
-        Fixed(ab.seconds_per_byte.value > 0 ? 1e-9 / ab.seconds_per_byte.value : 0, 3).c_str(),
-        ab.beta_assumed ? " (assumed)" : "");
+    if (ab.samples == 0) {  // given (a spec, a link), not fitted
+      std::printf(
+          "  all-reduce %s: latency %s us per step, %s GB/s\n", dtype.c_str(),
+          Fixed(ab.alpha_s.value * 1e6, 1).c_str(),
+          Fixed(ab.seconds_per_byte.value > 0 ? 1e-9 / ab.seconds_per_byte.value : 0, 3).c_str());
+      continue;
+    }
+    const std::string fixed = ab.fixed_s.value > 0 ? "fixed " + us(ab.fixed_s) + " per reduction"
+                                                   : "no fixed cost per reduction (not "
+                                                     "identified, or fitted below 0)";
+    std::printf("  all-reduce %s: latency %s per step%s, %s, %s%s; from %d reductions\n",
+                dtype.c_str(), us(ab.alpha_s).c_str(), ab.alpha_assumed ? " (assumed)" : "",
+                fixed.c_str(), gbps(ab.seconds_per_byte).c_str(),
+                ab.beta_assumed ? " (assumed)" : "", ab.samples);
   }
   if (m.hosts) {
     const auto link = [](const std::optional<model::AlphaBeta>& ab) {
