@@ -30,6 +30,7 @@ from .script_collectives import watch as watch_script_collectives
 from .script_hook import ScriptHook, registered_hook
 from .settings import read_settings
 from .skipped_update import SkippedUpdates
+from .stack_dump import stand_down_if_replaced
 from .watchdog import Watchdog
 
 # Data-parallel wrappers the helper does not measure: it refuses them rather than misread them.
@@ -172,6 +173,7 @@ class _Session:
                 "register it after stepscope_torch.wrap, on the model wrap returns "
                 "(docs/torch.md, Your own communication hook)")
         self.rank, self.world, backend = _world()
+        stand_down_if_replaced()  # a SIGUSR2 handler of the script's own is never signalled
         # The gradients are averaged over DDP's group: the hook's average, the norms'
         # replicas and the bus bandwidth's ring all count its ranks.
         group, reduce_world = _reduction_group(model, self.world)

@@ -15,9 +15,11 @@ folder
 
 Both are removed when the process exits normally. SIGUSR2 is the script's where it already has
 a handler when the helper is imported (a scheduler's pre-emption notice, say): then nothing is
-armed, the process file says so (`stacks` null) and the process is never sent the signal. A
-script that installs its own handler later replaces this one: diagnose then says the process
-did not answer. Elsewhere (without STEPSCOPE_RUN_DIR) nothing is armed.
+armed, the process file says so (`stacks` null) and the process is never sent the signal. One
+the script installs after the import and before `wrap` is seen there (`stand_down_if_replaced`):
+the process file then says so too, and the script's handler is left in place at exit. One
+installed after `wrap` replaces the dump unseen: diagnose then says the process did not answer
+(having run the script's handler). Elsewhere (without STEPSCOPE_RUN_DIR) nothing is armed.
 """
 import atexit
 import faulthandler
@@ -74,6 +76,37 @@ def arm(env=None, pid=None):
     return stem + ".json"
 
 
+def _replaced():
+    """SIGUSR2 has a Python handler: the script's own (the fault handler's is not Python's, so
+    while it is armed the signal module still reports the default)."""
+    return signal.getsignal(SIGNAL) not in (signal.SIG_DFL, None)
+
+
+def stand_down_if_replaced(env=None, pid=None):
+    """At `wrap`: where the script has installed a SIGUSR2 handler of its own since the dump was
+    armed, the process file says the process is not to be asked (`stacks` null, as when the
+    handler came first), so that diagnose never runs the script's handler. Returns True when it
+    stood down."""
+    env = os.environ if env is None else env
+    run_dir = env.get("STEPSCOPE_RUN_DIR")
+    if not run_dir or not _replaced():
+        return False
+    pid = os.getpid() if pid is None else pid
+    stem = os.path.join(run_dir, _file_stem(socket.gethostname(), pid))
+    try:
+        with open(stem + ".json") as f:
+            info = json.load(f)
+        if info.get("stacks") is None:
+            return False
+        info["stacks"] = None
+        with open(stem + ".json.tmp", "w") as f:
+            json.dump(info, f)
+        os.replace(stem + ".json.tmp", stem + ".json")
+    except (OSError, ValueError):
+        return False
+    return True
+
+
 def disarm(env=None):
     """For a process that imported the helper but is not one of the script's (diagnose's
     launcher, `python -m stepscope_torch.run`): its files go, and SIGUSR2 is left as it was."""
@@ -90,7 +123,8 @@ def _disarm(stacks, stem, pid):
     if os.getpid() != pid:
         return
     if stacks is not None:
-        faulthandler.unregister(SIGNAL)
+        if not _replaced():  # unregistering would put back the default over the script's own
+            faulthandler.unregister(SIGNAL)
         stacks.close()
     _remove(stem)
 

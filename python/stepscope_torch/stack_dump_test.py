@@ -101,6 +101,39 @@ class StackDump(unittest.TestCase):
             self.assertEqual(where_is(run_dir, 0), "")
             self.assertEqual(os.listdir(run_dir), [])  # removed at its exit
 
+    def test_a_handler_the_script_installs_after_the_import_is_seen_and_kept(self):
+        # SIGUSR2 made the script's between the import and wrap: the process file then says it
+        # is not to be asked, and the exit leaves the script's handler where it is.
+        code = textwrap.dedent("""
+            import atexit, json, signal
+            from stepscope_torch.stack_dump import _disarm, arm, stand_down_if_replaced
+            import os, time
+            def at_the_end():  # registered first, so run last: after the helper's exit handler
+                os.kill(os.getpid(), signal.SIGUSR2)  # the default would end the process
+                time.sleep(0.05)
+                print("survived")
+            atexit.register(at_the_end)
+            path = arm()
+            with open(path) as f:
+                before = json.load(f)["stacks"]
+            again = stand_down_if_replaced()  # nothing replaced yet
+            signal.signal(signal.SIGUSR2, lambda *a: print("handled"))
+            stood = stand_down_if_replaced()
+            with open(path) as f:
+                after = json.load(f)["stacks"]
+            print(before is not None, again, stood, after, stand_down_if_replaced())
+        """)
+        with tempfile.TemporaryDirectory() as run_dir:
+            env = dict(os.environ, STEPSCOPE_RUN_DIR=run_dir, RANK="0",
+                       PYTHONPATH=_HERE, PYTHONDONTWRITEBYTECODE="1")
+            out = subprocess.run([sys.executable, "-c", code], env=env, text=True,
+                                 capture_output=True, check=True).stdout
+            # the script's handler, still its own after the helper's exit handler ran
+            self.assertEqual(out.split(),
+                             ["True", "False", "True", "None", "False", "handled", "survived"])
+            self.assertEqual(where_is(run_dir, 0), "")
+            self.assertEqual(os.listdir(run_dir), [])
+
     def test_stacks_on_request_and_nothing_left_at_exit(self):
         with tempfile.TemporaryDirectory() as run_dir:
             env = dict(os.environ, STEPSCOPE_RUN_DIR=run_dir, RANK="3",
