@@ -230,16 +230,15 @@ void PrintText(const model::StepModel& m, const std::vector<model::Prediction>& 
     return Fixed(e.value * 1e6, 1) + " us [" + Fixed(e.low * 1e6, 1) + " to " +
            Fixed(e.high * 1e6, 1) + "]";
   };
-  const auto gbps = [](const Estimate& e) {
-    const auto rate = [](double spb) { return spb > 0 ? Fixed(1e-9 / spb, 3) : std::string("-"); };
+  const auto rate = [](double spb) { return spb > 0 ? Fixed(1e-9 / spb, 3) : std::string("-"); };
+  const auto gbps = [&rate](const Estimate& e) {
     return rate(e.value) + " GB/s [" + rate(e.high) + " to " + rate(e.low) + "]";
   };
   for (const auto& [dtype, ab] : m.collectives) {
     if (ab.samples == 0) {  // given (a spec, a link), not fitted
-      std::printf(
-          "  all-reduce %s: latency %s us per step, %s GB/s\n", dtype.c_str(),
-          Fixed(ab.alpha_s.value * 1e6, 1).c_str(),
-          Fixed(ab.seconds_per_byte.value > 0 ? 1e-9 / ab.seconds_per_byte.value : 0, 3).c_str());
+      std::printf("  all-reduce %s: latency %s us per step, %s GB/s\n", dtype.c_str(),
+                  Fixed(ab.alpha_s.value * 1e6, 1).c_str(),
+                  rate(ab.seconds_per_byte.value).c_str());
       continue;
     }
     const std::string fixed = ab.fixed_s.value > 0 ? "fixed " + us(ab.fixed_s) + " per reduction"

@@ -15,7 +15,7 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 from .accumulation import Accumulation
-from .clock import clock_for
+from .clock import clock_for, model_device
 from .comm_hook import TimedHook, timed_hook, wire_dtype_for
 from .errors import HelperError, cause_line
 from .latency_probe import probe_latency
@@ -236,8 +236,7 @@ class _Session:
         self.latency_probe = None
         if self.ddp and reduce_world > 1 and self.reduce and wire == "fp32" and \
                 settings.latency_probes > 0:
-            self.latency_probe = probe_latency(group, reduce_world,
-                                               next(model.parameters()).device,
+            self.latency_probe = probe_latency(group, reduce_world, model_device(model),
                                                settings.latency_probes)
         # Pickled or copied, the model is the script's own, without what the helper adds to it
         # (pickling.py): its forward hooks (their handles' ids, added as they are registered)

@@ -46,6 +46,13 @@ def _file_stem(host, pid):
     return f"process-{host}-{pid}"
 
 
+def _write_info(stem, info):
+    """The process file, replaced whole (diagnose never reads half of one)."""
+    with open(stem + ".json.tmp", "w") as f:
+        json.dump(info, f)
+    os.replace(stem + ".json.tmp", stem + ".json")
+
+
 def arm(env=None, pid=None):
     """Arms the dump for this process when `env` says it runs under diagnose. Returns the path of
     its process file, or None when nothing was armed (not under diagnose, or the folder cannot be
@@ -65,9 +72,7 @@ def arm(env=None, pid=None):
         info = {"pid": pid, "host": host, "rank": int(rank) if rank and rank.isdigit() else None,
                 "main_thread": f"0x{threading.main_thread().ident:016x}",
                 "stacks": os.path.basename(stem + ".stacks.txt") if armed else None}
-        with open(stem + ".json.tmp", "w") as f:
-            json.dump(info, f)
-        os.replace(stem + ".json.tmp", stem + ".json")
+        _write_info(stem, info)
     except OSError:
         return None
     if armed:
@@ -99,9 +104,7 @@ def stand_down_if_replaced(env=None, pid=None):
         if info.get("stacks") is None:
             return False
         info["stacks"] = None
-        with open(stem + ".json.tmp", "w") as f:
-            json.dump(info, f)
-        os.replace(stem + ".json.tmp", stem + ".json")
+        _write_info(stem, info)
     except (OSError, ValueError):
         return False
     return True

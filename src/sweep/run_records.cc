@@ -5,6 +5,7 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <type_traits>
@@ -81,6 +82,21 @@ int64_t Count(const nlohmann::json& o, const char* key) {
 }
 
 // True when `key` of `o` is true; false when it is absent or not true/false.
+// No upper bound for NumbersIn.
+constexpr double kNoLimit = std::numeric_limits<double>::infinity();
+
+// `list` as numbers from `low` to `high` into *out; false when it is not an array or an entry
+// is not such a number (*out then holds the entries before it).
+bool NumbersIn(const nlohmann::json& list, double low, double high, std::vector<double>* out) {
+  if (!list.is_array()) return false;
+  for (const nlohmann::json& v : list) {
+    double x = 0;
+    if (!JsonValueTo(v, &x) || !(x >= low && x <= high)) return false;
+    out->push_back(x);
+  }
+  return true;
+}
+
 bool Flag(const nlohmann::json& o, const char* key) {
   auto it = o.find(key);
   return it != o.end() && it->is_boolean() && it->get<bool>();
@@ -272,14 +288,9 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
           "(numbers from 0 to 1, one per entry of model.ready_slices_bytes); rerun the run with "
           "this stepscope, or remove it";
       // Empty: no steady step reduced (a run that ended in its warm-up).
-      if (!shares->is_array() ||
+      if (!NumbersIn(*shares, 0, 1, &s.ready_slice_backward_share) ||
           (!shares->empty() && shares->size() != s.ready_slice_bytes.size())) {
         return Status::Error(bad);
-      }
-      for (const nlohmann::json& v : *shares) {
-        double share = 0;
-        if (!JsonValueTo(v, &share) || !(share >= 0 && share <= 1)) return Status::Error(bad);
-        s.ready_slice_backward_share.push_back(share);
       }
     }
   }
@@ -324,17 +335,12 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
       const std::string bad = path +
                               ": field 'cpu.per_rank_in_reductions_per_step_s' must be a list of "
                               "CPU seconds >= 0, one per rank (rerun the run, or remove the field)";
-      if (!ranks->is_array() || ranks->empty() ||
-          (s.replicas > 0 && ranks->size() != static_cast<size_t>(s.replicas))) {
+      std::vector<double> per_rank;
+      if (!NumbersIn(*ranks, 0, kNoLimit, &per_rank) || per_rank.empty() ||
+          (s.replicas > 0 && per_rank.size() != static_cast<size_t>(s.replicas))) {
         return Status::Error(bad);
       }
-      double least = 0;
-      for (size_t i = 0; i < ranks->size(); ++i) {
-        double x = 0;
-        if (!JsonValueTo((*ranks)[i], &x) || !(x >= 0)) return Status::Error(bad);
-        least = i == 0 ? x : std::min(least, x);
-      }
-      s.cpu_in_reductions_least_rank = least;
+      s.cpu_in_reductions_least_rank = *std::min_element(per_rank.begin(), per_rank.end());
     }
   }
   if (const auto probe = j.find("latency_probe"); probe != j.end() && !probe->is_null()) {
@@ -348,13 +354,9 @@ Result<RunSummary> RunSummaryFromText(const std::string& text, const std::string
                            ": field 'latency_probe.bytes' must be > 0; rerun the run, or remove "
                            "the field");
     }
-    if (seconds == probe->end() || !seconds->is_array() || seconds->empty()) {
+    if (seconds == probe->end() || !NumbersIn(*seconds, 0, kNoLimit, &s.latency_probe_seconds) ||
+        s.latency_probe_seconds.empty()) {
       return Status::Error(bad);
-    }
-    for (const nlohmann::json& e : *seconds) {
-      double x = 0;
-      if (!JsonValueTo(e, &x) || !(x >= 0)) return Status::Error(bad);
-      s.latency_probe_seconds.push_back(x);
     }
   }
   if (const auto lengths = j.find("lengths"); lengths != j.end() && !lengths->is_null()) {

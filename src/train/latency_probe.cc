@@ -4,8 +4,6 @@
 #include <string>
 #include <utility>
 
-#include "comm/wire_dtype.h"
-
 namespace stepscope::train {
 
 Result<LatencyProbe> ProbeLatency(comm::Allreducer* allreducer, const ReducerOptions& options,

@@ -11,6 +11,7 @@
 #include <numeric>
 #include <thread>
 
+#include "comm/mpi_status.h"
 #include "core/clock.h"
 #include "data/prng.h"
 #include "data/source.h"
@@ -65,6 +66,17 @@ Result<data::Split> LoadData(const TrainOptions& o) {
   return data::LoadFashionMnist(o.data_dir);
 }
 
+// Each element of `v` replaced by its least over the ranks.
+Status LeastOverRanks(const comm::Communicator& comm, std::vector<double>* v) {
+  return comm::MpiStatus(MPI_Allreduce(MPI_IN_PLACE, v->data(), static_cast<int>(v->size()),
+                                       MPI_DOUBLE, MPI_MIN, comm.world()),
+                         "MPI_Allreduce (the least over the ranks)", comm.rank());
+}
+
+Status Barrier(const comm::Communicator& comm) {
+  return comm::MpiStatus(MPI_Barrier(comm.world()), "MPI_Barrier", comm.rank());
+}
+
 // Emulated devices are identical: every rank paces each segment to the least cost per unit of
 // work any rank measured for it (train/pacer.h), or, with a device file, to the cost the sweep's
 // first run of this compute shape measured (train/device_file.h). Left uncalibrated when the
@@ -81,10 +93,8 @@ Status CalibrateDevices(ComputePacer* pacer, const TrainOptions& o, const std::s
   for (Seconds& c : cost) {
     if (!(c > 0)) c = std::numeric_limits<double>::infinity();  // unmeasured: no say
   }
-  if (MPI_Allreduce(MPI_IN_PLACE, cost.data(), static_cast<int>(cost.size()), MPI_DOUBLE, MPI_MIN,
-                    comm.world()) != MPI_SUCCESS) {
-    return Status::Error("emulation: MPI_Allreduce of the devices' costs failed");
-  }
+  STEPSCOPE_RETURN_IF_ERROR(
+      LeastOverRanks(comm, &cost).WithContext("emulation: the devices' costs"));
   summary->device_calibration = "own";
   if (!o.emulation.device_file.empty()) {
     // 0: this run's own cost (recorded in the file), 1: the file's, -1: rank 0 failed.
@@ -173,20 +183,6 @@ void InjectFaults(const InjectionOptions& inj, int rank, int64_t step) {
   if (rank == inj.hang_rank && step == inj.hang_step) {
     for (;;) SleepSeconds(3600);  // the watchdogs of the other ranks end the job
   }
-}
-
-// Each element of `v` replaced by its least over the ranks.
-Status LeastOverRanks(const comm::Communicator& comm, std::vector<double>* v) {
-  if (MPI_Allreduce(MPI_IN_PLACE, v->data(), static_cast<int>(v->size()), MPI_DOUBLE, MPI_MIN,
-                    comm.world()) != MPI_SUCCESS) {
-    return Status::Error("MPI_Allreduce (the least over the ranks) failed");
-  }
-  return Status::Ok();
-}
-
-Status Barrier(const comm::Communicator& comm) {
-  if (MPI_Barrier(comm.world()) != MPI_SUCCESS) return Status::Error("MPI_Barrier failed");
-  return Status::Ok();
 }
 
 Seconds Sum(const std::vector<Interval>& v) {
