@@ -16,10 +16,12 @@ folder
 Both are removed when the process exits normally. SIGUSR2 is the script's where it already has
 a handler when the helper is imported (a scheduler's pre-emption notice, say): then nothing is
 armed, the process file says so (`stacks` null) and the process is never sent the signal. One
-the script installs after the import and before `wrap` is seen there (`stand_down_if_replaced`):
-the process file then says so too, and the script's handler is left in place at exit. One
-installed after `wrap` replaces the dump unseen: diagnose then says the process did not answer
-(having run the script's handler). Elsewhere (without STEPSCOPE_RUN_DIR) nothing is armed.
+the script installs after the import is seen at `wrap` (`stand_down_if_replaced`), or after
+`wrap` by the stall watchdog within its tick (a second at most; watchdog.py): the process file
+then says so too, and the script's handler is left in place at exit. Without a watchdog (its
+timeout 0, or a job whose collectives are not watched), one installed after `wrap` replaces the
+dump unseen: diagnose then says the process did not answer (having run the script's handler).
+Elsewhere (without STEPSCOPE_RUN_DIR) nothing is armed.
 """
 import atexit
 import faulthandler
@@ -88,10 +90,11 @@ def _replaced():
 
 
 def stand_down_if_replaced(env=None, pid=None):
-    """At `wrap`: where the script has installed a SIGUSR2 handler of its own since the dump was
-    armed, the process file says the process is not to be asked (`stacks` null, as when the
-    handler came first), so that diagnose never runs the script's handler. Returns True when it
-    stood down."""
+    """At `wrap`, and at every tick of the stall watchdog after it: where the script has
+    installed a SIGUSR2 handler of its own since the dump was armed, the process file says the
+    process is not to be asked (`stacks` null, as when the handler came first), so that diagnose
+    never runs the script's handler. Returns True when the process file says so (now or
+    before): nothing more to watch."""
     env = os.environ if env is None else env
     run_dir = env.get("STEPSCOPE_RUN_DIR")
     if not run_dir or not _replaced():
@@ -101,10 +104,9 @@ def stand_down_if_replaced(env=None, pid=None):
     try:
         with open(stem + ".json") as f:
             info = json.load(f)
-        if info.get("stacks") is None:
-            return False
-        info["stacks"] = None
-        _write_info(stem, info)
+        if info.get("stacks") is not None:
+            info["stacks"] = None
+            _write_info(stem, info)
     except (OSError, ValueError):
         return False
     return True

@@ -130,9 +130,40 @@ class StackDump(unittest.TestCase):
                                  capture_output=True, check=True).stdout
             # the script's handler, still its own after the helper's exit handler ran
             self.assertEqual(out.split(),
-                             ["True", "False", "True", "None", "False", "handled", "survived"])
+                             ["True", "False", "True", "None", "True", "handled", "survived"])
             self.assertEqual(where_is(run_dir, 0), "")
             self.assertEqual(os.listdir(run_dir), [])
+
+    def test_a_handler_the_script_installs_after_wrap_is_seen_by_the_watchdogs_next_tick(self):
+        # The stall watchdog's tick (a second apart) stands the dump down too; until the script
+        # installs its handler the process stays one to ask.
+        code = textwrap.dedent("""
+            import json, os, signal, tempfile
+            from stepscope_torch.recorder import StepRecorder
+            from stepscope_torch.stack_dump import arm
+            from stepscope_torch.watchdog import Watchdog
+            path = arm()
+            rec = StepRecorder(os.path.join(os.environ["STEPSCOPE_RUN_DIR"], "steps.jsonl"),
+                               0, 1, 0, 0)
+            dog = Watchdog(rec, os.environ["STEPSCOPE_RUN_DIR"], 0, 10.0, alone=True)
+            def stacks():
+                with open(path) as f:
+                    return json.load(f)["stacks"]
+            dog.tick()
+            before = stacks()
+            signal.signal(signal.SIGUSR2, lambda *a: None)
+            dog.tick()
+            print(before is not None, stacks(), dog._stand_down)
+            dog.stop()
+            rec.close()
+        """)
+        with tempfile.TemporaryDirectory() as run_dir:
+            env = dict(os.environ, STEPSCOPE_RUN_DIR=run_dir, RANK="0",
+                       PYTHONPATH=_HERE, PYTHONDONTWRITEBYTECODE="1")
+            out = subprocess.run([sys.executable, "-c", code], env=env, text=True,
+                                 capture_output=True, check=True).stdout
+            self.assertEqual(out.split(), ["True", "None", "None"])
+            self.assertEqual(where_is(run_dir, 0), "")
 
     def test_stacks_on_request_and_nothing_left_at_exit(self):
         with tempfile.TemporaryDirectory() as run_dir:

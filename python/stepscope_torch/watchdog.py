@@ -37,7 +37,7 @@ import traceback
 
 from .errors import cause_line
 from .recorder import now
-from .stack_dump import where_in_script, where_is
+from .stack_dump import stand_down_if_replaced, where_in_script, where_is
 
 STALL_EXIT_CODE = 3
 
@@ -77,12 +77,14 @@ class Watchdog:
     """One rank's watchdog over `recorder` (its collectives in flight; the CPU path's).
 
     `alone`: the only process of the job (above). `exit`, `clock` (now()), `wall` (time.time),
-    `say`, `ask` (where a rank is in its script: stack_dump.where_is) and `stack` (the main
-    thread's frames) are for the tests."""
+    `say`, `ask` (where a rank is in its script: stack_dump.where_is), `stack` (the main
+    thread's frames) and `stand_down` (stack_dump.stand_down_if_replaced: called every tick
+    until it says the process is not to be asked, so that a SIGUSR2 handler the script installs
+    after `wrap` is never signalled) are for the tests."""
 
     def __init__(self, recorder, run_dir, rank, timeout, exit=os._exit, clock=now,
                  wall=time.time, say=None, before_exit=None, ask=where_is, alone=False,
-                 stack=None):
+                 stack=None, stand_down=stand_down_if_replaced):
         self.recorder = recorder
         self.run_dir = run_dir
         self.rank = rank
@@ -97,6 +99,7 @@ class Watchdog:
         self._ask = ask
         self.alone = alone
         self._stack = stack or _main_thread_frames
+        self._stand_down = stand_down  # None once the process file says it is not to be asked
         self._stop = threading.Event()
         self._thread = None
         self.path = self.progress_path(rank)
@@ -129,6 +132,8 @@ class Watchdog:
     def tick(self):
         """Writes this rank's progress; ends the run when its reduction has stalled and the
         ranks it waits for are idle too."""
+        if self._stand_down is not None and self._stand_down():
+            self._stand_down = None
         rec = self.recorder
         t = self._clock()
         if self.alone:  # no other rank reads its progress: only the loader is watched

@@ -203,6 +203,22 @@ class StallWatchdog(unittest.TestCase):
         self.assertEqual(self.r0.exits, [])
         self.assertTrue(self.r0.progress()["where"].startswith("outside the loader"))
 
+    def test_the_dump_is_stood_down_at_the_first_tick_that_finds_a_handler_then_left(self):
+        answers = [False, False, True]
+        calls = []
+
+        def stand_down():
+            calls.append(1)
+            return answers[len(calls) - 1]
+
+        dog = Watchdog(self.r0.rec, self.tmp.name, 0, 10.0, exit=self.r0.exits.append,
+                       clock=lambda: self.clock.t, wall=lambda: self.clock.wall,
+                       say=self.r0.lines.append, stand_down=stand_down)
+        for _ in range(5):
+            dog.tick()
+        self.assertEqual(len(calls), 3)  # not asked again once the process file says so
+        self.assertEqual(self.r0.exits, [])
+
     def test_stop_removes_the_progress_file(self):
         self.r0.dog.tick()
         self.assertTrue(os.path.exists(self.r0.dog.path))
