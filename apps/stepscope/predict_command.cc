@@ -119,6 +119,7 @@ Result<std::vector<model::RunObservation>> ReadRuns(const std::string& dir) {
     o.cores_per_host = s->cores_per_host;
     o.cpu_outside_reductions_per_step = s->cpu_outside_reductions_per_step;
     o.cpu_in_reductions_least_rank = s->cpu_in_reductions_least_rank;
+    o.cpu_busiest_host_share = s->busiest_host_share;
     o.emulated_link = s->emulated_link;
     o.latency_probe_bytes = s->latency_probe_bytes;
     o.latency_probe_seconds = s->latency_probe_seconds;

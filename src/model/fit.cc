@@ -290,8 +290,12 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   std::vector<CrowdingPoint> crowding;
   for (size_t i = 0; i < baselines.size(); ++i) {
     const RunObservation& run = *baselines[i];
-    crowding.push_back({run.ranks_per_host, run.cores_per_host,
-                        m.compute_ratio.at(run.config.replicas), Mean(overheads[i])});
+    crowding.push_back(
+        {run.ranks_per_host, run.cores_per_host, m.compute_ratio.at(run.config.replicas),
+         Mean(overheads[i]), run.cpu_busiest_host_share,
+         run.samples_per_s > 0 ? static_cast<double>(run.config.replicas) * run.config.batch *
+                                     run.config.accum / run.samples_per_s
+                               : 0.0});
   }
   m.crowding = FitHostCrowding(crowding);
   if (m.crowding) {
@@ -299,6 +303,14 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
         "ranks outnumbered the " + std::to_string(m.crowding->cores_per_host) +
         " cores of their host in some baselines: compute and overhead follow the ranks per core "
         "(lines fitted on the baselines), for scenarios with the same cores per host");
+    if (m.crowding->queue_b) {
+      m.notes.push_back(
+          "a crowded baseline kept its host's cores at least " +
+          std::to_string(static_cast<int>(std::lround(100 * kQueueLoad))) +
+          " % busy: compute stretches as a queue's waiting, rho/(1-rho) of the host's load rho "
+          "(its ranks' CPU per step over its cores and the step, solved with the step), not "
+          "along the line in ranks per core");
+    }
   }
 
   FitMemory(*baselines.back(), pair.baseline, pair.doubled, &m);

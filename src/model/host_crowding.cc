@@ -41,6 +41,11 @@ double Crowding(int ranks_per_host, int cores_per_host) {
   return std::max(0.0, static_cast<double>(ranks_per_host) / cores_per_host - 1);
 }
 
+double QueueWait(double load) {
+  const double rho = std::clamp(load, 0.0, kMaxQueueLoad);
+  return rho / (1 - rho);
+}
+
 std::optional<HostCrowding> FitHostCrowding(const std::vector<CrowdingPoint>& points) {
   if (points.size() < 2) return std::nullopt;
   const int cores = points.front().cores_per_host;
@@ -69,6 +74,31 @@ std::optional<HostCrowding> FitHostCrowding(const std::vector<CrowdingPoint>& po
   h.compute_ratio_b = {"crowding_compute_ratio_b", r.b, "ratio per rank per core beyond one", how};
   h.overhead_a = {"crowding_overhead_a", o.a, "s per step", how};
   h.overhead_b = {"crowding_overhead_b", o.b, "s per step per rank per core beyond one", how};
+
+  // The queue's form: every point's load known and below the cap, a crowded one's at least
+  // kQueueLoad, and two distinct loads.
+  std::vector<double> wait;
+  std::set<double> waits;
+  const CrowdingPoint* loaded = nullptr;  // the most loaded crowded point
+  for (const CrowdingPoint& p : points) {
+    if (!p.load || !(*p.load >= 0) || *p.load >= kMaxQueueLoad) return h;
+    wait.push_back(QueueWait(*p.load));
+    waits.insert(wait.back());
+    if (Crowding(p.ranks_per_host, cores) > 0 && (!loaded || *p.load > *loaded->load)) {
+      loaded = &p;
+    }
+  }
+  if (!loaded || *loaded->load < kQueueLoad || waits.size() < 2 || !(loaded->step > 0)) return h;
+  const Line q = FitLine(wait, ratio);
+  const std::string queue_how =
+      "least squares over the " + std::to_string(points.size()) +
+      " baselines' compute ratio against q = rho/(1-rho), rho their busiest host's CPU load "
+      "(the most loaded crowded one " +
+      std::to_string(static_cast<int>(std::lround(100 * *loaded->load))) +
+      " %); band: the lines through each pair of them";
+  h.queue_a = Constant{"crowding_queue_a", q.a, "ratio", queue_how};
+  h.queue_b = Constant{"crowding_queue_b", q.b, "ratio per unit of rho/(1-rho)", queue_how};
+  h.cpu_per_rank_step = *loaded->load * loaded->step * cores / loaded->ranks_per_host;
   return h;
 }
 

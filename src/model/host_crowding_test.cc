@@ -19,7 +19,7 @@ TEST(HostCrowding, LinesThroughTheCrowdedBaselines) {
   std::vector<CrowdingPoint> points;
   for (int n : {1, 2, 4, 8}) {
     const double c = Crowding(n, 2);
-    points.push_back({n, 2, 1 + 0.1 * c, 0.001 + 0.002 * c});
+    points.push_back({n, 2, 1 + 0.1 * c, 0.001 + 0.002 * c, {}, 0});
   }
   const std::optional<HostCrowding> h = FitHostCrowding(points);
   ASSERT_TRUE(h.has_value());
@@ -43,7 +43,7 @@ TEST(HostCrowding, LinesThroughTheCrowdedBaselines) {
 
 TEST(HostCrowding, NoisyPointsBandTheSlope) {
   const std::vector<CrowdingPoint> points = {
-      {1, 2, 1.0, 0.001}, {4, 2, 1.1, 0.008}, {8, 2, 1.3, 0.014}};
+      {1, 2, 1.0, 0.001, {}, 0}, {4, 2, 1.1, 0.008, {}, 0}, {8, 2, 1.3, 0.014, {}, 0}};
   const std::optional<HostCrowding> h = FitHostCrowding(points);
   ASSERT_TRUE(h.has_value());
   EXPECT_LT(h->overhead_b.estimate.low, h->overhead_b.estimate.value);
@@ -54,11 +54,47 @@ TEST(HostCrowding, NoisyPointsBandTheSlope) {
 }
 
 TEST(HostCrowding, NothingToFitWithoutACrowdedBaselineOrTwoLevels) {
-  EXPECT_FALSE(FitHostCrowding({{1, 4, 1, 0.001}, {4, 4, 1, 0.001}}));  // never crowded
-  EXPECT_FALSE(FitHostCrowding({{4, 2, 1, 0.001}, {4, 2, 1, 0.002}}));  // one level
-  EXPECT_FALSE(FitHostCrowding({{1, 0, 1, 0.001}, {8, 0, 1, 0.004}}));  // cores unknown
-  EXPECT_FALSE(FitHostCrowding({{1, 2, 1, 0.001}, {8, 4, 1, 0.004}}));  // cores differ
-  EXPECT_FALSE(FitHostCrowding({{8, 2, 1, 0.004}}));
+  EXPECT_FALSE(
+      FitHostCrowding({{1, 4, 1, 0.001, {}, 0}, {4, 4, 1, 0.001, {}, 0}}));  // never crowded
+  EXPECT_FALSE(FitHostCrowding({{4, 2, 1, 0.001, {}, 0}, {4, 2, 1, 0.002, {}, 0}}));  // one level
+  EXPECT_FALSE(
+      FitHostCrowding({{1, 0, 1, 0.001, {}, 0}, {8, 0, 1, 0.004, {}, 0}}));  // cores unknown
+  EXPECT_FALSE(
+      FitHostCrowding({{1, 2, 1, 0.001, {}, 0}, {8, 4, 1, 0.004, {}, 0}}));  // cores differ
+  EXPECT_FALSE(FitHostCrowding({{8, 2, 1, 0.004, {}, 0}}));
+}
+
+TEST(HostCrowding, AQueuesWaitingWhereACrowdedHostWasAtLeastHalfBusy) {
+  EXPECT_DOUBLE_EQ(QueueWait(0.5), 1);
+  EXPECT_DOUBLE_EQ(QueueWait(-1), 0);
+  EXPECT_DOUBLE_EQ(QueueWait(3), QueueWait(kMaxQueueLoad));
+  // 2 cores; compute 1 % longer per unit of rho/(1-rho); a step of 100 ms.
+  const double loads[] = {0.1, 0.2, 0.3, 0.6};
+  std::vector<CrowdingPoint> points;
+  int i = 0;
+  for (int n : {1, 2, 4, 8}) {
+    const double load = loads[i++];
+    points.push_back({n, 2, 1 + 0.01 * QueueWait(load), 0.001, load, 0.1});
+  }
+  std::optional<HostCrowding> h = FitHostCrowding(points);
+  ASSERT_TRUE(h.has_value());
+  ASSERT_TRUE(h->queue_a && h->queue_b);
+  EXPECT_NEAR(h->queue_b->estimate.value, 0.01, 1e-12);
+  EXPECT_NEAR(h->queue_a->estimate.value, 1, 1e-12);
+  // Each rank's CPU per step in the most loaded: 60 % of 2 cores' 100 ms over 8 ranks.
+  EXPECT_NEAR(h->cpu_per_rank_step, 0.6 * 0.1 * 2 / 8, 1e-15);
+  // The most loaded crowded baseline below half busy: the line alone.
+  points.back().load = 0.4;
+  h = FitHostCrowding(points);
+  ASSERT_TRUE(h.has_value());
+  EXPECT_FALSE(h->queue_b.has_value());
+  // A load not recorded, or at the cap: the line alone.
+  points.back().load = 0.6;
+  points.front().load.reset();
+  EXPECT_FALSE(FitHostCrowding(points)->queue_b.has_value());
+  points.front().load = 0.1;
+  points.back().load = kMaxQueueLoad;
+  EXPECT_FALSE(FitHostCrowding(points)->queue_b.has_value());
 }
 
 }  // namespace

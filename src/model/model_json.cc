@@ -142,6 +142,11 @@ nlohmann::json ToJson(const StepModel& m) {
                      {"constants",
                       {ConstantJson(h.compute_ratio_a), ConstantJson(h.compute_ratio_b),
                        ConstantJson(h.overhead_a), ConstantJson(h.overhead_b)}}};
+    if (h.queue_a && h.queue_b) {
+      j["crowding"]["constants"].push_back(ConstantJson(*h.queue_a));
+      j["crowding"]["constants"].push_back(ConstantJson(*h.queue_b));
+      j["crowding"]["cpu_per_rank_step_s"] = h.cpu_per_rank_step;
+    }
   } else {
     j["crowding"] = nullptr;
   }

@@ -49,6 +49,9 @@ struct RunObservation {
   // The least of the ranks' process CPU seconds per steady step inside the gradient reductions
   // (run.json cpu.per_rank_in_reductions_per_step_s); unset when not recorded.
   std::optional<Seconds> cpu_in_reductions_least_rank;
+  // The busiest host's ranks' process CPU per step over its cores and the step (run.json
+  // cpu.busiest_host_share); unset when not recorded.
+  std::optional<double> cpu_busiest_host_share;
   bool emulated_link = false;  // the reductions were paced to an emulated link
   // The small all-reduces train timed after the steps (run.json latency_probe): their payload
   // per rank at wire precision and each one's duration; 0 and empty when not recorded.

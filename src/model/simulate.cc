@@ -197,10 +197,10 @@ struct RankSpread {
   double slowest = 1;
 };
 
-// SimulateStep with the ranks' spread given (it does not depend on the side, so Predict
-// computes it once for its six simulations).
-Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side,
-                           const RankSpread& spread) {
+// SimulateStep with the ranks' spread given, and the host's load where the crowding's queue
+// form applies (Simulate below solves it).
+Result<StepParts> SimulateAt(const StepModel& m, const Scenario& s, Side side,
+                             const RankSpread& spread, double load) {
   const Resolved r{s.replicas,
                    s.batch.value_or(m.reference.batch),
                    s.accum.value_or(m.reference.accum),
@@ -235,6 +235,10 @@ Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side,
   double compute_ratio = 1.0;
   if (measured != m.compute_ratio.end()) {
     compute_ratio = measured->second;
+  } else if (m.crowding && m.crowding->queue_b && crowded > 0) {
+    compute_ratio =
+        std::max(kMinComputeRatio, m.crowding->queue_a->estimate.value +
+                                       m.crowding->queue_b->estimate.value * QueueWait(load));
   } else if (m.crowding) {
     compute_ratio =
         std::max(kMinComputeRatio, m.crowding->compute_ratio_a.estimate.value +
@@ -439,6 +443,36 @@ Result<RankSpread> DrawnSpread(const StepModel& m, const Scenario& s) {
   const double steps = static_cast<double>(drawn->second.size());
   work /= static_cast<double>(rank_steps);
   return RankSpread{work, slowest / steps / work};
+}
+
+// The load's bisection: at most this many halvings, ended once its interval is this narrow.
+constexpr int kLoadIterations = 50;
+constexpr double kLoadTolerance = 1e-6;
+
+// SimulateStep with the ranks' spread given (it does not depend on the side, so Predict
+// computes it once for its six simulations). Where the crowding's queue form applies to the
+// scenario, its host's load and its step are solved together: rho = R d / (C step), d each
+// rank's CPU per step in the most loaded baseline, the step the simulation's at that rho
+// (longer as rho grows, so rho - R d / (C step(rho)) only grows: bisection).
+Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side,
+                           const RankSpread& spread) {
+  const bool queue = m.crowding && m.crowding->queue_b && m.crowding->cpu_per_rank_step > 0 &&
+                     m.compute_ratio.count(s.replicas) == 0 &&
+                     Crowding(ScenarioRanksPerHost(m.crowding->max_ranks_per_host, s),
+                              m.crowding->cores_per_host) > 0;
+  if (!queue) return SimulateAt(m, s, side, spread, 0);
+  const double work = ScenarioRanksPerHost(m.crowding->max_ranks_per_host, s) *
+                      m.crowding->cpu_per_rank_step / m.crowding->cores_per_host;
+  double low = 0, high = kMaxQueueLoad;
+  Result<StepParts> at = SimulateAt(m, s, side, spread, high);
+  if (!at.ok() || work / at->step() >= high) return at;  // the cap: the cores' floor takes over
+  for (int i = 0; i < kLoadIterations && high - low > kLoadTolerance; ++i) {
+    const double mid = (low + high) / 2;
+    at = SimulateAt(m, s, side, spread, mid);
+    if (!at.ok()) return at;
+    (work / at->step() > mid ? low : high) = mid;
+  }
+  return SimulateAt(m, s, side, spread, (low + high) / 2);
 }
 
 // The scenario's ranks against the fitted compute: as a run drew them, or expected (length-

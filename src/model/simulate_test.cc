@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "model/fit.h"
+#include "model/host_crowding.h"
 #include "model/synthetic_testing.h"
 
 namespace stepscope::model {
@@ -430,6 +431,47 @@ TEST(SimulateStep, CrowdedRanksShareTheCoresInsideAHostsReduction) {
   s.ranks_per_host = 16;
   s.link = m.collectives.at("fp32");
   EXPECT_NEAR(Must(SimulateStep(m, s)).exposed_comm, ring, 1e-3 * ring);
+}
+
+// A model whose crowding was fitted with the queue's form: compute ratio a + b rho/(1-rho), each
+// rank 8 ms of CPU a step, on hosts of 2 cores (the line in the crowding says 1.0 throughout).
+StepModel QueueCrowded(double a, double b, Seconds cpu_per_rank_step) {
+  StepModel m = Fitted();
+  HostCrowding h;
+  h.cores_per_host = 2;
+  h.max_ranks_per_host = 16;
+  h.compute_ratio_a = {"crowding_compute_ratio_a", Estimate::Exact(1), "ratio", "test"};
+  h.compute_ratio_b = {"crowding_compute_ratio_b", Estimate::Exact(0), "ratio", "test"};
+  h.overhead_a = {"crowding_overhead_a", Estimate::Exact(0), "s", "test"};
+  h.overhead_b = {"crowding_overhead_b", Estimate::Exact(0), "s", "test"};
+  h.queue_a = Constant{"crowding_queue_a", Estimate::Exact(a), "ratio", "test"};
+  h.queue_b = Constant{"crowding_queue_b", Estimate::Exact(b), "ratio", "test"};
+  h.cpu_per_rank_step = cpu_per_rank_step;
+  m.crowding = h;
+  return m;
+}
+
+TEST(SimulateStep, ACrowdedHostsLoadAndStepAreSolvedTogether) {
+  Scenario s;
+  s.replicas = 16;
+  s.ranks_per_host = 16;
+  const StepParts plain = Must(SimulateStep(QueueCrowded(1, 0, 0.008), s));
+  const StepParts p = Must(SimulateStep(QueueCrowded(1, 0.05, 0.008), s));
+  // The compute ratio is a + b q at the load the step it makes gives: rho = 16 x 8 ms / (2 x
+  // step).
+  const double rho = 16 * 0.008 / (2 * p.step());
+  ASSERT_GT(rho, kQueueLoad);
+  ASSERT_LT(rho, kMaxQueueLoad);
+  EXPECT_NEAR(p.compute / plain.compute, 1 + 0.05 * rho / (1 - rho), 1e-4);
+  EXPECT_GT(p.compute, 1.1 * plain.compute);
+  // Work beyond what the cores can do at the cap: the load is held there, and the step's floor
+  // (the cores' own time, where the model has it) takes over.
+  const StepParts capped = Must(SimulateStep(QueueCrowded(1, 0.05, 1.0), s));
+  EXPECT_NEAR(capped.compute / plain.compute, 1 + 0.05 * QueueWait(kMaxQueueLoad), 1e-9);
+  // A rank per core: no crowding, so no queue.
+  s.ranks_per_host = 2;
+  EXPECT_NEAR(Must(SimulateStep(QueueCrowded(1, 0.05, 0.008), s)).compute,
+              Must(SimulateStep(QueueCrowded(1, 0, 0.008), s)).compute, 1e-12);
 }
 
 TEST(Predict, BandsOrderedAndEfficiencyAgainstOneReplica) {

@@ -37,6 +37,12 @@ struct HostCrowding {
   int cores_per_host = 0;
   int max_ranks_per_host = 0;  // the most ranks a fitted run put on one host
   Constant compute_ratio_a, compute_ratio_b, overhead_a, overhead_b;
+  // Where a crowded baseline kept its host's cores at least kQueueLoad busy (host_crowding.h):
+  // the compute ratio as a + b q, q = rho / (1 - rho) of the scenario's load rho, in place of
+  // the line in the crowding; `cpu_per_rank_step`, each rank's process CPU per step (every
+  // thread) in the most loaded baseline, gives a scenario's rho (R x it / (C x its step)).
+  std::optional<Constant> queue_a, queue_b;
+  Seconds cpu_per_rank_step = 0;
 };
 
 // The host's cores as a ceiling on the step (host_cpu.h): R ranks on a host of C cores, each
