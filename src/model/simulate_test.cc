@@ -462,8 +462,14 @@ TEST(SimulateStep, ACrowdedHostsLoadAndStepAreSolvedTogether) {
   const double rho = 16 * 0.008 / (2 * p.step());
   ASSERT_GT(rho, kQueueLoad);
   ASSERT_LT(rho, kMaxQueueLoad);
-  EXPECT_NEAR(p.compute / plain.compute, 1 + 0.05 * rho / (1 - rho), 1e-4);
+  const double ratio = 1 + 0.05 * rho / (1 - rho);
+  EXPECT_NEAR(p.compute / plain.compute, ratio, 1e-4);
   EXPECT_GT(p.compute, 1.1 * plain.compute);
+  // The slowest of the 16 ranks waits H_16 - 1 mean waits more than the typical one.
+  double h16 = 0;
+  for (int i = 1; i <= 16; ++i) h16 += 1.0 / i;
+  EXPECT_NEAR(p.straggler_wait / p.compute - plain.straggler_wait / plain.compute,
+              (ratio - 1) / ratio * (h16 - 1), 1e-4);
   // Work beyond what the cores can do at the cap: the load is held there, and the step's floor
   // (the cores' own time, where the model has it) takes over.
   const StepParts capped = Must(SimulateStep(QueueCrowded(1, 0.05, 1.0), s));
