@@ -197,6 +197,17 @@ struct RankSpread {
   double slowest = 1;
 };
 
+// H_n = 1 + 1/2 + ... + 1/n; past 256 terms by its expansion (within 1e-11).
+double HarmonicNumber(int n) {
+  if (n > 256) {
+    const double x = n;
+    return std::log(x) + 0.5772156649015329 + 1 / (2 * x) - 1 / (12 * x * x);
+  }
+  double h = 0;
+  for (int i = 1; i <= n; ++i) h += 1.0 / i;
+  return h;
+}
+
 // SimulateStep with the ranks' spread given, and the host's load where the crowding's queue
 // form applies (Simulate below solves it).
 Result<StepParts> SimulateAt(const StepModel& m, const Scenario& s, Side side,
@@ -269,11 +280,7 @@ Result<StepParts> SimulateAt(const StepModel& m, const Scenario& s, Side side,
   // A queue's wait for a core is exponential about its mean (a single queue's), and the step
   // waits for the slowest of its N ranks: the expected largest of N such waits is the mean times
   // the harmonic number H_N, so the slowest rank waits (H_N - 1) means more than the typical one.
-  if (queue_share > 0) {
-    double harmonic = 0;
-    for (int i = 1; i <= r.replicas; ++i) harmonic += 1.0 / i;
-    critical += queue_share * (harmonic - 1);
-  }
+  if (queue_share > 0) critical += queue_share * (HarmonicNumber(r.replicas) - 1);
 
   StepParts p;
   p.compute = r.accum * (forward + backward) + optimizer;
