@@ -99,6 +99,7 @@ std::optional<HostCrowding> FitHostCrowding(const std::vector<CrowdingPoint>& po
   h.queue_a = Constant{"crowding_queue_a", q.a, "ratio", queue_how};
   h.queue_b = Constant{"crowding_queue_b", q.b, "ratio per unit of rho/(1-rho)", queue_how};
   h.cpu_per_rank_step = *loaded->load * loaded->step * cores / loaded->ranks_per_host;
+  h.queue_load = *loaded->load;
   return h;
 }
 

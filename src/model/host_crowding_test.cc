@@ -83,6 +83,7 @@ TEST(HostCrowding, AQueuesWaitingWhereACrowdedHostWasAtLeastHalfBusy) {
   EXPECT_NEAR(h->queue_a->estimate.value, 1, 1e-12);
   // Each rank's CPU per step in the most loaded: 60 % of 2 cores' 100 ms over 8 ranks.
   EXPECT_NEAR(h->cpu_per_rank_step, 0.6 * 0.1 * 2 / 8, 1e-15);
+  EXPECT_DOUBLE_EQ(h->queue_load, 0.6);
   // The most loaded crowded baseline below half busy: the line alone.
   points.back().load = 0.4;
   h = FitHostCrowding(points);

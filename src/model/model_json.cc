@@ -146,6 +146,7 @@ nlohmann::json ToJson(const StepModel& m) {
       j["crowding"]["constants"].push_back(ConstantJson(*h.queue_a));
       j["crowding"]["constants"].push_back(ConstantJson(*h.queue_b));
       j["crowding"]["cpu_per_rank_step_s"] = h.cpu_per_rank_step;
+      j["crowding"]["queue_load"] = h.queue_load;
     }
   } else {
     j["crowding"] = nullptr;

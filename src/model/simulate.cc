@@ -244,15 +244,18 @@ Result<StepParts> SimulateAt(const StepModel& m, const Scenario& s, Side side,
                              : 0.0;
   const auto measured = m.compute_ratio.find(r.replicas);
   double compute_ratio = 1.0;
-  // The share of the stretched compute that is a queue's waiting for a core, where the queue's
-  // form applies.
+  // Where the queue's form applies: the share of the stretched compute that is waiting for a
+  // core beyond what the most loaded baseline waited (its waits are in the fitted jitter).
   double queue_share = 0;
   if (measured != m.compute_ratio.end()) {
     compute_ratio = measured->second;
   } else if (m.crowding && m.crowding->queue_b && crowded > 0) {
-    const double waiting = std::max(0.0, m.crowding->queue_b->estimate.value * QueueWait(load));
-    compute_ratio = std::max(kMinComputeRatio, m.crowding->queue_a->estimate.value + waiting);
-    queue_share = waiting / compute_ratio;
+    const double b = std::max(0.0, m.crowding->queue_b->estimate.value);
+    compute_ratio =
+        std::max(kMinComputeRatio, m.crowding->queue_a->estimate.value +
+                                       m.crowding->queue_b->estimate.value * QueueWait(load));
+    queue_share =
+        b * std::max(0.0, QueueWait(load) - QueueWait(m.crowding->queue_load)) / compute_ratio;
   } else if (m.crowding) {
     compute_ratio =
         std::max(kMinComputeRatio, m.crowding->compute_ratio_a.estimate.value +
@@ -279,7 +282,8 @@ Result<StepParts> SimulateAt(const StepModel& m, const Scenario& s, Side side,
   critical = std::max(critical, 1.0);
   // A queue's wait for a core is exponential about its mean (a single queue's), and the step
   // waits for the slowest of its N ranks: the expected largest of N such waits is the mean times
-  // the harmonic number H_N, so the slowest rank waits (H_N - 1) means more than the typical one.
+  // the harmonic number H_N, so the slowest rank waits (H_N - 1) means more than the typical one
+  // (of the waiting the baselines' jitter does not hold).
   if (queue_share > 0) critical += queue_share * (HarmonicNumber(r.replicas) - 1);
 
   StepParts p;

@@ -41,8 +41,10 @@ struct HostCrowding {
   // the compute ratio as a + b q, q = rho / (1 - rho) of the scenario's load rho, in place of
   // the line in the crowding; `cpu_per_rank_step`, each rank's process CPU per step (every
   // thread) in the most loaded baseline, gives a scenario's rho (R x it / (C x its step)).
+  // `queue_load`: that baseline's rho, whose waits the ranks' fitted jitter already holds.
   std::optional<Constant> queue_a, queue_b;
   Seconds cpu_per_rank_step = 0;
+  double queue_load = 0;
 };
 
 // The host's cores as a ceiling on the step (host_cpu.h): R ranks on a host of C cores, each
