@@ -74,6 +74,14 @@ std::vector<HostCpuPoint> HostCpuPoints(const std::vector<const RunObservation*>
   return points;
 }
 
+// A run's step from its throughput (replicas x micro-batch x accumulation samples a step); 0
+// without one.
+Seconds MeasuredStep(const RunObservation& run) {
+  return run.samples_per_s > 0 ? static_cast<double>(run.config.replicas) * run.config.batch *
+                                     run.config.accum / run.samples_per_s
+                               : 0.0;
+}
+
 // Crowded hosts: what the fitted parts do not reproduce of each crowded baseline's step goes
 // into its overhead, and the crowding lines are fitted again. Ranks that share cores wake one after
 // another once a reduction ends, so the last of them leaves it well after the rank the
@@ -94,8 +102,7 @@ void AddCrowdedResiduals(const std::vector<const RunObservation*>& baselines,
     if (m->drawn.count(run.name) != 0) s.as_drawn = run.name;
     Result<StepParts> p = SimulateStep(*m, s);
     if (!p.ok()) continue;
-    const Seconds measured = static_cast<double>(run.config.replicas) * run.config.batch *
-                             run.config.accum / run.samples_per_s;
+    const Seconds measured = MeasuredStep(run);
     // The overhead that makes the simulated step the measured one, at this run's crowding.
     (*points)[i].overhead = std::max(0.0, p->overhead + measured - p->step());
     const double ms = 1000 * (measured - p->step());
@@ -290,12 +297,9 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
   std::vector<CrowdingPoint> crowding;
   for (size_t i = 0; i < baselines.size(); ++i) {
     const RunObservation& run = *baselines[i];
-    crowding.push_back(
-        {run.ranks_per_host, run.cores_per_host, m.compute_ratio.at(run.config.replicas),
-         Mean(overheads[i]), run.cpu_busiest_host_share,
-         run.samples_per_s > 0 ? static_cast<double>(run.config.replicas) * run.config.batch *
-                                     run.config.accum / run.samples_per_s
-                               : 0.0});
+    crowding.push_back({run.ranks_per_host, run.cores_per_host,
+                        m.compute_ratio.at(run.config.replicas), Mean(overheads[i]),
+                        run.cpu_busiest_host_share, MeasuredStep(run)});
   }
   m.crowding = FitHostCrowding(crowding);
   if (m.crowding) {

@@ -208,6 +208,15 @@ double HarmonicNumber(int n) {
   return h;
 }
 
+// Where the crowding's queue form sets a scenario's compute (host_crowding.h): a model fitted
+// with it, at a replica count whose compute was not measured, on a host whose ranks share cores.
+bool QueueApplies(const StepModel& m, const Scenario& s) {
+  return m.crowding && m.crowding->queue_b && m.crowding->cpu_per_rank_step > 0 &&
+         m.compute_ratio.count(s.replicas) == 0 &&
+         Crowding(ScenarioRanksPerHost(m.crowding->max_ranks_per_host, s),
+                  m.crowding->cores_per_host) > 0;
+}
+
 // SimulateStep with the ranks' spread given, and the host's load where the crowding's queue
 // form applies (Simulate below solves it).
 Result<StepParts> SimulateAt(const StepModel& m, const Scenario& s, Side side,
@@ -249,13 +258,13 @@ Result<StepParts> SimulateAt(const StepModel& m, const Scenario& s, Side side,
   double queue_share = 0;
   if (measured != m.compute_ratio.end()) {
     compute_ratio = measured->second;
-  } else if (m.crowding && m.crowding->queue_b && crowded > 0) {
-    const double b = std::max(0.0, m.crowding->queue_b->estimate.value);
+  } else if (QueueApplies(m, s)) {
+    const double b = m.crowding->queue_b->estimate.value;
     compute_ratio =
-        std::max(kMinComputeRatio, m.crowding->queue_a->estimate.value +
-                                       m.crowding->queue_b->estimate.value * QueueWait(load));
-    queue_share =
-        b * std::max(0.0, QueueWait(load) - QueueWait(m.crowding->queue_load)) / compute_ratio;
+        std::max(kMinComputeRatio, m.crowding->queue_a->estimate.value + b * QueueWait(load));
+    queue_share = std::max(0.0, b) *
+                  std::max(0.0, QueueWait(load) - QueueWait(m.crowding->queue_load)) /
+                  compute_ratio;
   } else if (m.crowding) {
     compute_ratio =
         std::max(kMinComputeRatio, m.crowding->compute_ratio_a.estimate.value +
@@ -478,11 +487,7 @@ constexpr double kLoadTolerance = 1e-6;
 // (longer as rho grows, so rho - R d / (C step(rho)) only grows: bisection).
 Result<StepParts> Simulate(const StepModel& m, const Scenario& s, Side side,
                            const RankSpread& spread) {
-  const bool queue = m.crowding && m.crowding->queue_b && m.crowding->cpu_per_rank_step > 0 &&
-                     m.compute_ratio.count(s.replicas) == 0 &&
-                     Crowding(ScenarioRanksPerHost(m.crowding->max_ranks_per_host, s),
-                              m.crowding->cores_per_host) > 0;
-  if (!queue) return SimulateAt(m, s, side, spread, 0);
+  if (!QueueApplies(m, s)) return SimulateAt(m, s, side, spread, 0);
   const double work = ScenarioRanksPerHost(m.crowding->max_ranks_per_host, s) *
                       m.crowding->cpu_per_rank_step / m.crowding->cores_per_host;
   double low = 0, high = kMaxQueueLoad;
