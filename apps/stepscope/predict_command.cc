@@ -441,6 +441,10 @@ int RunPredict(const PredictFlags& f) {
     }
     scenario->link = *scaled;
     fitted->measured_link = model::JudgeMeasuredLink(*fitted, *f.measured_link);
+    if (std::optional<std::string> scaled_residual =
+            model::ScaleCrowdedResidual(*f.measured_link, target.gbps, &*fitted)) {
+      fitted->notes.push_back(*scaled_residual);
+    }
     if (std::optional<std::string> caveat = model::MeasuredLinkCaveat(*fitted, *f.measured_link)) {
       fitted->notes.push_back(*caveat);
     }

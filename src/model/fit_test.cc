@@ -766,6 +766,10 @@ TEST(FitStepModel, WhatACrowdedHostAddsBeyondTheRecordedPartsFollowsTheCrowding)
   ASSERT_TRUE(m->crowding.has_value());
   EXPECT_NEAR(m->crowding->overhead_b.estimate.value, 0.002 + 0.003, 1e-6);
   EXPECT_NEAR(m->crowding->overhead_a.estimate.value, 0.001, 1e-6);
+  // The residual alone, as a line of its own (what a link what-if scales).
+  ASSERT_TRUE(m->crowding->residual_b.has_value());
+  EXPECT_NEAR(m->crowding->residual_b->estimate.value, 0.003, 1e-6);
+  EXPECT_NEAR(m->crowding->residual_a->estimate.value, 0.0, 1e-6);
   // Said, per crowded baseline: 3 ms per rank per core beyond one (8 ranks on 2 cores: 9 ms).
   bool said = false;
   for (const std::string& note : m->notes) {

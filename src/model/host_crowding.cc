@@ -103,4 +103,26 @@ std::optional<HostCrowding> FitHostCrowding(const std::vector<CrowdingPoint>& po
   return h;
 }
 
+void FitCrowdedResidual(const std::vector<CrowdingPoint>& points,
+                        const std::vector<Seconds>& residual, HostCrowding* h) {
+  if (points.size() != residual.size() || points.size() < 2) return;
+  std::vector<double> c;
+  std::set<double> distinct;
+  bool any = false;
+  for (size_t i = 0; i < points.size(); ++i) {
+    c.push_back(Crowding(points[i].ranks_per_host, points[i].cores_per_host));
+    distinct.insert(c.back());
+    any = any || residual[i] != 0;
+  }
+  if (!any || distinct.size() < 2) return;
+  const Line r = FitLine(c, residual);
+  const std::string how =
+      "least squares over the " + std::to_string(points.size()) +
+      " baselines' residual (what the other parts did not reproduce of a crowded step; 0 "
+      "uncrowded) against their crowding; part of the overhead's line";
+  h->residual_a = Constant{"crowding_residual_a", r.a, "s per step", how};
+  h->residual_b =
+      Constant{"crowding_residual_b", r.b, "s per step per rank per core beyond one", how};
+}
+
 }  // namespace stepscope::model

@@ -48,4 +48,10 @@ double QueueWait(double load);
 // which simulation then uses instead.
 std::optional<HostCrowding> FitHostCrowding(const std::vector<CrowdingPoint>& points);
 
+// The crowded baselines' residual (`residual[i]` of points[i]; 0 where none was added) as a
+// line over the same crowding, into h->residual_a and residual_b (banded as FitHostCrowding's
+// lines). Nothing where the points do not give FitHostCrowding's lines, or every residual is 0.
+void FitCrowdedResidual(const std::vector<CrowdingPoint>& points,
+                        const std::vector<Seconds>& residual, HostCrowding* h);
+
 }  // namespace stepscope::model

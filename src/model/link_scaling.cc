@@ -32,6 +32,28 @@ Result<AlphaBeta> ScaleMeasuredLink(const StepModel& m, double measured_gbps, do
   return ab;
 }
 
+std::optional<std::string> ScaleCrowdedResidual(double measured_gbps, double target_gbps,
+                                                StepModel* m) {
+  if (!m->measured_link || !m->measured_link->link_binds || !m->crowding) return std::nullopt;
+  HostCrowding& h = *m->crowding;
+  if (!h.residual_a || !h.residual_b || !(measured_gbps > 0) || !(target_gbps > 0)) {
+    return std::nullopt;
+  }
+  const double factor = measured_gbps / target_gbps;
+  auto shift = [factor](Constant* line, const Constant& residual) {
+    const double by = (factor - 1) * residual.estimate.value;
+    line->estimate.value += by, line->estimate.low += by, line->estimate.high += by;
+    line->how += "; its crowded residual scaled by " + Fixed(factor, 3) + " with the link";
+  };
+  shift(&h.overhead_a, *h.residual_a);
+  shift(&h.overhead_b, *h.residual_b);
+  return "the crowded baselines' residual in the overhead (" +
+         Fixed(1000 * (h.residual_a->estimate.value + h.residual_b->estimate.value), 1) +
+         " ms at one rank per core beyond one) scaled by " + Fixed(factor, 3) +
+         " with the link: over a link that binds, what the parts do not reproduce of a crowded "
+         "step is the reductions' uneven draining, in proportion to their transfers";
+}
+
 std::optional<MeasuredLink> JudgeMeasuredLink(const StepModel& m, double measured_gbps) {
   auto it = m.collectives.find(m.reference.dtype);
   if (it == m.collectives.end() || !(measured_gbps > 0)) return std::nullopt;

@@ -44,6 +44,40 @@ TEST(ScaleMeasuredLink, BadInputIsRefusedWithTheReason) {
   EXPECT_NE(r.status().message().find("2 or more replicas"), std::string::npos);
 }
 
+TEST(ScaleCrowdedResidual, OverABindingLinkTheResidualScalesWithIt) {
+  // Crowding's overhead 10 + 40 c ms, of which the residual is 0 + 32 c ms.
+  StepModel m = testing::FitSynthetic({});
+  HostCrowding h;
+  h.cores_per_host = 2;
+  h.overhead_a = {"crowding_overhead_a", Estimate{0.010, 0.009, 0.011}, "s per step", "fit"};
+  h.overhead_b = {"crowding_overhead_b", Estimate{0.040, 0.030, 0.050}, "s per step", "fit"};
+  h.residual_a = Constant{"crowding_residual_a", Estimate::Exact(0), "s per step", "fit"};
+  h.residual_b = Constant{"crowding_residual_b", Estimate::Exact(0.032), "s per step", "fit"};
+  m.crowding = h;
+  // No judged link, or one that did not bind: nothing changes.
+  EXPECT_FALSE(ScaleCrowdedResidual(1.0, 4.0, &m).has_value());
+  m.measured_link = MeasuredLink{1.0, 2.0, false};
+  EXPECT_FALSE(ScaleCrowdedResidual(1.0, 4.0, &m).has_value());
+  EXPECT_DOUBLE_EQ(m.crowding->overhead_b.estimate.value, 0.040);
+  // A binding link four times faster: a quarter of the residual stays, 40 - 24 = 16 ms.
+  m.measured_link = MeasuredLink{1.0, 0.9, true};
+  std::optional<std::string> note = ScaleCrowdedResidual(1.0, 4.0, &m);
+  ASSERT_TRUE(note.has_value());
+  EXPECT_NE(note->find("scaled by 0.250"), std::string::npos) << *note;
+  EXPECT_NEAR(m.crowding->overhead_b.estimate.value, 0.016, 1e-12);
+  EXPECT_NEAR(m.crowding->overhead_b.estimate.low, 0.006, 1e-12);
+  EXPECT_NEAR(m.crowding->overhead_b.estimate.high, 0.026, 1e-12);
+  EXPECT_NEAR(m.crowding->overhead_a.estimate.value, 0.010, 1e-12);
+  // A slower link: the residual grows with it.
+  StepModel slower = m;
+  slower.crowding->overhead_b.estimate.value = 0.040;
+  ASSERT_TRUE(ScaleCrowdedResidual(1.0, 0.5, &slower).has_value());
+  EXPECT_NEAR(slower.crowding->overhead_b.estimate.value, 0.072, 1e-12);
+  // Without a residual line: nothing.
+  m.crowding->residual_b.reset();
+  EXPECT_FALSE(ScaleCrowdedResidual(1.0, 4.0, &m).has_value());
+}
+
 TEST(MeasuredLinkCaveat, AFitFasterThanItsLinkIsFlagged) {
   // The synthetic fit delivers 1 GB/s (1e-9 s per byte).
   const testing::Truth t;

@@ -148,6 +148,10 @@ nlohmann::json ToJson(const StepModel& m) {
       j["crowding"]["cpu_per_rank_step_s"] = h.cpu_per_rank_step;
       j["crowding"]["queue_load"] = h.queue_load;
     }
+    if (h.residual_a && h.residual_b) {
+      j["crowding"]["constants"].push_back(ConstantJson(*h.residual_a));
+      j["crowding"]["constants"].push_back(ConstantJson(*h.residual_b));
+    }
   } else {
     j["crowding"] = nullptr;
   }

@@ -45,6 +45,10 @@ struct HostCrowding {
   std::optional<Constant> queue_a, queue_b;
   Seconds cpu_per_rank_step = 0;
   double queue_load = 0;
+  // Of overhead_a and overhead_b: the crowded baselines' residual (what the other parts did not
+  // reproduce of their steps, fit.cc), as a line of its own in the crowding; unset where no
+  // residual was added. A link what-if scales it with the link's time (link_scaling.h).
+  std::optional<Constant> residual_a, residual_b;
 };
 
 // The host's cores as a ceiling on the step (host_cpu.h): R ranks on a host of C cores, each
