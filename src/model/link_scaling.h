@@ -41,10 +41,11 @@ std::optional<std::string> FasterLinkCaveat(const std::optional<MeasuredLink>& l
 // baselines' residual in the crowding's overhead line (HostCrowding::residual_a, residual_b)
 // scaled by measured / target nominal bandwidth, as the reductions' bandwidth term is. Over a
 // link the residual is the link's: ranks that leave a reduction one after another as its
-// transfers drain unevenly, in proportion to them (emulated TCP links at 50, 100 and 200 Mbit/s,
-// 4 ranks on 2 cores: +153, +58 and +21 ms of a 2201, 1052 and 541 ms step), not a fixed cost
-// per step that a faster link would keep. Returns a note saying what was scaled; nothing
-// (and no change) without a binding link or a residual.
+// transfers drain unevenly, growing with their time (emulated TCP links at 50, 100 and 200
+// Mbit/s, 4 ranks on 2 cores: +25, +76 and +12 ms of 2.25, 1.13 and 0.55 s steps; +153, +58 and
+// +21 ms with smaller ring segments), not a fixed cost per step that a faster link would keep.
+// Returns a note saying what was scaled; nothing (and no change) without a binding link or a
+// residual.
 std::optional<std::string> ScaleCrowdedResidual(double measured_gbps, double target_gbps,
                                                 StepModel* m);
 
