@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/statistics.h"
+#include "core/text_format.h"
 #include "model/fit.h"
 #include "model/token_cost.h"
 #include "model/typical_rank.h"
@@ -167,9 +168,8 @@ void FitCompute(const std::vector<RunObservation>& runs,
     lo = std::min(lo, ratio), hi = std::max(hi, ratio);
   }
   if (hi - lo > 0.05) {
-    m->notes.push_back("compute per replica differs across the baselines (" +
-                       std::to_string(static_cast<int>(std::lround(100 * lo))) + "-" +
-                       std::to_string(static_cast<int>(std::lround(100 * hi))) +
+    m->notes.push_back("compute per replica differs across the baselines (" + Fixed(100 * lo, 0) +
+                       "-" + Fixed(100 * hi, 0) +
                        " % of their mean): each measured N keeps its own; other N use the mean");
   }
 }

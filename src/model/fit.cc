@@ -278,8 +278,7 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
     if (hi > 1.05 * lo && services.size() > 1) {
       m.notes.push_back(
           "the loader's service per batch differs across the baselines (" +
-          std::to_string(static_cast<int>(std::lround(100 * lo / mean))) + "-" +
-          std::to_string(static_cast<int>(std::lround(100 * hi / mean))) +
+          Fixed(100 * lo / mean, 0) + "-" + Fixed(100 * hi / mean, 0) +
           " % of their mean; loader workers share the host's cores with the ranks): each "
           "measured N keeps its own; other N use the mean");
     }
@@ -312,8 +311,7 @@ Result<StepModel> FitStepModel(const std::vector<RunObservation>& runs, const Fi
         "(lines fitted on the baselines), for scenarios with the same cores per host");
     if (m.crowding->queue_b) {
       m.notes.push_back(
-          "a crowded baseline kept its host's cores at least " +
-          std::to_string(static_cast<int>(std::lround(100 * kQueueLoad))) +
+          "a crowded baseline kept its host's cores at least " + Fixed(100 * kQueueLoad, 0) +
           " % busy: compute stretches as a queue's waiting, rho/(1-rho) of the host's load rho "
           "(its ranks' CPU per step over its cores and the step, solved with the step), not "
           "along the line in ranks per core");

@@ -5,6 +5,8 @@
 #include <set>
 #include <string>
 
+#include "core/text_format.h"
+
 namespace stepscope::model {
 namespace {
 
@@ -94,8 +96,7 @@ std::optional<HostCrowding> FitHostCrowding(const std::vector<CrowdingPoint>& po
       "least squares over the " + std::to_string(points.size()) +
       " baselines' compute ratio against q = rho/(1-rho), rho their busiest host's CPU load "
       "(the most loaded crowded one " +
-      std::to_string(static_cast<int>(std::lround(100 * *loaded->load))) +
-      " %); band: the lines through each pair of them";
+      Fixed(100 * *loaded->load, 0) + " %); band: the lines through each pair of them";
   h.queue_a = Constant{"crowding_queue_a", q.a, "ratio", queue_how};
   h.queue_b = Constant{"crowding_queue_b", q.b, "ratio per unit of rho/(1-rho)", queue_how};
   h.cpu_per_rank_step = *loaded->load * loaded->step * cores / loaded->ranks_per_host;
