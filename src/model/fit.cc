@@ -92,7 +92,6 @@ Seconds MeasuredStep(const RunObservation& run) {
 void AddCrowdedResiduals(const std::vector<const RunObservation*>& baselines,
                          std::vector<CrowdingPoint>* points, StepModel* m) {
   std::string residuals;
-  std::vector<Seconds> added(baselines.size(), 0.0);
   for (size_t i = 0; i < baselines.size(); ++i) {
     const RunObservation& run = *baselines[i];
     // A rank of its own per core: nothing of the crowding's to add (a residual there is the
@@ -106,7 +105,7 @@ void AddCrowdedResiduals(const std::vector<const RunObservation*>& baselines,
     const Seconds measured = MeasuredStep(run);
     // The overhead that makes the simulated step the measured one, at this run's crowding.
     (*points)[i].overhead = std::max(0.0, p->overhead + measured - p->step());
-    added[i] = (*points)[i].overhead - p->overhead;
+    (*points)[i].residual = (*points)[i].overhead - p->overhead;
     const double ms = 1000 * (measured - p->step());
     if (std::fabs(ms) >= 0.05) {
       residuals += (residuals.empty() ? "" : ", ") + std::string(ms > 0 ? "+" : "") + Fixed(ms, 1) +
@@ -115,7 +114,6 @@ void AddCrowdedResiduals(const std::vector<const RunObservation*>& baselines,
   }
   if (std::optional<HostCrowding> refitted = FitHostCrowding(*points)) {
     m->crowding = refitted;
-    FitCrowdedResidual(*points, added, &*m->crowding);
     if (!residuals.empty()) {
       m->notes.push_back(
           "the crowding lines' overhead includes what the other parts did not "

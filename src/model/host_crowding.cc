@@ -51,9 +51,10 @@ double QueueWait(double load) {
 std::optional<HostCrowding> FitHostCrowding(const std::vector<CrowdingPoint>& points) {
   if (points.size() < 2) return std::nullopt;
   const int cores = points.front().cores_per_host;
-  std::vector<double> c, ratio, overhead;
+  std::vector<double> c, ratio, overhead, residual;
   std::set<double> distinct;
   int most = 0;
+  bool any_residual = false;
   for (const CrowdingPoint& p : points) {
     if (p.cores_per_host <= 0 || p.cores_per_host != cores || p.ranks_per_host <= 0) {
       return std::nullopt;
@@ -61,6 +62,8 @@ std::optional<HostCrowding> FitHostCrowding(const std::vector<CrowdingPoint>& po
     c.push_back(Crowding(p.ranks_per_host, cores));
     ratio.push_back(p.compute_ratio);
     overhead.push_back(p.overhead);
+    residual.push_back(p.residual);
+    any_residual = any_residual || p.residual != 0;
     distinct.insert(c.back());
     most = std::max(most, p.ranks_per_host);
   }
@@ -76,6 +79,16 @@ std::optional<HostCrowding> FitHostCrowding(const std::vector<CrowdingPoint>& po
   h.compute_ratio_b = {"crowding_compute_ratio_b", r.b, "ratio per rank per core beyond one", how};
   h.overhead_a = {"crowding_overhead_a", o.a, "s per step", how};
   h.overhead_b = {"crowding_overhead_b", o.b, "s per step per rank per core beyond one", how};
+  if (any_residual) {
+    const Line e = FitLine(c, residual);
+    const std::string residual_how =
+        how +
+        "; of the overhead, what the other parts did not reproduce of a crowded step (0 "
+        "uncrowded)";
+    h.residual_a = Constant{"crowding_residual_a", e.a, "s per step", residual_how};
+    h.residual_b = Constant{"crowding_residual_b", e.b, "s per step per rank per core beyond one",
+                            residual_how};
+  }
 
   // The queue's form: every point's load known and below the cap, a crowded one's at least
   // kQueueLoad, and two distinct loads.
@@ -102,28 +115,6 @@ std::optional<HostCrowding> FitHostCrowding(const std::vector<CrowdingPoint>& po
   h.cpu_per_rank_step = *loaded->load * loaded->step * cores / loaded->ranks_per_host;
   h.queue_load = *loaded->load;
   return h;
-}
-
-void FitCrowdedResidual(const std::vector<CrowdingPoint>& points,
-                        const std::vector<Seconds>& residual, HostCrowding* h) {
-  if (points.size() != residual.size() || points.size() < 2) return;
-  std::vector<double> c;
-  std::set<double> distinct;
-  bool any = false;
-  for (size_t i = 0; i < points.size(); ++i) {
-    c.push_back(Crowding(points[i].ranks_per_host, points[i].cores_per_host));
-    distinct.insert(c.back());
-    any = any || residual[i] != 0;
-  }
-  if (!any || distinct.size() < 2) return;
-  const Line r = FitLine(c, residual);
-  const std::string how =
-      "least squares over the " + std::to_string(points.size()) +
-      " baselines' residual (what the other parts did not reproduce of a crowded step; 0 "
-      "uncrowded) against their crowding; part of the overhead's line";
-  h->residual_a = Constant{"crowding_residual_a", r.a, "s per step", how};
-  h->residual_b =
-      Constant{"crowding_residual_b", r.b, "s per step per rank per core beyond one", how};
 }
 
 }  // namespace stepscope::model

@@ -22,6 +22,9 @@ struct CrowdingPoint {
   // (run.json cpu.busiest_host_share); unset when not recorded. And the run's step.
   std::optional<double> load;
   Seconds step = 0;
+  // Of `overhead`: what the model's other parts did not reproduce of the run's step (fit.cc
+  // adds it to a crowded baseline's overhead); 0 where none was added.
+  Seconds residual = 0;
 };
 
 // A host whose cores were at least this busy in a crowded baseline stretches compute as a queue
@@ -45,13 +48,8 @@ double QueueWait(double load);
 // points with distinct crowding (their smallest and largest intercept and slope). Where every
 // point recorded its load (below kMaxQueueLoad) and a crowded one's reached kQueueLoad, the
 // compute ratio is also fitted as a line in QueueWait(load) (HostCrowding::queue_a, queue_b),
-// which simulation then uses instead.
+// which simulation then uses instead. Where some point carries a residual, that part of the
+// overhead is also fitted as a line of its own (HostCrowding::residual_a, residual_b).
 std::optional<HostCrowding> FitHostCrowding(const std::vector<CrowdingPoint>& points);
-
-// The crowded baselines' residual (`residual[i]` of points[i]; 0 where none was added) as a
-// line over the same crowding, into h->residual_a and residual_b (banded as FitHostCrowding's
-// lines). Nothing where the points do not give FitHostCrowding's lines, or every residual is 0.
-void FitCrowdedResidual(const std::vector<CrowdingPoint>& points,
-                        const std::vector<Seconds>& residual, HostCrowding* h);
 
 }  // namespace stepscope::model

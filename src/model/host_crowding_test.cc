@@ -45,18 +45,18 @@ TEST(HostCrowding, TheCrowdedResidualIsALineOfItsOwn) {
   // 2 cores at N = 1, 2, 4, 8: residuals 0, 0, 30 and 90 ms (crowding 0, 0, 1, 3).
   std::vector<CrowdingPoint> points;
   for (int n : {1, 2, 4, 8}) points.push_back({n, 2, 1, 0.001, {}, 0});
+  const std::vector<Seconds> residual = {0, 0, 0.030, 0.090};
+  for (size_t i = 0; i < points.size(); ++i) points[i].residual = residual[i];
   std::optional<HostCrowding> h = FitHostCrowding(points);
   ASSERT_TRUE(h.has_value());
-  FitCrowdedResidual(points, {0, 0, 0.030, 0.090}, &*h);
   ASSERT_TRUE(h->residual_a.has_value() && h->residual_b.has_value());
   EXPECT_NEAR(h->residual_b->estimate.value, 0.030, 1e-12);
   EXPECT_NEAR(h->residual_a->estimate.value, 0, 1e-12);
   EXPECT_EQ(h->residual_b->name, "crowding_residual_b");
-  // Nothing where no residual was added, or the counts disagree.
-  HostCrowding none = *FitHostCrowding(points);
-  FitCrowdedResidual(points, {0, 0, 0, 0}, &none);
+  // Nothing where no residual was added.
+  for (CrowdingPoint& p : points) p.residual = 0;
+  const HostCrowding none = *FitHostCrowding(points);
   EXPECT_FALSE(none.residual_a.has_value());
-  FitCrowdedResidual(points, {0, 0.03}, &none);
   EXPECT_FALSE(none.residual_b.has_value());
 }
 
